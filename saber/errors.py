@@ -1,0 +1,25 @@
+"""Exceptions raised by saber (standard library only, so every module can import them)."""
+
+from __future__ import annotations
+
+
+class SaberError(Exception):
+    """Base class of every error saber raises on purpose."""
+
+
+class UnknownGameError(SaberError, KeyError):
+    """A game name that matches no known game.
+
+    It is also a ``KeyError``, so code that looks games up in a mapping keeps working.
+    """
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ScoreFileError(SaberError, ValueError):
+    """A score table that cannot be read: missing columns, bad numbers, unknown games."""
+
+
+class ProtocolError(SaberError, ValueError):
+    """Settings that are invalid, or that break the SABER protocol where it is required."""

@@ -1,0 +1,226 @@
+"""The games of the SABER benchmark and their reference scores, looked up by any spelling.
+
+Everything here is read once from the CSV files shipped in ``saber/data`` (copied from
+the papers: see ``protocol.md`` section 6); no score is written in code.
+
+Example:
+    >>> from saber.games import get_game
+    >>> game = get_game("SABER/MsPacman")
+    >>> game.ale_id, game.env_name, game.world_record
+    ('ms_pacman', 'MsPacman', 290090.0)
+    >>> get_game("ms pacman") is game
+    True
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+
+from saber.errors import UnknownGameError
+
+__all__ = [
+    "GameInfo",
+    "all_games",
+    "atari57_games",
+    "game_names",
+    "get_game",
+    "normalize_game_key",
+    "read_data_csv",
+    "resolve_games",
+    "saber_games",
+    "subset_games",
+]
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """Reference facts about one game. All scores are raw game points.
+
+    Attributes:
+        ale_id: the ROM id of ale-py, snake_case (``"ms_pacman"``).
+        env_name: the PascalCase name used in environment ids (``"MsPacman"``).
+        in_saber: one of the 61 games of the SABER paper.
+        random: SABER's random-agent score (None outside the 61).
+        human: beginner human of Mnih et al. 2015 (None where not published).
+        world_record: human world record (None for Double Dunk, Elevator Action, Tennis).
+        world_record_extrapolated: the record was extrapolated from a time or a distance.
+        atari57_random: random score of the 57-game table used by Atari-5 (None outside it).
+        atari57_human: average-human score of that table (None outside it).
+    """
+
+    ale_id: str
+    env_name: str
+    in_saber: bool
+    random: float | None
+    human: float | None
+    world_record: float | None
+    world_record_extrapolated: bool
+    atari57_random: float | None
+    atari57_human: float | None
+
+    @property
+    def in_atari57(self) -> bool:
+        """Whether the game is one of the 57 standard games (Atari-5's table)."""
+        return self.atari57_random is not None
+
+    @property
+    def env_id(self) -> str:
+        """The Gymnasium id registered by saber, e.g. ``"SABER/MsPacman"``."""
+        return f"SABER/{self.env_name}"
+
+
+def ale_id_to_env_name(ale_id: str) -> str:
+    """PascalCase name of a ROM id, exactly as ale-py's registration spells it."""
+    return ale_id.title().replace("_", "")
+
+
+# Spellings in papers that the mechanical folding below does not reach.
+_ALIASES = {
+    "montezumasrevenge": "montezuma_revenge",
+    "jamesbond007": "jamesbond",
+    "upanddown": "up_n_down",
+    "pacman": "ms_pacman",  # never a SABER game; papers mean Ms. Pac-Man
+}
+
+_ID_DECORATIONS = re.compile(
+    r"^(saber|ale)/|(noframeskip|deterministic)?(-v\d+)?$", flags=re.IGNORECASE
+)
+
+
+def normalize_game_key(name: str) -> str:
+    """Fold a spelling of a game to a lookup key: ``"SABER/MsPacman"`` -> ``"mspacman"``.
+
+    Removes ``SABER/``, ``ALE/``, ``NoFrameskip``, ``-v5``-style suffixes, case and every
+    character that is not a letter or a digit.
+    """
+    stripped = _ID_DECORATIONS.sub("", name.strip())
+    return re.sub(r"[^a-z0-9]", "", stripped.lower())
+
+
+def read_data_csv(filename: str) -> list[dict[str, str]]:
+    """Rows of a CSV file shipped in ``saber/data`` (header keys, string values)."""
+    text = resources.files("saber.data").joinpath(filename).read_text(encoding="utf-8")
+    return list(csv.DictReader(text.splitlines()))
+
+
+def _number(text: str) -> float | None:
+    return None if text.strip().upper() in {"", "NA", "NAN"} else float(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _games_by_id() -> dict[str, GameInfo]:
+    saber_rows = {row["game"]: row for row in read_data_csv("saber_baselines.csv")}
+    atari57_rows = {row["game"]: row for row in read_data_csv("atari57_human_random.csv")}
+    games = {}
+    for ale_id in sorted(saber_rows.keys() | atari57_rows.keys()):
+        saber = saber_rows.get(ale_id, {})
+        atari57 = atari57_rows.get(ale_id, {})
+        games[ale_id] = GameInfo(
+            ale_id=ale_id,
+            env_name=ale_id_to_env_name(ale_id),
+            in_saber=bool(saber),
+            random=_number(saber.get("random", "")),
+            human=_number(saber.get("human_mnih2015", "")),
+            world_record=_number(saber.get("world_record", "")),
+            world_record_extrapolated=saber.get("world_record_extrapolated") == "true",
+            atari57_random=_number(atari57.get("random", "")),
+            atari57_human=_number(atari57.get("human_average", "")),
+        )
+    return games
+
+
+@functools.lru_cache(maxsize=1)
+def _ids_by_key() -> dict[str, str]:
+    keys = {normalize_game_key(ale_id): ale_id for ale_id in _games_by_id()}
+    keys.update(_ALIASES)
+    return keys
+
+
+def all_games() -> tuple[GameInfo, ...]:
+    """Every game saber knows: the 61 SABER games plus Surround (Atari-57 only)."""
+    return tuple(_games_by_id().values())
+
+
+def saber_games() -> tuple[GameInfo, ...]:
+    """The 61 games of the SABER paper, alphabetical by ROM id."""
+    return tuple(game for game in all_games() if game.in_saber)
+
+
+def atari57_games() -> tuple[GameInfo, ...]:
+    """The 57 standard games of the Atari-57 benchmark, alphabetical by ROM id."""
+    return tuple(game for game in all_games() if game.in_atari57)
+
+
+def subset_games(subset: str) -> tuple[GameInfo, ...]:
+    """The games of an Atari-N subset (``atari1``, ``atari3``, ``atari5``, ``atari10``, ...)."""
+    rows = [row for row in read_data_csv("atari_subsets.csv") if row["subset"] == subset]
+    if not rows:
+        known = sorted({row["subset"] for row in read_data_csv("atari_subsets.csv")})
+        raise UnknownGameError(f"Unknown game subset {subset!r}; known subsets: {', '.join(known)}")
+    return tuple(get_game(row["game"]) for row in rows)
+
+
+def game_names() -> list[str]:
+    """ROM ids of every known game, for messages and completion."""
+    return list(_games_by_id())
+
+
+def get_game(name: str) -> GameInfo:
+    """Look a game up by any common spelling.
+
+    Args:
+        name: ``"ms_pacman"``, ``"MsPacman"``, ``"ms pacman"``, ``"SABER/MsPacman"``,
+            ``"ALE/MsPacman-v5"``, ``"MsPacmanNoFrameskip-v4"``, ...
+
+    Raises:
+        UnknownGameError: no game matches; the message names the closest games.
+    """
+    ale_id = _ids_by_key().get(normalize_game_key(name))
+    if ale_id is None:
+        raise UnknownGameError(unknown_game_message(name))
+    return _games_by_id()[ale_id]
+
+
+def unknown_game_message(name: str) -> str:
+    """``Unknown game 'pongg'. Did you mean: pong? ...`` for any misspelled game."""
+    close = difflib.get_close_matches(normalize_game_key(name), list(_ids_by_key()), n=3, cutoff=0.5)
+    suggestions = list(dict.fromkeys(_ids_by_key()[key] for key in close))
+    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+    return (
+        f"Unknown game {name!r}.{hint} Known games are the ALE ROM ids of the SABER table "
+        f"(see saber.games.game_names()), in any spelling: ms_pacman, MsPacman, SABER/MsPacman."
+    )
+
+
+def resolve_games(spec: str | list[str] | tuple[str, ...]) -> tuple[GameInfo, ...]:
+    """Expand a list of games: names, or ``all`` (the 61 SABER games), ``atari57``,
+    ``atari5``, ``atari10`` (and the other Atari-N subsets). A string is split on commas.
+    Duplicates are dropped, first occurrence kept.
+    """
+    items = [part.strip() for part in spec.split(",")] if isinstance(spec, str) else list(spec)
+    found: dict[str, GameInfo] = {}
+    for item in _nonempty(items):
+        key = item.lower()
+        if key in {"all", "saber"}:
+            games: tuple[GameInfo, ...] = saber_games()
+        elif key == "atari57":
+            games = atari57_games()
+        elif re.fullmatch(r"atari\d+(_val)?", key):
+            games = subset_games(key)
+        else:
+            games = (get_game(item),)
+        for game in games:
+            found.setdefault(game.ale_id, game)
+    if not found:
+        raise UnknownGameError("No games given: name games, or use all, atari57, atari5, atari10.")
+    return tuple(found.values())
+
+
+def _nonempty(items: list[str]) -> Iterator[str]:
+    return (item for item in items if item)
