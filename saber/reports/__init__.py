@@ -1,0 +1,17 @@
+"""Reports: every statistic of a score table as one dict, and its renderings.
+
+Example:
+    >>> from saber.reports import build_report, to_markdown   # doctest: +SKIP
+    >>> report = build_report(read_scores("scores.csv"))       # doctest: +SKIP
+    >>> print(to_markdown(report))                             # doctest: +SKIP
+
+Plots live in :mod:`saber.reports.plots` (matplotlib, the ``plots`` extra), imported
+only when used.
+"""
+
+from __future__ import annotations
+
+from saber.reports.report import REPORT_FORMAT, build_report
+from saber.reports.tables import to_csv, to_json, to_markdown
+
+__all__ = ["REPORT_FORMAT", "build_report", "to_csv", "to_json", "to_markdown"]

@@ -1,0 +1,425 @@
+"""Reading score tables: CSV files written by hand or by other code, and harness results.
+
+Both become one tidy :class:`ScoreTable` of :class:`EpisodeScore` rows (one per agent,
+game, time limit and episode), read with the standard library only.
+
+**CSV** (a header, then one row per score)::
+
+    agent,game,time_limit,episode,score
+    my-dqn,pong,saber,0,21
+    my-dqn,pong,saber,1,19
+    my-dqn,Battle Zone,saber,0,inf
+
+Required columns ``game`` and ``score``; optional ``agent`` (default ``"agent"``),
+``episode`` (an integer; several rows of a game are its episodes, averaged into the
+game's mean), ``time_limit`` (``5min``, ``30min`` or ``saber``; default ``saber``) and
+``infinite`` (``true``/``false``). Column names are case-insensitive; other columns are
+ignored. A score of ``inf`` or ``infinite`` marks infinite gameplay, which only the
+``saber`` limit can have. Without an ``episode`` column a game may appear once per agent
+and time limit: a second row is an error, as it usually means that rows of different
+time limits were mixed up.
+
+**Harness results**: a run directory holding ``episodes.jsonl`` (or that file itself),
+one JSON object per finished episode with keys ``game``, ``episode``, ``agent``,
+``score``, ``score_5min``, ``score_30min`` and ``infinite``. Each record becomes three
+rows, one per time limit; records with an ``error`` key are skipped with a warning. A
+``run.json`` beside it with ``"non_saber": true`` marks the table non-compliant.
+
+Every error names the file and line, and the game where there is one.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saber.errors import ScoreFileError, UnknownGameError
+from saber.games import get_game
+
+__all__ = [
+    "DEFAULT_AGENT",
+    "TIME_LIMITS",
+    "EpisodeScore",
+    "GameEpisodes",
+    "ScoreTable",
+    "merge_tables",
+    "parse_score",
+    "parse_time_limit",
+    "read_harness_results",
+    "read_score_csv",
+    "read_scores",
+]
+
+# The three columns SABER reports: 5 minutes (18,000 frames), 30 minutes (108,000
+# frames), and the SABER limit (100 hours, with the 5-minute stuck timeout).
+TIME_LIMITS: tuple[str, ...] = ("5min", "30min", "saber")
+DEFAULT_AGENT = "agent"
+
+_TIME_LIMIT_SPELLINGS = {
+    "5min": "5min",
+    "5m": "5min",
+    "5minutes": "5min",
+    "30min": "30min",
+    "30m": "30min",
+    "30minutes": "30min",
+    "saber": "saber",
+    "unlimited": "saber",
+}
+_INFINITE_SPELLINGS = {"inf", "+inf", "infinite", "infinity", "+infinity", "∞"}
+_HARNESS_COLUMNS = {"5min": "score_5min", "30min": "score_30min", "saber": "score"}
+
+
+@dataclass(frozen=True)
+class EpisodeScore:
+    """One score: an episode of one agent on one game at one time limit.
+
+    Attributes:
+        agent: the agent's name.
+        game: ale id of the game.
+        time_limit: one of :data:`TIME_LIMITS`.
+        score: raw game points; ``inf`` when infinite gameplay was given without a number.
+        infinite: the episode was infinite gameplay (SABER limit only).
+        episode: the episode index, or None when the file gave none.
+        where: ``"file:line"``, for messages.
+    """
+
+    agent: str
+    game: str
+    time_limit: str
+    score: float
+    infinite: bool
+    episode: int | None
+    where: str
+
+
+@dataclass(frozen=True)
+class GameEpisodes:
+    """The episodes of one agent on one game at one time limit.
+
+    Attributes:
+        game: ale id.
+        scores: raw episode scores, shape (n,); ``inf`` for an infinite episode without a
+            number.
+        infinite: any episode was infinite, so SABER counts the game as infinite.
+    """
+
+    game: str
+    scores: NDArray
+    infinite: bool
+
+    @property
+    def mean(self) -> float:
+        """Mean raw score; ``inf`` if an episode has no finite score."""
+        return float(np.mean(self.scores))
+
+
+@dataclass
+class ScoreTable:
+    """Episode scores of one or more agents, with where they came from.
+
+    Attributes:
+        records: the rows, in file order.
+        sources: the files read.
+        saber_compliant: False when a run declared non-SABER settings.
+        warnings: things the reader skipped or noticed, for the report.
+    """
+
+    records: list[EpisodeScore] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    saber_compliant: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+    def agents(self) -> list[str]:
+        """Agent names in order of first appearance."""
+        return list(dict.fromkeys(r.agent for r in self.records))
+
+    def time_limits(self) -> list[str]:
+        """Time limits present, in :data:`TIME_LIMITS` order."""
+        present = {r.time_limit for r in self.records}
+        return [t for t in TIME_LIMITS if t in present]
+
+    def games(self) -> list[str]:
+        """Game ids present, alphabetical."""
+        return sorted({r.game for r in self.records})
+
+    def episodes(self, agent: str, time_limit: str) -> dict[str, GameEpisodes]:
+        """Per-game episodes of one agent at one time limit, alphabetical by game id."""
+        by_game: dict[str, list[EpisodeScore]] = {}
+        for r in self.records:
+            if r.agent == agent and r.time_limit == time_limit:
+                by_game.setdefault(r.game, []).append(r)
+        return {
+            game: GameEpisodes(
+                game=game,
+                scores=np.array([r.score for r in rows], dtype=float),
+                infinite=any(r.infinite for r in rows),
+            )
+            for game, rows in sorted(by_game.items())
+        }
+
+
+def parse_time_limit(text: str, where: str = "") -> str:
+    """``"5min"``, ``"30min"`` or ``"saber"`` from a spelling (``30m``, ``unlimited``, ...)."""
+    key = text.strip().lower().replace(" ", "").replace("_", "").replace("-", "")
+    if key not in _TIME_LIMIT_SPELLINGS:
+        raise ScoreFileError(
+            f"{where}: unknown time limit {text!r}; expected one of {', '.join(TIME_LIMITS)}"
+        )
+    return _TIME_LIMIT_SPELLINGS[key]
+
+
+def parse_score(text: str, where: str = "", game: str = "") -> tuple[float, bool]:
+    """A score cell as ``(value, infinite)``: ``"12.5"`` -> (12.5, False), ``"inf"`` -> (inf, True).
+
+    Raises:
+        ScoreFileError: empty, not a number, NaN or negative infinity.
+    """
+    cell = text.strip()
+    if cell.lower() in _INFINITE_SPELLINGS:
+        return math.inf, True
+    try:
+        value = float(cell)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ScoreFileError(
+            f"{where}: score {cell!r} of game {game} is not a number "
+            f"(write a number, or inf for infinite gameplay)"
+        )
+    return value, False
+
+
+def _parse_bool(text: str, where: str, column: str) -> bool:
+    cell = text.strip().lower()
+    if cell in {"true", "1", "yes"}:
+        return True
+    if cell in {"false", "0", "no", ""}:
+        return False
+    raise ScoreFileError(f"{where}: column {column!r} must be true or false, got {text!r}")
+
+
+def _parse_episode(text: str, where: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ScoreFileError(f"{where}: episode {text!r} is not an integer") from None
+
+
+def _game_id(name: str, where: str) -> str:
+    try:
+        return get_game(name).ale_id
+    except UnknownGameError as error:
+        raise UnknownGameError(f"{where}: {error}") from None
+
+
+class _Builder:
+    """Collects rows into a table, refusing the same score given twice."""
+
+    def __init__(self) -> None:
+        self.table = ScoreTable()
+        self._seen: dict[tuple[str, str, str, int | None], str] = {}
+
+    def add(self, record: EpisodeScore) -> None:
+        if record.infinite and record.time_limit != "saber":
+            raise ScoreFileError(
+                f"{record.where}: infinite score for game {record.game} at time limit "
+                f"{record.time_limit}: only the saber limit can have infinite gameplay"
+            )
+        key = (record.agent, record.game, record.time_limit, record.episode)
+        if key in self._seen:
+            episode = "" if record.episode is None else f", episode {record.episode}"
+            hint = (
+                "add an `episode` column if these rows are episodes, or a `time_limit` column "
+                "if they are different time limits"
+                if record.episode is None
+                else "each episode may appear once"
+            )
+            raise ScoreFileError(
+                f"{record.where}: game {record.game} given twice for agent {record.agent!r} "
+                f"at time limit {record.time_limit}{episode} (first at {self._seen[key]}); {hint}"
+            )
+        self._seen[key] = record.where
+        self.table.records.append(record)
+
+
+def read_score_csv(path: str | Path) -> ScoreTable:
+    """Read a CSV of scores (format in the module docstring).
+
+    Raises:
+        ScoreFileError: empty file, missing columns, bad cells, duplicates; the message
+            names ``file:line`` and the game.
+        UnknownGameError: an unknown game name, with ``file:line``.
+    """
+    path = Path(path)
+    builder = _Builder()
+    builder.table.sources.append(str(path))
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None or not any(cell.strip() for cell in header):
+            raise ScoreFileError(f"{path}: the file is empty; expected a header with game,score")
+        columns = {cell.strip().lower(): i for i, cell in enumerate(header)}
+        missing = [c for c in ("game", "score") if c not in columns]
+        if missing:
+            raise ScoreFileError(
+                f"{path}:1: missing column(s) {', '.join(missing)} in the header "
+                f"(found: {', '.join(cell.strip() for cell in header)})"
+            )
+        for row in reader:
+            where = f"{path}:{reader.line_num}"
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise ScoreFileError(
+                    f"{where}: {len(row)} cells where the header has {len(header)}"
+                )
+
+            def cell(name: str, default: str = "", row: list[str] = row) -> str:
+                return row[columns[name]].strip() if name in columns else default
+
+            game = _game_id(cell("game"), where)
+            score, infinite = parse_score(cell("score"), where, game)
+            agent = cell("agent", DEFAULT_AGENT)
+            if not agent:
+                raise ScoreFileError(f"{where}: empty agent name for game {game}")
+            builder.add(
+                EpisodeScore(
+                    agent=agent,
+                    game=game,
+                    time_limit=parse_time_limit(cell("time_limit", "saber"), where),
+                    score=score,
+                    infinite=infinite or _parse_bool(cell("infinite"), where, "infinite"),
+                    episode=_parse_episode(cell("episode"), where)
+                    if "episode" in columns
+                    else None,
+                    where=where,
+                )
+            )
+    if not builder.table.records:
+        raise ScoreFileError(f"{path}: no scores, only a header")
+    return builder.table
+
+
+def _jsonl_records(path: Path) -> Iterator[tuple[str, dict]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            where = f"{path}:{number}"
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ScoreFileError(f"{where}: not a JSON object ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise ScoreFileError(f"{where}: not a JSON object")
+            yield where, record
+
+
+def _number(record: dict, key: str, where: str, game: str) -> float:
+    value = record.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ScoreFileError(
+            f"{where}: {key} of game {game} must be a finite number, got {value!r}"
+        )
+    return float(value)
+
+
+def read_harness_results(path: str | Path) -> ScoreTable:
+    """Read the harness's results: a run directory or its ``episodes.jsonl``.
+
+    Each record gives three rows: ``score_5min`` at ``5min``, ``score_30min`` at
+    ``30min``, and ``score`` with its ``infinite`` flag at ``saber``.
+
+    Raises:
+        ScoreFileError: unreadable lines, missing keys, duplicates (``file:line``, game).
+        UnknownGameError: an unknown game, with ``file:line``.
+    """
+    path = Path(path)
+    directory, episodes_file = (
+        (path, path / "episodes.jsonl") if path.is_dir() else (path.parent, path)
+    )
+    if not episodes_file.is_file():
+        raise ScoreFileError(f"{path}: no episodes.jsonl in this directory")
+    builder = _Builder()
+    table = builder.table
+    table.sources.append(str(episodes_file))
+    failed = []
+    for where, record in _jsonl_records(episodes_file):
+        if "game" not in record:
+            raise ScoreFileError(f"{where}: record without a game")
+        game = _game_id(str(record["game"]), where)
+        if record.get("error"):
+            failed.append(f"{game} episode {record.get('episode')} ({record['error']})")
+            continue
+        episode = record.get("episode")
+        if episode is not None and (isinstance(episode, bool) or not isinstance(episode, int)):
+            raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer")
+        for time_limit, key in _HARNESS_COLUMNS.items():
+            builder.add(
+                EpisodeScore(
+                    agent=str(record.get("agent") or DEFAULT_AGENT),
+                    game=game,
+                    time_limit=time_limit,
+                    score=_number(record, key, where, game),
+                    infinite=time_limit == "saber" and record.get("infinite") is True,
+                    episode=episode,
+                    where=where,
+                )
+            )
+    if failed:
+        table.warnings.append(
+            f"{episodes_file}: {len(failed)} failed episode(s) skipped: {'; '.join(failed)}"
+        )
+    if not table.records:
+        raise ScoreFileError(f"{episodes_file}: no finished episodes")
+    run_file = directory / "run.json"
+    if run_file.is_file():
+        try:
+            run = json.loads(run_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ScoreFileError(f"{run_file}: not valid JSON ({error.msg})") from None
+        if isinstance(run, dict) and run.get("non_saber"):
+            table.saber_compliant = False
+            table.warnings.append(
+                f"{run_file}: the run used settings that break the SABER protocol; "
+                "its scores are not SABER scores"
+            )
+    return table
+
+
+def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
+    """One table from several (e.g. one harness run per agent); duplicates are errors."""
+    builder = _Builder()
+    for table in tables:
+        for record in table.records:
+            builder.add(record)
+        builder.table.sources.extend(table.sources)
+        builder.table.warnings.extend(table.warnings)
+        builder.table.saber_compliant &= table.saber_compliant
+    return builder.table
+
+
+def read_scores(*paths: str | Path) -> ScoreTable:
+    """Read score files of either kind and merge them.
+
+    A directory or a ``.jsonl`` file is read as harness results, anything else as CSV.
+
+    Raises:
+        ScoreFileError: a path that does not exist, or any error of the readers.
+    """
+    if not paths:
+        raise ScoreFileError("No score files given")
+    tables = []
+    for path in map(Path, paths):
+        if not path.exists():
+            raise ScoreFileError(f"{path}: no such file or directory")
+        is_harness = path.is_dir() or path.suffix == ".jsonl"
+        tables.append(read_harness_results(path) if is_harness else read_score_csv(path))
+    return tables[0] if len(tables) == 1 else merge_tables(tables)
