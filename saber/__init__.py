@@ -1,8 +1,29 @@
 """saber: the SABER Atari benchmark (Toromanoff, Wirbel and Moutarde, 2019) for Gymnasium.
 
-Importing saber registers ``SABER/<Game>`` environments with Gymnasium.
+Importing saber registers ``SABER/<Game>`` with Gymnasium (installing it does too, through
+Gymnasium's plugin entry point, so ``gymnasium.make("SABER/Pong")`` works without it).
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+from saber.envs import SaberSettings, SaberVectorEnv, make_env, make_vec_env, saber_settings
+from saber.errors import ProtocolError, SaberError, ScoreFileError, UnknownGameError
+from saber.games import GameInfo, get_game, resolve_games
+
+__all__ = [
+    "GameInfo",
+    "ProtocolError",
+    "SaberError",
+    "SaberSettings",
+    "SaberVectorEnv",
+    "ScoreFileError",
+    "UnknownGameError",
+    "__version__",
+    "get_game",
+    "make_env",
+    "make_vec_env",
+    "resolve_games",
+    "saber_settings",
+]

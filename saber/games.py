@@ -189,7 +189,9 @@ def get_game(name: str) -> GameInfo:
 
 def unknown_game_message(name: str) -> str:
     """``Unknown game 'pongg'. Did you mean: pong? ...`` for any misspelled game."""
-    close = difflib.get_close_matches(normalize_game_key(name), list(_ids_by_key()), n=3, cutoff=0.5)
+    close = difflib.get_close_matches(
+        normalize_game_key(name), list(_ids_by_key()), n=3, cutoff=0.5
+    )
     suggestions = list(dict.fromkeys(_ids_by_key()[key] for key in close))
     hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
     return (

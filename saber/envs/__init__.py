@@ -1,0 +1,46 @@
+"""SABER environments: ``gymnasium.make("SABER/Pong")`` and ``gymnasium.make_vec(...)``."""
+
+from __future__ import annotations
+
+from saber.envs.factory import make_env, resolve_rom_id, saber_settings, supported_rom_ids
+from saber.envs.preprocessing import SaberPreprocessing
+from saber.envs.protocol import CHECKPOINT_FRAMES, FRAMES_PER_SECOND, NUM_ACTIONS, SaberSettings
+from saber.envs.registration import register_saber_envs
+from saber.envs.vector import SaberVectorEnv
+from saber.envs.wrappers import (
+    EpisodeEnd,
+    FrameLimit,
+    HideLives,
+    NoRewardTimeout,
+    RolloverCorrection,
+    SaberEpisodeStatistics,
+)
+
+__all__ = [
+    "CHECKPOINT_FRAMES",
+    "FRAMES_PER_SECOND",
+    "NUM_ACTIONS",
+    "EpisodeEnd",
+    "FrameLimit",
+    "HideLives",
+    "NoRewardTimeout",
+    "RolloverCorrection",
+    "SaberEpisodeStatistics",
+    "SaberPreprocessing",
+    "SaberSettings",
+    "SaberVectorEnv",
+    "make_env",
+    "make_vec_env",
+    "register_saber_envs",
+    "resolve_rom_id",
+    "saber_settings",
+    "supported_rom_ids",
+]
+
+
+def make_vec_env(game: str, num_envs: int, **kwargs: object) -> SaberVectorEnv:
+    """``num_envs`` SABER envs of ``game`` as one :class:`SaberVectorEnv` (see its arguments)."""
+    return SaberVectorEnv(game, num_envs, **kwargs)  # type: ignore[arg-type]
+
+
+register_saber_envs()

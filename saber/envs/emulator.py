@@ -1,0 +1,156 @@
+"""Frame-level emulation shared by the single and the vector SABER environments.
+
+:class:`FrameRepeater` runs one agent step on an ``ale_py.ALEInterface``: the action for
+``frame_skip`` frames, rewards summed, and the pixel-wise maximum of the grayscale
+screens of the last two frames. It reproduces ale-py 0.12's C++ vector environment
+(``src/ale/vector/preprocessed_env.cpp``) operation for operation, so that the single
+and the vector SABER envs give bit-identical observations:
+
+* grayscale is ALE's palette luminance, taken per frame, then the maximum of the two
+  frames (the order of Dopamine, on which the SABER authors' agents are built);
+* when the game ends inside the repeat, the frames from the game-over frame on are not
+  captured, so the last observation is pooled from the frames captured before it. It is
+  the observation of a terminal state, which carries no learning signal.
+
+Seeding: :class:`SeedStream` turns a Gymnasium seed into the sequence of ALE seeds used
+for the episodes of one environment; both env kinds use it, so the same seed gives the
+same episodes in both.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import ale_py
+import numpy as np
+from ale_py import roms
+
+from saber.envs.protocol import NUM_ACTIONS
+
+__all__ = ["ALL_ACTIONS", "FrameRepeater", "SeedStream", "legal_action_count", "rom_path"]
+
+ALL_ACTIONS = tuple(ale_py.Action(index) for index in range(NUM_ACTIONS))
+_MAX_ALE_SEED = 2**31  # ALE reads random_seed as a non-negative int32
+
+
+class SeedStream:
+    """The ALE seeds of one environment's episodes, derived from one Gymnasium seed.
+
+    A seeded reset takes the first ALE seed; each later reset that must reload the ROM
+    (see :meth:`FrameRepeater.reset`) takes the next one.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def next_ale_seed(self) -> int:
+        """A seed for ``ALEInterface.setInt("random_seed", ...)``, in [0, 2**31)."""
+        return int(self._rng.integers(0, _MAX_ALE_SEED))
+
+
+@functools.cache
+def rom_path(ale_id: str) -> Path:
+    """Path of the ROM of a game, from ale-py (or ``ALE_ROMS_DIR`` when it is set)."""
+    path = roms.get_rom_path(ale_id)
+    if path is None:
+        raise FileNotFoundError(
+            f"ale-py {ale_py.__version__} has no ROM {ale_id!r}"
+            + (
+                f" in ALE_ROMS_DIR={os.environ['ALE_ROMS_DIR']}"
+                if "ALE_ROMS_DIR" in os.environ
+                else ""
+            )
+            + "; see roms_license.md for where the ROMs come from."
+        )
+    return Path(path)
+
+
+@functools.cache
+def legal_action_count(ale_id: str) -> int:
+    """How many actions ale-py calls legal for a game (18 for all but a few, e.g. Skiing)."""
+    ale = ale_py.ALEInterface()
+    ale.setLoggerMode(ale_py.LoggerMode.Error)
+    ale.loadROM(rom_path(ale_id))
+    return len(ale.getLegalActionSet())
+
+
+class FrameRepeater:
+    """One agent step of ``frame_skip`` emulator frames, with max-pooled grayscale screens.
+
+    Args:
+        ale: an ALE interface with the ROM loaded and ``frame_skip`` left at 1.
+        rom: path of the ROM, to reload it on seeded resets.
+        frame_skip: emulator frames per agent step.
+
+    Attributes:
+        pooled: the current observation frame, ``uint8`` of shape (210, 160) for most games;
+            updated in place by :meth:`reset` and :meth:`step`.
+        episode_frame: emulator frames since the start of the episode.
+        game_over: the game ended (not a truncation: only the game decides this).
+    """
+
+    def __init__(self, ale: ale_py.ALEInterface, rom: Path, frame_skip: int) -> None:
+        self.ale = ale
+        self.rom = rom
+        self.frame_skip = frame_skip
+        height, width = ale.getScreenDims()
+        self.pooled = np.zeros((height, width), dtype=np.uint8)
+        self._second_last = np.zeros((height, width), dtype=np.uint8)
+        self.episode_frame = 0
+        self.game_over = False
+
+    def reset(self, ale_seed: int | None) -> np.ndarray:
+        """Start an episode; with ``ale_seed``, first reload the ROM seeded with it.
+
+        Without a seed the emulator's random stream (sticky actions) carries on from the
+        previous episode, as in ale-py. Reloading costs about 0.25 s in ale-py 0.12 (its
+        colour-averaging palette is rebuilt), so callers reload only when they must.
+
+        Returns:
+            :attr:`pooled`, the first frame, ``uint8`` (210, 160).
+        """
+        if ale_seed is not None:
+            self.ale.setInt("random_seed", ale_seed)
+            self.ale.loadROM(self.rom)
+        self.ale.reset_game()
+        self.ale.getScreenGrayscale(self.pooled)
+        self._second_last.fill(0)
+        self.episode_frame = 0
+        self.game_over = False
+        return self.pooled
+
+    def step(self, action: int) -> int:
+        """Play ``action`` (an index in 0..17, already checked) for ``frame_skip`` frames.
+
+        Returns:
+            The sum of the raw rewards of the frames played (points).
+        """
+        ale = self.ale
+        act = ale.act
+        ale_action = ALL_ACTIONS[action]
+        skip = self.frame_skip
+        reward = 0
+        for frame in range(1, skip + 1):
+            reward += act(ale_action)
+            if ale.game_over():
+                self.game_over = True
+                self.episode_frame += frame
+                break
+            if frame == skip - 1:
+                ale.getScreenGrayscale(self._second_last)
+            elif frame == skip:
+                ale.getScreenGrayscale(self.pooled)
+        else:
+            self.episode_frame += skip
+        np.maximum(self.pooled, self._second_last, out=self.pooled)
+        return reward
+
+
+def new_ale(repeat_action_probability: float) -> ale_py.ALEInterface:
+    """An ALE interface configured as SABER needs it (before any ROM is loaded)."""
+    ale = ale_py.ALEInterface()
+    ale.setLoggerMode(ale_py.LoggerMode.Error)
+    ale.setFloat("repeat_action_probability", float(repeat_action_probability))
+    return ale

@@ -1,0 +1,131 @@
+"""``make_env(game, **overrides)``: ale-py -> SABER preprocessing -> one wrapper per rule."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from typing import Any
+
+import gymnasium as gym
+from ale_py import roms
+from ale_py.env import AtariEnv
+
+from saber.envs.preprocessing import SaberPreprocessing
+from saber.envs.protocol import SaberSettings
+from saber.envs.wrappers import (
+    FrameLimit,
+    HideLives,
+    NoRewardTimeout,
+    RolloverCorrection,
+    SaberEpisodeStatistics,
+)
+from saber.errors import UnknownGameError
+from saber.games import ale_id_to_env_name, normalize_game_key
+
+__all__ = ["make_env", "resolve_rom_id", "saber_settings", "supported_rom_ids"]
+
+# ale-py ships these ROMs for their multi-player modes only; ale-py registers none of them.
+_MULTIPLAYER_ONLY = frozenset({"combat", "joust", "maze_craze", "warlords"})
+
+
+@functools.lru_cache(maxsize=1)
+def supported_rom_ids() -> tuple[str, ...]:
+    """Every single-player ROM id that ale-py ships (the 61 SABER games among them)."""
+    return tuple(sorted(set(roms.get_all_rom_ids()) - _MULTIPLAYER_ONLY))
+
+
+@functools.lru_cache(maxsize=1)
+def _rom_ids_by_key() -> dict[str, str]:
+    return {normalize_game_key(rom_id): rom_id for rom_id in supported_rom_ids()}
+
+
+def resolve_rom_id(game: str) -> str:
+    """The ale-py ROM id of ``game`` in any spelling (``"SABER/MsPacman"`` -> ``"ms_pacman"``).
+
+    Raises:
+        UnknownGameError: no ROM matches; the message names the closest games.
+    """
+    from saber.games import get_game
+
+    try:
+        return get_game(game).ale_id
+    except UnknownGameError:
+        rom_id = _rom_ids_by_key().get(normalize_game_key(game))
+        if rom_id is not None:
+            return rom_id
+    close = difflib.get_close_matches(
+        normalize_game_key(game), list(_rom_ids_by_key()), n=3, cutoff=0.5
+    )
+    hint = f" Did you mean: {', '.join(_rom_ids_by_key()[key] for key in close)}?" if close else ""
+    raise UnknownGameError(
+        f"Unknown game {game!r}.{hint} Give an ALE ROM id (ms_pacman) or an env name "
+        f"(MsPacman, SABER/MsPacman); saber.envs.supported_rom_ids() lists them all."
+    )
+
+
+def make_env(game: str, *, render_mode: str | None = None, **overrides: Any) -> gym.Env:
+    """The SABER environment of a game, with optional overrides of the protocol's settings.
+
+    The stack, innermost first: ale-py ``AtariEnv`` (``frameskip=1``, sticky actions,
+    full action set) -> :class:`SaberPreprocessing` -> :class:`RolloverCorrection` ->
+    :class:`HideLives` -> :class:`NoRewardTimeout` -> :class:`FrameLimit` ->
+    :class:`SaberEpisodeStatistics` -> Gymnasium's ``ClipReward`` when ``clip_rewards``.
+
+    Args:
+        game: any spelling of a game (``"pong"``, ``"Pong"``, ``"SABER/Pong"``).
+        render_mode: ``"rgb_array"`` or ``"human"``, passed to ale-py.
+        **overrides: fields of :class:`SaberSettings`; anything but ``clip_rewards`` makes
+            the env non-compliant (see :func:`saber_settings`).
+
+    Raises:
+        UnknownGameError: unknown game, with the closest names.
+        ProtocolError: an invalid or unknown setting.
+    """
+    settings = SaberSettings.from_overrides(**overrides)
+    atari = AtariEnv(
+        game=resolve_rom_id(game),
+        obs_type="grayscale",
+        frameskip=1,
+        repeat_action_probability=settings.repeat_action_probability,
+        full_action_space=True,
+        max_num_frames_per_episode=0,  # no ALE cap: FrameLimit applies the protocol's
+        render_mode=render_mode,
+    )
+    atari.saber_settings = settings  # read back by saber_settings(env)
+    env: gym.Env = SaberPreprocessing(
+        atari,
+        frame_skip=settings.frame_skip,
+        screen_size=settings.screen_size,
+        stack_size=settings.stack_size,
+    )
+    env = RolloverCorrection(
+        env, threshold=settings.rollover_threshold, mode=settings.rollover_mode
+    )
+    env = HideLives(env)
+    if settings.max_frames_without_reward is not None:
+        env = NoRewardTimeout(env, max_frames=settings.max_frames_without_reward)
+    if settings.max_episode_frames is not None:
+        env = FrameLimit(env, max_frames=settings.max_episode_frames)
+    env = SaberEpisodeStatistics(env)
+    if settings.clip_rewards:
+        env = gym.wrappers.ClipReward(env, -1.0, 1.0)
+    return env
+
+
+def saber_settings(env: gym.Env | gym.vector.VectorEnv) -> SaberSettings:
+    """The settings an env made by saber runs with; ``.is_compliant`` tells if it is SABER.
+
+    Raises:
+        TypeError: the env was not made by saber.
+    """
+    settings = getattr(env.unwrapped, "saber_settings", None)
+    if not isinstance(settings, SaberSettings):
+        raise TypeError(
+            f"{env} was not made by saber (gymnasium.make('SABER/<Game>') or saber.make_env)."
+        )
+    return settings
+
+
+def env_id(rom_id: str) -> str:
+    """The Gymnasium id of a ROM: ``"ms_pacman"`` -> ``"SABER/MsPacman"``."""
+    return f"SABER/{ale_id_to_env_name(rom_id)}"

@@ -1,0 +1,426 @@
+"""The vectorized SABER environment: ``gymnasium.make_vec("SABER/Pong", num_envs=8)``.
+
+Emulation runs in ale-py's threaded C++ vector engine (every core busy, no Python per
+frame), configured to do only what SABER and ale-py agree on: 4-frame repeat with
+max-pooled grayscale frames, sticky actions, no no-op or FIRE starts, no life signal,
+no reward clipping, no resize. The rest happens here, on the whole batch at once:
+bilinear resize (ale-py's engine resizes with INTER_AREA), the frame stack, and the SABER
+rules (rollover, stuck timeout, 100-hour cap, episode statistics) with numpy.
+
+For a game where ale-py calls fewer than 18 actions legal (Skiing), its engine cannot
+send the others, although the game responds to them; such a game runs the single env's
+emulation code for each sub-env in turn, in this process (same results, one core).
+
+Both engines give exactly the observations, rewards and episode ends of
+``gymnasium.make("SABER/<Game>")`` for the same seeds and actions (tested).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import ale_py
+import numpy as np
+from gymnasium.error import ResetNeeded
+from gymnasium.spaces import Box, Discrete
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from saber.envs.emulator import FrameRepeater, SeedStream, legal_action_count, new_ale, rom_path
+from saber.envs.factory import resolve_rom_id
+from saber.envs.preprocessing import resize_bilinear
+from saber.envs.protocol import CHECKPOINT_FRAMES, NUM_ACTIONS, SaberSettings, correct_rollover
+from saber.envs.wrappers import EpisodeEnd, episode_record
+
+__all__ = ["SaberVectorEnv"]
+
+_NO_SEED = -1  # ale-py's vector engine: reset without reloading the ROM
+_INT32_MAX = 2**31 - 1
+
+
+class _ThreadedEngine:
+    """ale-py's C++ vector engine; returns max-pooled 210 x 160 grayscale frames."""
+
+    def __init__(
+        self, rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int
+    ) -> None:
+        self.ale = ale_py.ALEVectorInterface(
+            rom_path=rom_path(rom_id),
+            num_envs=num_envs,
+            frame_skip=settings.frame_skip,
+            stack_num=1,
+            img_height=210,
+            img_width=160,
+            grayscale=True,
+            maxpool=True,
+            noop_max=0,
+            use_fire_reset=False,
+            episodic_life=False,
+            life_loss_info=False,
+            reward_clipping=False,
+            max_episode_steps=_INT32_MAX,  # frames; the Python side applies SABER's limits
+            repeat_action_probability=settings.repeat_action_probability,
+            full_action_space=True,
+            batch_size=0,
+            num_threads=num_threads,
+            thread_affinity_offset=-1,
+            autoreset_mode="NextStep",
+        )
+        legal = [action.value for action in self.ale.get_action_set()]
+        if legal != list(range(NUM_ACTIONS)):  # the engine indexes this list with our actions
+            raise RuntimeError(f"ale-py's legal actions for {rom_id} are {legal}, not 0..17")
+        self.num_envs = num_envs
+        self._strength = np.ones(num_envs, dtype=np.float32)
+
+    def _frames(
+        self, obs: np.ndarray, info: dict[str, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        env_ids = info["env_id"]
+        order = np.argsort(env_ids) if np.any(env_ids != np.arange(self.num_envs)) else slice(None)
+        return obs[order, 0], np.asarray(info["episode_frame_number"])[order]
+
+    def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
+        seeds = np.array([_NO_SEED if s is None else s for s in ale_seeds], dtype=np.int32)
+        obs, info = self.ale.reset(rows.astype(np.int32), seeds)
+        return self._frames(obs, info)[0][rows]
+
+    def step(
+        self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # The engine itself resets sub-envs whose game ended at the previous step (without
+        # reloading: the single env's rule after a game over). Sub-envs that we truncated
+        # are stepped once more, then reset here with a reload, which erases that step.
+        self.ale.send(actions.astype(np.int32), self._strength)
+        obs, rewards, game_over, _, info = self.ale.recv()
+        frames, episode_frames = self._frames(obs, info)
+        order = np.argsort(info["env_id"])
+        rewards, game_over = rewards[order].astype(np.float64), game_over[order]
+        reload = [i for i, row in enumerate(reset_rows) if ale_seeds[i] is not None]
+        if reload:
+            frames = frames.copy()
+            frames[reset_rows[reload]] = self.reset(
+                reset_rows[reload], [ale_seeds[i] for i in reload]
+            )
+        rewards[reset_rows] = 0.0
+        game_over[reset_rows] = False
+        episode_frames[reset_rows] = 0
+        return frames, rewards, game_over, episode_frames
+
+
+class _SequentialEngine:
+    """The single env's emulation code for each sub-env in turn (all 18 actions reach the game)."""
+
+    def __init__(self, rom_id: str, num_envs: int, settings: SaberSettings) -> None:
+        rom = rom_path(rom_id)
+        self.repeaters = []
+        for _ in range(num_envs):
+            ale = new_ale(settings.repeat_action_probability)
+            ale.loadROM(rom)
+            self.repeaters.append(FrameRepeater(ale, rom, settings.frame_skip))
+        height, width = self.repeaters[0].pooled.shape
+        self._frames = np.zeros((num_envs, height, width), dtype=np.uint8)
+
+    def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
+        return np.stack(
+            [self.repeaters[row].reset(seed) for row, seed in zip(rows, ale_seeds, strict=True)]
+        )
+
+    def step(
+        self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        seeds = dict(zip(reset_rows.tolist(), ale_seeds, strict=True))
+        count = len(self.repeaters)
+        rewards = np.zeros(count, dtype=np.float64)
+        game_over = np.zeros(count, dtype=bool)
+        episode_frames = np.zeros(count, dtype=np.int64)
+        for row, repeater in enumerate(self.repeaters):
+            if row in seeds:
+                repeater.reset(seeds[row])
+            else:
+                rewards[row] = repeater.step(int(actions[row]))
+                game_over[row] = repeater.game_over
+                episode_frames[row] = repeater.episode_frame
+            self._frames[row] = repeater.pooled
+        return self._frames, rewards, game_over, episode_frames
+
+
+class SaberVectorEnv(VectorEnv):
+    """``num_envs`` SABER environments of one game, stepped as a batch.
+
+    Observations ``uint8`` (num_envs, 4, 84, 84); actions integers in 0..17, shape
+    (num_envs,). ``info["episode_frame_number"]`` (num_envs,) counts emulator frames; when
+    sub-envs end, ``info["episode"]`` holds arrays of the :func:`episode_record` fields with
+    the mask ``info["_episode"]`` (Gymnasium's vector-info convention).
+
+    Seeding: ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (an array gives one seed
+    per sub-env reset); sub-env ``i`` then plays exactly the episodes of
+    ``gymnasium.make("SABER/<Game>")`` reset with seed ``s + i`` and then without a seed.
+
+    Args:
+        game: any spelling of a game.
+        num_envs: number of sub-environments.
+        num_threads: emulation threads (0: one per core, at most ``num_envs``).
+        autoreset_mode: ``NEXT_STEP`` (the step after an end returns the first observation
+            of the next episode, reward 0, and ignores the action) or ``DISABLED`` (ended
+            sub-envs must be reset with ``options={"reset_mask": ...}`` before stepping;
+            that is how per-episode seeds are given).
+        **overrides: fields of :class:`SaberSettings`.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        game: str,
+        num_envs: int = 1,
+        *,
+        num_threads: int = 0,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+        **overrides: Any,
+    ) -> None:
+        if not isinstance(num_envs, int) or num_envs <= 0:
+            raise ValueError(f"Expect `num_envs` to be positive, actually: {num_envs!r}")
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            raise ValueError("SaberVectorEnv supports the NEXT_STEP and DISABLED autoreset modes")
+        if render_mode is not None:
+            raise ValueError("SaberVectorEnv does not render; use gymnasium.make for rendering")
+        self.saber_settings = settings = SaberSettings.from_overrides(**overrides)
+        self.rom_id = resolve_rom_id(game)
+        self.num_envs = num_envs
+        self.metadata = {"autoreset_mode": self.autoreset_mode}
+        self.uses_threads = legal_action_count(self.rom_id) == NUM_ACTIONS
+        self._engine: _ThreadedEngine | _SequentialEngine = (
+            _ThreadedEngine(self.rom_id, num_envs, settings, num_threads)
+            if self.uses_threads
+            else _SequentialEngine(self.rom_id, num_envs, settings)
+        )
+        size = settings.screen_size
+        self.single_observation_space = Box(
+            0, 255, (settings.stack_size, size, size), dtype=np.uint8
+        )
+        self.single_action_space = Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+
+        self._stack = np.zeros((num_envs, settings.stack_size, size, size), dtype=np.uint8)
+        self._resized_one = np.zeros((size, size), dtype=np.uint8)
+        self._all_rows = np.arange(num_envs)
+        self._seeds = [SeedStream() for _ in range(num_envs)]
+        self._started = np.zeros(num_envs, dtype=bool)
+        self._ended = np.ones(num_envs, dtype=bool)  # ended (or never started): needs a reset
+        self._game_over = np.zeros(num_envs, dtype=bool)
+        self._score = np.zeros(num_envs)
+        self._checkpoint_scores = {name: np.zeros(num_envs) for name in CHECKPOINT_FRAMES}
+        self._steps = np.zeros(num_envs, dtype=np.int64)
+        self._rollovers = np.zeros(num_envs, dtype=np.int64)
+        self._last_reward_frame = np.zeros(num_envs, dtype=np.int64)
+        self._start_time = np.zeros(num_envs)
+
+    # ----------------------------------------------------------------- reset
+    def reset(
+        self,
+        *,
+        seed: int | np.ndarray | list[int] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
+        rows = np.arange(self.num_envs)
+        if options and "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"])
+            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+                raise ValueError(
+                    f"Expect `reset_mask` to be a bool array of shape ({self.num_envs},), "
+                    f"actually: {mask.dtype} {mask.shape}"
+                )
+            if not self._started.all() and not mask.all():
+                raise ValueError("The first reset must reset every sub-env (no `reset_mask`)")
+            rows = np.flatnonzero(mask)
+        seeds = _per_row_seeds(seed, len(rows))
+        ale_seeds = self._ale_seeds(rows, seeds)
+        if len(rows):
+            frames = self._engine.reset(rows, ale_seeds)
+            self._start_episodes(rows, frames)
+        self._started[rows] = True
+        info = {"episode_frame_number": np.zeros(self.num_envs, dtype=np.int64)}
+        return self._stack.copy(), info
+
+    def _ale_seeds(self, rows: np.ndarray, seeds: list[int | None]) -> list[int | None]:
+        """ALE seeds of the episodes starting at ``rows``: ``None`` continues the random stream."""
+        ale_seeds: list[int | None] = []
+        for row, seed in zip(rows.tolist(), seeds, strict=True):
+            if seed is not None:
+                self._seeds[row] = SeedStream(seed)
+            continue_stream = seed is None and self._started[row] and self._game_over[row]
+            ale_seeds.append(None if continue_stream else self._seeds[row].next_ale_seed())
+        return ale_seeds
+
+    def _start_episodes(self, rows: np.ndarray, frames: np.ndarray) -> None:
+        self._stack[rows] = 0
+        self._resize_into_stack(frames, rows)
+        self._reset_statistics(rows)
+
+    def _reset_statistics(self, rows: np.ndarray) -> None:
+        self._ended[rows] = False
+        self._game_over[rows] = False
+        self._score[rows] = 0.0
+        for scores in self._checkpoint_scores.values():
+            scores[rows] = 0.0
+        self._steps[rows] = 0
+        self._rollovers[rows] = 0
+        self._last_reward_frame[rows] = 0
+        self._start_time[rows] = time.perf_counter()
+
+    def _resize_into_stack(self, frames: np.ndarray, rows: np.ndarray) -> None:
+        """Bilinear-resize frames ``uint8`` (n, H, W) into the newest stack slot of ``rows`` (n,)."""
+        size = self.saber_settings.screen_size
+        # One OpenCV call for many frames: sub-envs become channels (OpenCV allows 512).
+        for start in range(0, len(frames), 512):
+            chunk, targets = frames[start : start + 512], rows[start : start + 512]
+            if len(chunk) == 1:
+                resize_bilinear(chunk[0], size, self._resized_one)
+                self._stack[targets[0], -1] = self._resized_one
+                continue
+            resized = np.empty((size, size, len(chunk)), dtype=np.uint8)
+            resize_bilinear(np.ascontiguousarray(chunk.transpose(1, 2, 0)), size, resized)
+            self._stack[targets, -1] = resized.transpose(2, 0, 1)
+
+    # ------------------------------------------------------------------ step
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every sub-env; see the class doc for what happens after an episode ends."""
+        actions = self._check_actions(actions)
+        if not self._started.all():
+            raise ResetNeeded("Cannot call step() before reset(): call env.reset() first.")
+        reset_rows = np.flatnonzero(self._ended)
+        if len(reset_rows) and self.autoreset_mode == AutoresetMode.DISABLED:
+            raise ResetNeeded(
+                f"Sub-envs {reset_rows.tolist()} have ended: reset them with "
+                f"env.reset(options={{'reset_mask': mask}}) before stepping (autoreset is disabled)."
+            )
+        ale_seeds = self._ale_seeds(reset_rows, [None] * len(reset_rows))
+        frames, rewards, game_over, episode_frames = self._engine.step(
+            actions, reset_rows, ale_seeds
+        )
+
+        settings = self.saber_settings
+        stepped = ~self._ended
+        self._stack[:, :-1] = self._stack[:, 1:]
+        self._resize_into_stack(frames, self._all_rows)
+        if len(reset_rows):
+            self._stack[reset_rows, :-1] = 0
+            self._reset_statistics(reset_rows)
+
+        rollover = (rewards <= settings.rollover_threshold) & stepped
+        if rollover.any():
+            self._rollovers += rollover
+            if settings.rollover_mode != "off":
+                for row in np.flatnonzero(rollover):
+                    rewards[row] = correct_rollover(rewards[row], settings.rollover_mode)
+
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        stuck = np.zeros(self.num_envs, dtype=bool)
+        scored = rewards != 0
+        self._last_reward_frame[scored] = episode_frames[scored]
+        if settings.max_frames_without_reward is not None:
+            stuck = (
+                stepped
+                & ~scored
+                & ~game_over
+                & (episode_frames - self._last_reward_frame >= settings.max_frames_without_reward)
+            )
+            truncated |= stuck
+        if settings.max_episode_frames is not None:
+            truncated |= stepped & ~game_over & (episode_frames >= settings.max_episode_frames)
+
+        self._score += rewards
+        self._steps += stepped
+        for name, checkpoint in CHECKPOINT_FRAMES.items():
+            reached = stepped & (episode_frames <= checkpoint)
+            self._checkpoint_scores[name][reached] = self._score[reached]
+
+        ended = game_over | truncated
+        self._ended = ended.copy()
+        self._game_over = game_over.copy()
+        info: dict[str, Any] = {"episode_frame_number": episode_frames}
+        if ended.any():
+            self._add_episode_info(info, ended, game_over, stuck, episode_frames)
+        if settings.clip_rewards:
+            rewards = np.clip(rewards, -1.0, 1.0)
+        return self._stack.copy(), rewards, game_over.copy(), truncated, info
+
+    def _add_episode_info(
+        self,
+        info: dict[str, Any],
+        ended: np.ndarray,
+        game_over: np.ndarray,
+        stuck: np.ndarray,
+        episode_frames: np.ndarray,
+    ) -> None:
+        now = time.perf_counter()
+        records = {}
+        for row in np.flatnonzero(ended).tolist():
+            if game_over[row]:
+                end = EpisodeEnd.GAME_OVER
+            elif stuck[row]:
+                end = EpisodeEnd.STUCK_TIMEOUT
+            else:
+                end = EpisodeEnd.TIME_CAP
+            records[row] = episode_record(
+                score=self._score[row],
+                frames=episode_frames[row],
+                steps=self._steps[row],
+                checkpoint_scores={name: s[row] for name, s in self._checkpoint_scores.items()},
+                end=end,
+                rollovers=self._rollovers[row],
+                seconds=now - self._start_time[row],
+            )
+        template = next(iter(records.values()))
+        episode = {
+            key: np.full(self.num_envs, "", dtype=object)
+            if isinstance(value, str)
+            else np.zeros(self.num_envs, dtype=type(value))
+            for key, value in template.items()
+        }
+        for row, record in records.items():
+            for key, value in record.items():
+                episode[key][row] = value
+        info["episode"] = episode
+        info["_episode"] = ended.copy()
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.shape != (self.num_envs,) or array.dtype.kind not in "iu":
+            raise ValueError(
+                f"Expect actions as integers of shape ({self.num_envs},) in [0, {NUM_ACTIONS - 1}], "
+                f"actually: dtype {array.dtype}, shape {array.shape}"
+            )
+        if array.size and (array.min() < 0 or array.max() >= NUM_ACTIONS):
+            raise ValueError(
+                f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
+                f"actually: {array.tolist()}"
+            )
+        return array
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the emulation threads."""
+        self._engine = None  # type: ignore[assignment]
+
+
+def _per_row_seeds(seed: int | np.ndarray | list[int] | None, count: int) -> list[int | None]:
+    if seed is None:
+        return [None] * count
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"Expect a non-negative seed, actually: {seed}")
+        return [int(seed) + i for i in range(count)]
+    seeds = np.asarray(seed)
+    if seeds.shape != (count,) or seeds.dtype.kind not in "iu" or (seeds < 0).any():
+        raise ValueError(
+            f"Expect `seed` to be a non-negative int or one per sub-env reset ({count}), "
+            f"actually: {seed!r}"
+        )
+    return seeds.tolist()

@@ -1,0 +1,263 @@
+"""One small Gymnasium wrapper per SABER rule (protocol sections 1, 2 and 4).
+
+Each works on any env whose ``info`` carries ``episode_frame_number`` (emulator frames
+since the reset): the SABER stack, or a plain ale-py env such as
+``gym.make("ALE/Pong-v5", repeat_action_probability=0.25, full_action_space=True)``.
+Rules act at agent-step granularity: a step's reward is the sum over its frames, and a
+frame limit is checked at the end of each step. With SABER's 4-frame repeat every limit
+(18,000, 108,000, 21,600,000 frames) falls exactly on a step boundary.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium.error import ResetNeeded
+
+from saber.envs.protocol import CHECKPOINT_FRAMES, ROLLOVER_MODES, correct_rollover
+
+__all__ = [
+    "EpisodeEnd",
+    "FrameLimit",
+    "HideLives",
+    "NoRewardTimeout",
+    "RolloverCorrection",
+    "SaberEpisodeStatistics",
+    "episode_record",
+]
+
+StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
+
+
+class EpisodeEnd:
+    """How an episode ended: the values of ``info["episode"]["end"]``."""
+
+    GAME_OVER = "game_over"
+    STUCK_TIMEOUT = "stuck_timeout"  # 5 minutes without a non-zero reward
+    TIME_CAP = "time_cap"  # 100 hours of play
+    TRUNCATED = "truncated"  # by a wrapper outside the SABER rules (not a SABER ending)
+
+
+def episode_record(
+    *,
+    score: float,
+    frames: int,
+    steps: int,
+    checkpoint_scores: dict[str, float],
+    end: str,
+    rollovers: int,
+    seconds: float,
+) -> dict[str, Any]:
+    """The ``info["episode"]`` dict of a finished episode (shared by single and vector envs).
+
+    Keys: ``score`` (sum of raw rewards, rollovers corrected, points), ``score_5min`` and
+    ``score_30min`` (the score at frame 18,000 and 108,000, which for a policy that does
+    not see the clock is the score of an episode capped there), ``frames`` (emulator
+    frames), ``steps`` (agent steps), ``end`` (an :class:`EpisodeEnd` value),
+    ``rollovers`` (count), ``infinite`` (reached the 100-hour cap while still scoring:
+    the stuck timeout would have ended it otherwise), and Gymnasium's ``r``, ``l``, ``t``
+    (return, length in steps, wall-clock seconds) for code that reads those.
+    """
+    record: dict[str, Any] = {"score": float(score)}
+    record.update({f"score_{name}": float(value) for name, value in checkpoint_scores.items()})
+    record.update(
+        frames=int(frames),
+        steps=int(steps),
+        end=end,
+        rollovers=int(rollovers),
+        infinite=end == EpisodeEnd.TIME_CAP,
+        r=float(score),
+        l=int(steps),
+        t=round(seconds, 6),
+    )
+    return record
+
+
+class RolloverCorrection(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Treat a reward at or below ``threshold`` as a rollover of the score counter.
+
+    Some games keep the score in a fixed number of digits; passing the top wraps it and
+    the ALE reports one huge negative reward (-999,950 for a true +50). No legitimate
+    single reward of the 61 games comes near -100,000 (the most negative seen: Skiing's
+    -10,000), so those are left intact. A step with a rollover has ``info["rollover"]``.
+
+    Args:
+        env: the env whose rewards to correct.
+        threshold: rewards at or below this (points, negative) are rollovers.
+        mode: ``"correct"`` (restore the gain: ``r + 10**ceil(log10(-r))``), ``"ignore"``
+            (reward 0), or ``"off"`` (no change; rollovers are still flagged).
+    """
+
+    def __init__(self, env: gym.Env, threshold: float = -100_000.0, mode: str = "correct") -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, threshold=threshold, mode=mode)
+        gym.Wrapper.__init__(self, env)
+        if mode not in ROLLOVER_MODES:
+            raise ValueError(
+                f"Expect `mode` to be one of {', '.join(ROLLOVER_MODES)}, actually: {mode!r}"
+            )
+        if not threshold < 0:
+            raise ValueError(f"Expect `threshold` to be negative, actually: {threshold!r}")
+        self.threshold = threshold
+        self.mode = mode
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if reward <= self.threshold:
+            info["rollover"] = True
+            if self.mode != "off":
+                reward = correct_rollover(float(reward), self.mode)
+        return obs, reward, terminated, truncated, info
+
+
+class HideLives(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Give the agent no life information: ``info`` never has ``lives``.
+
+    SABER ends an episode only at game over; ale-py never ends one at a life loss unless
+    asked to, and this wrapper removes the remaining channel, the ``lives`` count.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        info.pop("lives", None)
+        return obs, info
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        info.pop("lives", None)
+        return obs, reward, terminated, truncated, info
+
+
+class NoRewardTimeout(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Truncate an episode stuck for ``max_frames`` emulator frames without a non-zero reward.
+
+    Some games never end (BattleZone and Yars' Revenge were seen stuck for 20 hours of
+    random play). Any non-zero reward, positive or negative, restarts the count. The
+    truncating step has ``info["stuck_timeout"]``.
+
+    Args:
+        env: an env with ``info["episode_frame_number"]``.
+        max_frames: frames without reward before truncation (18,000 = 5 minutes).
+    """
+
+    def __init__(self, env: gym.Env, max_frames: int = 18_000) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, max_frames=max_frames)
+        gym.Wrapper.__init__(self, env)
+        if not isinstance(max_frames, int) or max_frames <= 0:
+            raise ValueError(f"Expect `max_frames` to be positive, actually: {max_frames!r}")
+        self.max_frames = max_frames
+        self._last_reward_frame = 0
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        self._last_reward_frame = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        frame = info["episode_frame_number"]
+        if reward != 0:
+            self._last_reward_frame = frame
+        elif frame - self._last_reward_frame >= self.max_frames and not terminated:
+            truncated = True
+            info["stuck_timeout"] = True
+        return obs, reward, terminated, truncated, info
+
+
+class FrameLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Truncate an episode at ``max_frames`` emulator frames (Gymnasium's TimeLimit counts steps).
+
+    The truncating step has ``info["time_cap"]``.
+
+    Args:
+        env: an env with ``info["episode_frame_number"]``.
+        max_frames: the cap (21,600,000 = 100 hours of play).
+    """
+
+    def __init__(self, env: gym.Env, max_frames: int = 21_600_000) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, max_frames=max_frames)
+        gym.Wrapper.__init__(self, env)
+        if not isinstance(max_frames, int) or max_frames <= 0:
+            raise ValueError(f"Expect `max_frames` to be positive, actually: {max_frames!r}")
+        self.max_frames = max_frames
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if info["episode_frame_number"] >= self.max_frames and not terminated:
+            truncated = True
+            info["time_cap"] = True
+        return obs, reward, terminated, truncated, info
+
+
+class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Record each episode's SABER statistics in ``info["episode"]`` when it ends.
+
+    See :func:`episode_record` for the keys. Put it above the rule wrappers (it reads
+    their flags) and below any reward clipping (scores are raw). Stepping after the end
+    of an episode raises Gymnasium's ``ResetNeeded``: an ended episode has no more steps.
+
+    Args:
+        env: an env with ``info["episode_frame_number"]``.
+        checkpoint_frames: ``{name: frame}`` at which to also record the score.
+    """
+
+    def __init__(self, env: gym.Env, checkpoint_frames: dict[str, int] | None = None) -> None:
+        checkpoints = dict(CHECKPOINT_FRAMES if checkpoint_frames is None else checkpoint_frames)
+        gym.utils.RecordConstructorArgs.__init__(self, checkpoint_frames=checkpoints)
+        gym.Wrapper.__init__(self, env)
+        self.checkpoint_frames = checkpoints
+        self._ended = True  # until the first reset
+        self._start_episode()
+
+    def _start_episode(self) -> None:
+        self._score = 0.0
+        self._steps = 0
+        self._rollovers = 0
+        self._checkpoint_scores = dict.fromkeys(self.checkpoint_frames, 0.0)
+        self._start_time = time.perf_counter()
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        self._start_episode()
+        self._ended = False
+        return obs, info
+
+    def step(self, action: Any) -> StepResult:
+        if self._ended:
+            raise ResetNeeded(
+                "Cannot call env.step() after the episode ended (terminated or truncated): "
+                "call env.reset() first."
+            )
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._score += float(reward)
+        self._steps += 1
+        frame = info["episode_frame_number"]
+        for name, checkpoint in self.checkpoint_frames.items():
+            if frame <= checkpoint:
+                self._checkpoint_scores[name] = self._score
+        if "rollover" in info:
+            self._rollovers += 1
+        if terminated or truncated:
+            self._ended = True
+            if terminated:
+                end = EpisodeEnd.GAME_OVER
+            elif "stuck_timeout" in info:
+                end = EpisodeEnd.STUCK_TIMEOUT
+            elif "time_cap" in info:
+                end = EpisodeEnd.TIME_CAP
+            else:
+                end = EpisodeEnd.TRUNCATED
+            info["episode"] = episode_record(
+                score=self._score,
+                frames=frame,
+                steps=self._steps,
+                checkpoint_scores=self._checkpoint_scores,
+                end=end,
+                rollovers=self._rollovers,
+                seconds=time.perf_counter() - self._start_time,
+            )
+        return obs, reward, terminated, truncated, info
