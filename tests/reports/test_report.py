@@ -1,0 +1,194 @@
+"""The report of a small hand-made score file, every number computed by hand.
+
+``data/example_scores.csv`` (not from a paper), agent alpha at the SABER limit:
+
+| game              | episodes      | mean      | % of record                 | class      |
+|-------------------|---------------|-----------|-----------------------------|------------|
+| montezuma_revenge | 0, 24384      | 12192     | 12192 / 1219200 = 1%        | poor       |
+| venture           | 3890, 3890    | 3890      | 3890 / 38900 = 10%          | medium     |
+| tennis            | 0             | 0         | no record: left out         |            |
+| air_raid          | 11814.625     | 11814.625 | 11235.375 / 22470.75 = 50%  | fair       |
+| elevator_action   | 5000          | 5000      | no record: left out         |            |
+| battle_zone       | inf, 40000    | infinite  | 200% in the mean            | superhuman |
+| pong              | 20, 22        | 21        | 41.34 / 41.34 = 100%        | superhuman |
+| freeway           | 0.01          | 0.01      | 0%                          | failing    |
+
+Sorted: 0, 1, 10, 50, 100, inf -> median (10 + 50) / 2 = 30; mean (0 + 1 + 10 + 50 + 100
++ 200) / 6; IQM cuts one game per end: (1 + 10 + 50 + 100) / 4 = 40.25; optimality gap
+(100 + 99 + 90 + 50 + 0 + 0) / 6 = 56.5.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from saber.reports import build_report, to_csv, to_json, to_markdown
+from saber.scoring import read_scores
+
+DATA = Path(__file__).parent / "data"
+EXAMPLE = DATA / "example_scores.csv"
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    return build_report(read_scores(EXAMPLE), n_resamples=300)
+
+
+def test_world_record_aggregates(report):
+    wr = report["agents"]["alpha"]["saber"]["world_record"]
+    assert wr["median"] == pytest.approx(30.0)
+    assert wr["mean"] == pytest.approx(361 / 6)
+    assert wr["iqm"] == pytest.approx(40.25)
+    assert wr["optimality_gap"] == pytest.approx(56.5)
+    assert wr["games"] == 6
+    assert wr["left_out"] == ["elevator_action", "tennis"]
+    assert wr["infinite"] == ["battle_zone"]
+    assert wr["median_infinite"] is False
+
+
+def test_classes(report):
+    assert report["agents"]["alpha"]["saber"]["classes"] == {
+        "failing": 1,
+        "poor": 1,
+        "medium": 1,
+        "fair": 1,
+        "superhuman": 2,
+    }
+
+
+def test_human_aggregates_leave_infinite_out_of_the_mean(report):
+    human = report["agents"]["alpha"]["saber"]["human"]
+    montezuma = 100 * 12192 / 4753.3
+    venture = 100 * 3890 / 1187.5
+    tennis = 100 * 23.92 / 15.62  # random -23.92, human -8.3
+    pong = 100 * 41.34 / 34.94  # random -20.34, human 14.6
+    assert human["median"] == pytest.approx((tennis + montezuma) / 2)
+    assert human["mean"] == pytest.approx((montezuma + venture + tennis + pong + 0.0) / 5)
+    assert human["games"] == 6
+    assert human["left_out"] == ["air_raid", "elevator_action"]
+    assert human["left_out_of_mean"] == ["battle_zone"]
+    assert human["classes"]["superhuman"] == 5 and human["classes"]["failing"] == 1
+
+
+def test_per_game_entries(report):
+    per_game = report["agents"]["alpha"]["saber"]["per_game"]
+    assert per_game["pong"] == {
+        "score": 21.0,
+        "infinite": False,
+        "episodes": 2,
+        "world_record_pct": 100.0,
+        "human_pct": pytest.approx(100 * 41.34 / 34.94),
+        "human_average_pct": pytest.approx(100 * (21 + 20.71) / (14.6 + 20.71)),
+        "class": "superhuman",
+    }
+    assert per_game["battle_zone"]["infinite"] is True
+    assert per_game["battle_zone"]["score"] is None
+    assert per_game["battle_zone"]["class"] == "superhuman"
+    assert per_game["tennis"]["world_record_pct"] is None and per_game["tennis"]["class"] is None
+
+
+def test_five_minute_limit_is_its_own_section(report):
+    five = report["agents"]["alpha"]["5min"]
+    assert five["games"] == 1
+    # pong 0.33: (0.33 + 20.34) / 41.34 = 50% up to rounding, so fair, not medium
+    assert five["world_record"]["median"] == pytest.approx(50.0)
+    assert five["classes"]["fair"] == 1
+    assert report["time_limits"] == ["5min", "saber"]
+    assert "5min" not in report["agents"]["beta"]
+
+
+def test_second_agent(report):
+    beta = report["agents"]["beta"]["saber"]["world_record"]
+    # pong 20: 40.34 / 41.34; venture 194.5: 0.5%
+    assert beta["median"] == pytest.approx((100 * 40.34 / 41.34 + 0.5) / 2)
+    assert beta["games"] == 2
+
+
+def test_comparisons(report):
+    assert list(report["comparisons"]) == ["saber"]
+    comparison = report["comparisons"]["saber"]
+    assert comparison["games"] == ["pong", "venture"]
+    (pair,) = comparison["pairs"]
+    assert (pair["x"], pair["y"]) == ("alpha", "beta")
+    # pong: 3 of 4 episode pairs won; venture: all won
+    assert pair["probability_of_improvement"] == pytest.approx(0.875)
+    assert pair["welch"]["pong"]["p_value"] == pytest.approx(
+        1 - (1 / math.sqrt(2)) / math.sqrt(2.5)
+    )
+    assert pair["welch"]["venture"]["t"] == pytest.approx(19.0)
+    assert pair["significant"] == {"alpha": 0.05, "x_better": 1, "y_better": 0}
+    assert comparison["inter_algorithm"]["mean"] == {"alpha": 100.0, "beta": 0.0}
+
+
+def test_intervals_are_reproducible_and_contain_the_estimate(report):
+    wr = report["agents"]["alpha"]["saber"]["world_record"]
+    assert wr["median_ci"] == [pytest.approx(30.0), pytest.approx(30.0)]
+    assert wr["mean_ci"][0] <= wr["mean"] <= wr["mean_ci"][1]
+    again = build_report(read_scores(EXAMPLE), n_resamples=300)
+    assert again["agents"] == report["agents"]
+    other = build_report(read_scores(EXAMPLE), seed=1, n_resamples=300)
+    assert other["agents"]["alpha"]["saber"]["world_record"]["mean_ci"] != wr["mean_ci"]
+
+
+def test_json_has_no_nan_or_infinity(report):
+    text = to_json(report)
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text)["saber_compliant"] is True
+
+
+def test_atari5_estimate_in_the_report(tmp_path):
+    from saber.games import get_game
+
+    games = ("battle_zone", "double_dunk", "name_this_game", "phoenix", "qbert")
+    rows = "".join(f"{g},{get_game(g).atari57_human}\n" for g in games)
+    (tmp_path / "a5.csv").write_text("game,score\n" + rows)
+    atari5 = build_report(read_scores(tmp_path / "a5.csv"), n_resamples=10)["agents"]["agent"][
+        "saber"
+    ]["atari5"]
+    assert atari5["estimate"] == pytest.approx(10 ** (0.9653 * math.log10(101)) - 1)
+    assert atari5["missing"] == []
+    assert atari5["estimates"]["atari10"] is None
+    assert atari5["predicted"]["atari5"]["amidar"] is not None
+    assert atari5["predicted"]["atari10"] is None
+    assert "without sticky actions" in atari5["caveat"]
+
+
+def test_atari5_estimate_is_null_when_a_game_is_missing(report):
+    atari5 = report["agents"]["alpha"]["saber"]["atari5"]
+    assert atari5["estimate"] is None
+    assert atari5["missing"][0] == "battle_zone"  # given only as inf
+
+
+def test_markdown_layout(report):
+    text = to_markdown(report)
+    assert "| alpha | SABER (unlimited) | 6 | 30.0% [30.0%, 30.0%] | 60.2% [" in text
+    assert "| Venture | 0.0 | 1,188 | 38,900 | 3,890 (10.0%) | 194 (0.5%) |" in text
+    assert "| BattleZone | 3,000 | 37,188 | 801,000 | ∞ |  |" in text
+    assert (
+        "No world record, left out of the world-record aggregates: elevator_action, tennis." in text
+    )
+    assert "P(alpha > beta) = 0.875" in text
+    assert "not SABER-compliant" not in text
+
+
+def test_csv_has_one_row_per_agent_time_limit_and_game(report):
+    lines = to_csv(report).splitlines()
+    assert lines[0].startswith("agent,time_limit,game,episodes,score,infinite,world_record_pct")
+    assert len(lines) == 1 + 1 + 8 + 2
+    assert "alpha,saber,venture,2,3890.0,False,10.0," in to_csv(report)
+
+
+def test_non_compliant_runs_are_marked(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    record = {"game": "pong", "episode": 0, "agent": "x", "score": 1.0, "score_5min": 0.0}
+    record |= {"score_30min": 1.0, "infinite": False}
+    (run / "episodes.jsonl").write_text(json.dumps(record) + "\n")
+    (run / "run.json").write_text('{"non_saber": true}')
+    report = build_report(read_scores(run), n_resamples=10)
+    assert report["saber_compliant"] is False
+    assert "**Warning: not SABER-compliant.**" in to_markdown(report)
