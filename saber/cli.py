@@ -35,6 +35,15 @@ def _saber_errors_as_messages(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise click.ClickException(f"Cannot write {path}: {error.strerror}") from error
+    return path
+
+
 @main.command()
 @click.argument("scores", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option(
@@ -93,14 +102,8 @@ def report(
     for warning in table.warnings:
         click.echo(f"warning: {warning}", err=True)
     result = build_report(table, seed=seed, n_resamples=resamples)
-    json_out.write_text(to_json(result), encoding="utf-8")
-    written = [json_out]
-    if markdown_out is not None:
-        markdown_out.write_text(to_markdown(result), encoding="utf-8")
-        written.append(markdown_out)
-    if csv_out is not None:
-        csv_out.write_text(to_csv(result), encoding="utf-8")
-        written.append(csv_out)
+    outputs = {json_out: to_json, markdown_out: to_markdown, csv_out: to_csv}
+    written = [_write(path, render(result)) for path, render in outputs.items() if path]
     if plots_dir is not None:
         from saber.reports.plots import save_plots
 

@@ -124,10 +124,13 @@ def plot_per_game(
         if row[key] is not None and not row["infinite"]
     ]
     infinite_x = max([100.0, *finite]) * 3
-    for agent, color in zip(agents, _colors(len(agents)), strict=True):
+    for i, (agent, color) in enumerate(zip(agents, _colors(len(agents)), strict=True)):
         rows = report["agents"][agent][time_limit]["per_game"]
-        for y, game in enumerate(games):
-            row = rows.get(game)
+        dodge = (i - (len(agents) - 1) / 2) * min(
+            0.2, 0.6 / len(agents)
+        )  # close scores stay visible
+        for row_index, game in enumerate(games):
+            row, y = rows.get(game), row_index + dodge
             if row is None:
                 continue
             if row["infinite"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
@@ -40,22 +41,25 @@ def test_report_writes_json_markdown_and_csv(tmp_path):
     assert f"wrote {out}" in result.output
 
 
-def test_bad_scores_exit_1_with_the_line_and_no_traceback(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("game,score\npong,twenty\n", "bad.csv:2: score 'twenty' of game pong is not a number"),
+        (
+            "game,score\nspace_invader,1\n",
+            "bad.csv:2: Unknown game 'space_invader'. Did you mean: space_invaders",
+        ),
+        ("", "bad.csv: the file is empty"),
+    ],
+)
+def test_bad_scores_exit_1_with_the_line_and_no_traceback(tmp_path, text, message):
     bad = tmp_path / "bad.csv"
-    bad.write_text("game,score\npong,twenty\n")
+    bad.write_text(text)
     result = run("report", str(bad), "--json", str(tmp_path / "r.json"))
     assert result.exit_code == 1
-    assert "bad.csv:2: score 'twenty' of game pong is not a number" in result.output
+    assert message in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "r.json").exists()
-
-
-def test_unknown_game_is_a_clean_error(tmp_path):
-    bad = tmp_path / "bad.csv"
-    bad.write_text("game,score\nspace_invader,1\n")
-    result = run("report", str(bad), "--json", str(tmp_path / "r.json"))
-    assert result.exit_code == 1
-    assert "bad.csv:2: Unknown game 'space_invader'. Did you mean: space_invaders" in result.output
 
 
 def test_missing_json_option_and_missing_file_are_usage_errors(tmp_path):
