@@ -274,13 +274,17 @@ def _pair(
         }
         if result.p_value < SIGNIFICANCE_LEVEL:
             better["x_better" if result.t > 0 else "y_better"] += 1
-    poi = probability_of_improvement(
-        [_with_infinite(ex[g]) for g in games], [_with_infinite(ey[g]) for g in games]
+    poi = (
+        probability_of_improvement(
+            [_with_infinite(ex[g]) for g in games], [_with_infinite(ey[g]) for g in games]
+        )
+        if games
+        else None  # no game in common
     )
     return {
         "x": x,
         "y": y,
-        "probability_of_improvement": number(poi) if games else None,
+        "probability_of_improvement": number(poi),
         "welch": welch,
         "significant": {"alpha": SIGNIFICANCE_LEVEL, **better},
     }

@@ -263,10 +263,18 @@ def percentile_interval(samples: ArrayLike, level: float = 0.95) -> tuple[float,
         level: coverage, e.g. 0.95 for a 95% interval.
 
     Returns:
-        ``(low, high)``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles.
+        ``(low, high)``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles
+        (linear interpolation, numpy's default); ``inf`` where they fall among infinite
+        statistics.
     """
     samples = np.asarray(samples, dtype=float)
-    low, high = np.quantile(samples, [(1 - level) / 2, (1 + level) / 2])
+    # Infinite statistics (a median landing on infinite games) make numpy interpolate
+    # inf - inf = NaN between two infinite neighbours; that quantile is infinite.
+    with np.errstate(invalid="ignore"):
+        quantiles = np.quantile(samples, [(1 - level) / 2, (1 + level) / 2])
+    if np.isposinf(samples).any() and not np.isnan(samples).any():
+        quantiles = np.where(np.isnan(quantiles), np.inf, quantiles)
+    low, high = quantiles
     return float(low), float(high)
 
 

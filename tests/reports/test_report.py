@@ -192,3 +192,22 @@ def test_non_compliant_runs_are_marked(tmp_path):
     report = build_report(read_scores(run), n_resamples=10)
     assert report["saber_compliant"] is False
     assert "**Warning: not SABER-compliant.**" in to_markdown(report)
+
+
+def test_agents_without_a_common_game(tmp_path):
+    (tmp_path / "s.csv").write_text("agent,game,score\nx,pong,1\ny,venture,2\n")
+    comparison = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)["comparisons"]
+    assert comparison["saber"]["games"] == []
+    assert comparison["saber"]["pairs"][0]["probability_of_improvement"] is None
+    assert comparison["saber"]["inter_algorithm"]["mean"] == {"x": None, "y": None}
+
+
+def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path):
+    (tmp_path / "s.csv").write_text("game,score\nventure,3890\nbattle_zone,inf\nasterix,inf\n")
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=20)
+    wr = report["agents"]["agent"]["saber"]["world_record"]
+    assert wr["median"] is None and wr["median_infinite"] is True
+    assert wr["mean"] == pytest.approx((10 + 200 + 200) / 3)
+    assert wr["median_ci"] == [None, None]
+    assert "| agent | SABER (unlimited) | 3 | ∞ [" in to_markdown(report)
+    assert "Infinity" not in to_json(report)

@@ -17,6 +17,7 @@ from saber.scoring import (
     mean_score,
     median_score,
     optimality_gap,
+    percentile_interval,
     performance_profile,
     probability_of_improvement,
     regularized_incomplete_beta,
@@ -189,6 +190,11 @@ def test_bootstrap_keeps_infinite_games_infinite():
         episodes, np.random.default_rng(0), 20, infinite=[False, False, True]
     )
     assert np.all(np.isinf(means[:, 1:])) and np.all(np.isfinite(means[:, 0]))
+
+
+def test_percentile_interval_with_infinite_statistics():
+    assert percentile_interval([1.0, 2.0, INF, INF, INF]) == pytest.approx((1.1, INF))
+    assert percentile_interval(np.arange(101.0), level=0.9) == pytest.approx((5.0, 95.0))
 
 
 def test_bootstrap_interval_brackets_the_median():
