@@ -1,0 +1,119 @@
+"""The vector env gives exactly what the single env gives, for the same seeds and actions."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.error import ResetNeeded
+from gymnasium.vector import AutoresetMode
+
+from saber.envs import SaberVectorEnv
+from saber.envs.preprocessing import resize_bilinear
+
+# A short stuck timeout (non-SABER, 400 frames) so that a few hundred steps cross both a
+# game over and a stuck timeout; the code path is the same as with 18,000 frames.
+SHORT_STUCK = {"max_frames_without_reward": 800}
+
+
+def actions_for(game: str, steps: int, num_envs: int) -> np.ndarray:
+    """Random actions, except sub-env 1 which mostly idles (NOOP) to hit the stuck timeout."""
+    actions = np.random.default_rng(1).integers(0, 18, (steps, num_envs))
+    actions[:, 1] = np.where(np.arange(steps) % 50 == 0, actions[:, 1], 0)
+    return actions
+
+
+# Skiing rewards (negative) nearly every frame, so it never gets stuck: a short 100-hour
+# cap (5,000 frames) checks the other truncation there.
+SHORT_CAP = {"max_episode_frames": 5_000}
+
+
+@pytest.mark.parametrize(
+    ("game", "overrides", "ends"),
+    [
+        ("Breakout", SHORT_STUCK, {"game_over", "stuck_timeout"}),
+        ("Pong", SHORT_STUCK, {"game_over", "stuck_timeout"}),
+        ("Skiing", SHORT_CAP, {"game_over", "time_cap"}),
+        ("SpaceInvaders", SHORT_STUCK, {"game_over", "stuck_timeout"}),
+    ],
+    ids=["breakout", "pong", "skiing-9-legal-actions", "space-invaders"],
+)
+def test_vector_env_matches_single_envs_step_for_step(
+    game: str, overrides: dict, ends: set
+) -> None:
+    num_envs, steps, seeds = 3, 3_000, [10, 11, 12]
+    vector = gym.make_vec(f"SABER/{game}", num_envs=num_envs, **overrides)
+    singles = [gym.make(f"SABER/{game}", **overrides) for _ in range(num_envs)]
+    assert vector.unwrapped.uses_threads == (game != "Skiing")
+
+    obs, _ = vector.reset(seed=np.array(seeds))
+    for i, env in enumerate(singles):
+        np.testing.assert_array_equal(obs[i], env.reset(seed=seeds[i])[0])
+
+    ended = [False] * num_envs
+    ends_seen: set[str] = set()
+    steps_after_both_ends = 0
+    for actions in actions_for(game, steps, num_envs):
+        if ends <= ends_seen:
+            steps_after_both_ends += 1  # a few more, to check the autoreset steps too
+            if steps_after_both_ends > 5:
+                break
+        obs, rewards, terminated, truncated, info = vector.step(actions)
+        for i, env in enumerate(singles):
+            if ended[i]:  # NEXT_STEP autoreset: this step starts the next episode
+                expected_obs, _ = env.reset()
+                expected = (expected_obs, 0.0, False, False, {})
+            else:
+                expected = env.step(int(actions[i]))
+            np.testing.assert_array_equal(obs[i], expected[0])
+            assert (rewards[i], terminated[i], truncated[i]) == expected[1:4]
+            ended[i] = expected[2] or expected[3]
+            if ended[i]:
+                assert info["_episode"][i]
+                record = {key: info["episode"][key][i] for key in expected[4]["episode"]}
+                assert {k: v for k, v in record.items() if k != "t"} == {
+                    k: v for k, v in expected[4]["episode"].items() if k != "t"
+                }
+                ends_seen.add(record["end"])
+    assert ends <= ends_seen, ends_seen
+
+
+def test_batch_resize_equals_frame_by_frame_resize() -> None:
+    frames = np.random.default_rng(0).integers(0, 256, (7, 210, 160), dtype=np.uint8)
+    batch = np.empty((84, 84, 7), np.uint8)
+    resize_bilinear(np.ascontiguousarray(frames.transpose(1, 2, 0)), 84, batch)
+    for i, frame in enumerate(frames):
+        single = np.empty((84, 84), np.uint8)
+        resize_bilinear(frame, 84, single)
+        np.testing.assert_array_equal(batch[:, :, i], single)
+
+
+def test_disabled_autoreset_takes_per_episode_seeds_through_reset_mask() -> None:
+    vector = SaberVectorEnv("breakout", 2, autoreset_mode=AutoresetMode.DISABLED, **SHORT_STUCK)
+    vector.reset(seed=np.array([1, 2]))
+    single = gym.make("SABER/Breakout", **SHORT_STUCK)
+    single.reset(seed=2)
+    while True:
+        _, _, terminated, truncated, info = vector.step(np.array([0, 0]))
+        if terminated[1] or truncated[1]:
+            break
+    with pytest.raises(ResetNeeded, match=r"Sub-envs \[.*1.*\] have ended"):
+        vector.step(np.array([0, 0]))
+    obs, _ = vector.reset(seed=np.array([99]), options={"reset_mask": np.array([False, True])})
+    np.testing.assert_array_equal(obs[1], single.reset(seed=99)[0])
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [np.array([0, 18]), np.array([-1, 0]), np.array([0.0, 1.0]), np.array([0, 1, 2]), [np.nan, 0]],
+)
+def test_vector_env_rejects_invalid_actions(actions: object) -> None:
+    vector = SaberVectorEnv("pong", 2)
+    vector.reset(seed=0)
+    with pytest.raises(ValueError, match="Expect actions"):
+        vector.step(actions)
+
+
+def test_vector_env_refuses_to_step_before_reset() -> None:
+    with pytest.raises(ResetNeeded):
+        SaberVectorEnv("pong", 2).step(np.array([0, 0]))
