@@ -33,7 +33,7 @@ def test_every_registered_game_has_18_actions_that_all_reach_the_emulator(env_na
     assert obs.shape == (4, 84, 84) and obs.dtype == np.uint8
     assert info["episode_frame_number"] == 0
     for action in range(18):
-        obs, reward, terminated, truncated, info = env.step(action)
+        obs, _reward, terminated, truncated, info = env.step(action)
         assert env.observation_space.contains(obs)
         if terminated or truncated:
             env.reset()

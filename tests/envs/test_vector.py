@@ -94,7 +94,7 @@ def test_disabled_autoreset_takes_per_episode_seeds_through_reset_mask() -> None
     single = gym.make("SABER/Breakout", **SHORT_STUCK)
     single.reset(seed=2)
     while True:
-        _, _, terminated, truncated, info = vector.step(np.array([0, 0]))
+        _, _, terminated, truncated, _info = vector.step(np.array([0, 0]))
         if terminated[1] or truncated[1]:
             break
     with pytest.raises(ResetNeeded, match=r"Sub-envs \[.*1.*\] have ended"):
