@@ -1,0 +1,41 @@
+"""The evaluation harness: ``evaluate(policy, games, episodes=100)`` and its parts.
+
+Example:
+    >>> from saber.harness import evaluate                          # doctest: +SKIP
+    >>> result = evaluate("random", "pong,breakout", episodes=10, out="runs/random")  # doctest: +SKIP
+    >>> result.mean_scores()                                         # doctest: +SKIP
+
+See :mod:`saber.harness.evaluate` for what happens on failures and interruptions, and
+:mod:`saber.harness.training` for the training-time protocol.
+"""
+
+from __future__ import annotations
+
+from saber.harness.backends import BackendError
+from saber.harness.evaluate import DEFAULT_ENVS_PER_WORKER, EvaluationResult, evaluate
+from saber.harness.policies import (
+    ConstantPolicy,
+    EpsilonConstantPolicy,
+    Policy,
+    PolicyError,
+    RandomPolicy,
+    load_policy,
+)
+from saber.harness.store import RunMismatchError, StoreWriteError
+from saber.harness.work import episode_seed
+
+__all__ = [
+    "DEFAULT_ENVS_PER_WORKER",
+    "BackendError",
+    "ConstantPolicy",
+    "EpsilonConstantPolicy",
+    "EvaluationResult",
+    "Policy",
+    "PolicyError",
+    "RandomPolicy",
+    "RunMismatchError",
+    "StoreWriteError",
+    "episode_seed",
+    "evaluate",
+    "load_policy",
+]

@@ -1,0 +1,289 @@
+"""What the harness evaluates: the policy protocol, built-in baselines, and agent specs.
+
+A policy maps a batch of observations to one action per observation::
+
+    def policy(observations: np.ndarray) -> np.ndarray:
+        # observations: uint8 (n, 4, 84, 84); returns integers (n,) in 0..17
+        ...
+
+Plain callables work. A policy may also define ``start_episodes(rows, seeds)``: the harness
+calls it with the batch rows (int array) that start a new episode and each episode's seed
+(int array, same length), before the first observation of those episodes. A policy with
+internal state per row (a recurrent agent) resets it there; a stochastic policy seeds a
+per-episode random generator there, which makes its actions, and so the results, the same
+whatever the number of workers and whichever rows the episodes land on.
+
+Agent specs (``saber eval --agent SPEC``):
+
+* ``random``: uniform over the 18 actions (SABER's random baseline);
+* ``noop``: always action 0;
+* ``constant:K``: always action K, the constant-action baseline of the ALE paper
+  (Bellemare et al. 2013);
+* ``epsilon-constant:K`` (or ``epsilon-constant:K:EPS``): action K, but a uniformly random
+  action with probability EPS (default 0.05), the ALE paper's perturbed baseline;
+* ``module:attr`` (``mypkg.agents:load_agent``): imported; a class is instantiated with no
+  arguments, a callable with no required parameters is a factory called once per worker,
+  anything else callable is the policy itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from saber.envs.protocol import NUM_ACTIONS
+from saber.errors import SaberError
+
+__all__ = [
+    "BUILTIN_SPECS",
+    "ConstantPolicy",
+    "EpsilonConstantPolicy",
+    "Policy",
+    "PolicyError",
+    "RandomPolicy",
+    "check_actions",
+    "load_policy",
+    "resolve_spec",
+]
+
+BUILTIN_SPECS = ("random", "noop", "constant:K", "epsilon-constant:K[:EPS]", "module:attr")
+DEFAULT_EPSILON = 0.05  # the ALE paper's perturbed constant agent
+# Mixed into each episode seed so a policy's generator never shares a stream with the env's.
+_POLICY_STREAM = 0x5ABE
+
+
+class PolicyError(SaberError, ValueError):
+    """An agent spec that cannot be loaded, or a policy that broke the policy protocol."""
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Maps observations ``uint8`` (n, 4, 84, 84) to actions, integers (n,) in 0..17.
+
+    ``start_episodes(rows, seeds)`` is optional (see the module docstring).
+    """
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray: ...
+
+
+class _PerEpisodeGenerators:
+    """One random generator per batch row, re-seeded from the episode seed at each start."""
+
+    def __init__(self) -> None:
+        self._generators: dict[int, np.random.Generator] = {}
+
+    def start_episodes(self, rows: np.ndarray, seeds: np.ndarray) -> None:
+        """Seed the generators of ``rows`` from their episodes' ``seeds``."""
+        for row, seed in zip(rows.tolist(), seeds.tolist(), strict=True):
+            self._generators[row] = np.random.default_rng([int(seed), _POLICY_STREAM])
+
+    def _generator(self, row: int) -> np.random.Generator:
+        # Used outside the harness (no start_episodes call): still valid, not reproducible.
+        if row not in self._generators:
+            self._generators[row] = np.random.default_rng()
+        return self._generators[row]
+
+    def _uniform_actions(self, count: int) -> np.ndarray:
+        return np.array(
+            [self._generator(row).integers(NUM_ACTIONS) for row in range(count)], dtype=np.int64
+        )
+
+
+class RandomPolicy(_PerEpisodeGenerators):
+    """Uniformly random actions over all 18, from a generator per episode."""
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        return self._uniform_actions(len(observations))
+
+    def __repr__(self) -> str:
+        return "RandomPolicy()"
+
+
+class ConstantPolicy:
+    """Always the same action (``ConstantPolicy(0)`` is ``noop``)."""
+
+    def __init__(self, action: int) -> None:
+        self.action = _check_action_index(action)
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        return np.full(len(observations), self.action, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"ConstantPolicy({self.action})"
+
+
+class EpsilonConstantPolicy(_PerEpisodeGenerators):
+    """Action ``action``, replaced by a uniformly random one with probability ``epsilon``."""
+
+    def __init__(self, action: int, epsilon: float = DEFAULT_EPSILON) -> None:
+        super().__init__()
+        self.action = _check_action_index(action)
+        if not 0.0 <= epsilon <= 1.0:
+            raise PolicyError(f"Expect epsilon in [0, 1], actually: {epsilon!r}")
+        self.epsilon = float(epsilon)
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        actions = np.full(len(observations), self.action, dtype=np.int64)
+        for row in range(len(observations)):
+            generator = self._generator(row)
+            # Two draws per step whatever the outcome, so the streams stay aligned.
+            explore, random_action = generator.random(), generator.integers(NUM_ACTIONS)
+            if explore < self.epsilon:
+                actions[row] = random_action
+        return actions
+
+    def __repr__(self) -> str:
+        return f"EpsilonConstantPolicy({self.action}, epsilon={self.epsilon})"
+
+
+def _check_action_index(action: Any) -> int:
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        raise PolicyError(f"Expect an action in 0..{NUM_ACTIONS - 1}, actually: {action!r}")
+    if not 0 <= action < NUM_ACTIONS:
+        raise PolicyError(f"Expect an action in 0..{NUM_ACTIONS - 1}, actually: {action}")
+    return int(action)
+
+
+def _parse_action(text: str, spec: str) -> int:
+    if not re.fullmatch(r"\d+", text):
+        raise PolicyError(
+            f"Agent spec {spec!r}: expect an action index 0..{NUM_ACTIONS - 1}, actually: {text!r}"
+        )
+    return _check_action_index(int(text))
+
+
+def _builtin(spec: str) -> Callable[[], Policy] | None:
+    """A factory for a built-in spec, None when ``spec`` is not built-in (checked up front)."""
+    kind, _, argument = spec.partition(":")
+    if kind == "random" and not argument:
+        return RandomPolicy
+    if kind == "noop" and not argument:
+        return lambda: ConstantPolicy(0)
+    if kind == "constant":
+        action = _parse_action(argument, spec)
+        return lambda: ConstantPolicy(action)
+    if kind == "epsilon-constant":
+        action_text, _, epsilon_text = argument.partition(":")
+        action = _parse_action(action_text, spec)
+        try:
+            epsilon = float(epsilon_text) if epsilon_text else DEFAULT_EPSILON
+        except ValueError:
+            raise PolicyError(
+                f"Agent spec {spec!r}: expect epsilon as a number, actually: {epsilon_text!r}"
+            ) from None
+        EpsilonConstantPolicy(action, epsilon)  # validate here, not in the workers
+        return lambda: EpsilonConstantPolicy(action, epsilon)
+    return None
+
+
+def _import_attribute(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise PolicyError(f"Unknown agent spec {spec!r}; expect one of: {', '.join(BUILTIN_SPECS)}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # any import-time failure of user code is a spec error
+        raise PolicyError(
+            f"Agent spec {spec!r}: cannot import module {module_name!r}: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+    target: Any = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise PolicyError(
+                f"Agent spec {spec!r}: module {module_name!r} has no attribute {attribute!r}"
+            ) from None
+    if not callable(target):
+        raise PolicyError(
+            f"Agent spec {spec!r}: {attribute!r} is a {type(target).__name__}, not a policy, "
+            "a policy class or a factory"
+        )
+    return target
+
+
+def _is_factory(target: Any) -> bool:
+    """A class, or a callable that can be called without arguments (a policy needs one)."""
+    if inspect.isclass(target):
+        return True
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # builtins without a signature: treat as a policy
+        return False
+    return all(
+        parameter.default is not inspect.Parameter.empty
+        or parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        for parameter in signature.parameters.values()
+    )
+
+
+def resolve_spec(spec: str) -> Callable[[], Policy]:
+    """Check an agent spec and return a factory of its policy, without building it.
+
+    Imports ``module:attr`` specs (so an unknown module fails here, in the main process)
+    but calls no factory: a model is built only where it runs, in each worker.
+
+    Raises:
+        PolicyError: unknown spec, bad arguments, import failure, missing attribute.
+    """
+    spec = spec.strip()
+    builtin = _builtin(spec)
+    if builtin is not None:
+        return builtin
+    target = _import_attribute(spec)
+    if _is_factory(target):
+        return target  # type: ignore[no-any-return]
+    return lambda: target  # type: ignore[no-any-return]
+
+
+def load_policy(spec: str) -> Policy:
+    """The policy named by an agent spec (see the module docstring), built.
+
+    Raises:
+        PolicyError: the spec cannot be resolved, or its factory fails or returns
+            something that is not callable.
+    """
+    factory = resolve_spec(spec)
+    try:
+        policy = factory()
+    except PolicyError:
+        raise
+    except Exception as error:
+        raise PolicyError(
+            f"Agent spec {spec!r}: building the policy failed: {type(error).__name__}: {error}"
+        ) from error
+    if not callable(policy):
+        raise PolicyError(
+            f"Agent spec {spec!r}: the factory returned a {type(policy).__name__}, not a policy "
+            "(a callable mapping observations (n, 4, 84, 84) to n actions)"
+        )
+    return policy
+
+
+def check_actions(actions: Any, count: int) -> np.ndarray:
+    """The policy's output as ``int64`` (count,), or a :class:`PolicyError` saying what is wrong.
+
+    Accepts any integer array-like of the right shape (a list, a torch tensor on the CPU),
+    and floats that are whole numbers (some frameworks return those).
+    """
+    expected = f"Expect the policy to return {count} integer actions (shape ({count},)) in 0..{NUM_ACTIONS - 1}"
+    try:
+        array = np.asarray(actions)
+    except Exception as error:
+        raise PolicyError(f"{expected}, actually: {type(actions).__name__} ({error})") from None
+    if array.shape != (count,):
+        raise PolicyError(f"{expected}, actually: shape {array.shape}, dtype {array.dtype}")
+    if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.round(array)):
+        array = array.astype(np.int64)
+    if array.dtype.kind not in "iu":
+        raise PolicyError(f"{expected}, actually: dtype {array.dtype}: {array.tolist()[:8]}")
+    if count and (array.min() < 0 or array.max() >= NUM_ACTIONS):
+        bad = sorted({int(a) for a in array.tolist() if not 0 <= a < NUM_ACTIONS})
+        raise PolicyError(f"{expected}, actually: out-of-range actions {bad}")
+    return array.astype(np.int64, copy=False)

@@ -1,0 +1,206 @@
+"""Run episodes of one game on one vector env, calling the policy on the whole batch.
+
+Each episode starts with a seeded reset of its row (``reset_mask`` with autoreset
+disabled), so it plays exactly what its seed and the policy decide, whatever row or unit
+it lands in. A seeded reset reloads the ROM, about 0.25 s in ale-py 0.12 (the palette is
+rebuilt); that is the price of per-episode seeds, paid once per episode.
+
+When a unit has no more episodes to start, a row whose episode ends is reset without a
+seed (after a game over that continues the emulator's random stream without reloading)
+and kept stepping until the last episode of the unit ends; its results are ignored.
+That wastes the idle rows' emulation at the tail of each unit, which is why units hold
+several times more episodes than rows (see :func:`saber.harness.work.plan_units`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from saber.envs import SaberVectorEnv
+from saber.harness.policies import Policy, PolicyError, check_actions, load_policy
+from saber.harness.work import (
+    EpisodeDone,
+    Event,
+    FramesPlayed,
+    Job,
+    UnitFailed,
+    UnitFinished,
+    WorkUnit,
+)
+
+__all__ = ["RECORD_FIELDS", "execute_unit", "run_episodes"]
+
+# The fields of an episode record, in file order (``seconds`` is wall-clock timing).
+RECORD_FIELDS = (
+    "game",
+    "episode",
+    "seed",
+    "agent",
+    "score",
+    "score_5min",
+    "score_30min",
+    "frames",
+    "steps",
+    "end",
+    "rollovers",
+    "infinite",
+    "seconds",
+)
+_TICK_SECONDS = 1.0  # how often frame counts go to the progress bar
+
+
+def _record(
+    game: str, agent: str, episode: int, seed: int, stats: dict[str, np.ndarray], row: int
+) -> dict[str, Any]:
+    return {
+        "game": game,
+        "episode": episode,
+        "seed": seed,
+        "agent": agent,
+        "score": float(stats["score"][row]),
+        "score_5min": float(stats["score_5min"][row]),
+        "score_30min": float(stats["score_30min"][row]),
+        "frames": int(stats["frames"][row]),
+        "steps": int(stats["steps"][row]),
+        "end": str(stats["end"][row]),
+        "rollovers": int(stats["rollovers"][row]),
+        "infinite": bool(stats["infinite"][row]),
+        "seconds": round(float(stats["t"][row]), 3),
+    }
+
+
+def _start(policy: Policy, rows: Sequence[int], seeds: Sequence[int]) -> None:
+    hook: Callable[[np.ndarray, np.ndarray], None] | None = getattr(policy, "start_episodes", None)
+    if hook is not None:
+        hook(np.asarray(rows, dtype=np.int64), np.asarray(seeds, dtype=np.int64))
+
+
+def _mask(rows: Sequence[int], size: int) -> np.ndarray:
+    mask = np.zeros(size, dtype=bool)
+    mask[list(rows)] = True
+    return mask
+
+
+def run_episodes(
+    env: SaberVectorEnv,
+    policy: Policy,
+    episodes: Sequence[tuple[int, int]],
+    agent: str,
+) -> Iterator[dict[str, Any] | int]:
+    """Play ``episodes`` on ``env``; yield each record as its episode ends.
+
+    Also yields, about once a second, the number of emulator frames played since the
+    last such count (an int, approximate: active rows times the frame skip).
+
+    Args:
+        env: a vector env with autoreset disabled and at most ``len(episodes)`` rows.
+        policy: see :mod:`saber.harness.policies`.
+        episodes: ``(episode index, seed)`` pairs, started in this order.
+        agent: the agent name written in each record.
+
+    Raises:
+        PolicyError: the policy returned something other than ``num_envs`` valid actions.
+    """
+    size = env.num_envs
+    if not 0 < size <= len(episodes):
+        raise ValueError(f"Expect 1..{len(episodes)} sub-envs, actually: {size}")
+    queue = deque(episodes)
+    active: list[tuple[int, int] | None] = [queue.popleft() for _ in range(size)]
+    seeds = [seed for _, seed in active]  # type: ignore[misc]
+    observations, _ = env.reset(seed=np.array(seeds))
+    _start(policy, range(size), seeds)
+    frame_skip = env.saber_settings.frame_skip
+    frames, last_tick = 0, time.monotonic()
+    while any(item is not None for item in active):
+        actions = check_actions(policy(observations), size)
+        observations, _, _, _, info = env.step(actions)
+        frames += frame_skip * sum(item is not None for item in active)
+        if time.monotonic() - last_tick >= _TICK_SECONDS:
+            yield frames
+            frames, last_tick = 0, time.monotonic()
+        if "_episode" not in info or not info["_episode"].any():
+            continue
+        starting: list[int] = []
+        idle: list[int] = []
+        for row in np.flatnonzero(info["_episode"]).tolist():
+            item = active[row]
+            if item is not None:
+                yield _record(env.rom_id, agent, item[0], item[1], info["episode"], row)
+            active[row] = queue.popleft() if queue else None
+            (starting if active[row] is not None else idle).append(row)
+        if starting:
+            new_seeds = [active[row][1] for row in starting]  # type: ignore[index]
+            observations, _ = env.reset(
+                seed=np.array(new_seeds), options={"reset_mask": _mask(starting, size)}
+            )
+            _start(policy, starting, new_seeds)
+        if idle:
+            observations, _ = env.reset(options={"reset_mask": _mask(idle, size)})
+    if frames:
+        yield frames
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_policy(spec: str) -> Policy:
+    # A worker builds a spec's policy once (a model load), then reuses it for every unit.
+    return load_policy(spec)
+
+
+def _policy_of(job: Job) -> Policy:
+    return _cached_policy(job.policy) if isinstance(job.policy, str) else job.policy
+
+
+def _error_text(error: BaseException) -> str:
+    """``RuntimeError: boom (at agent.py:12)``: the message and where it was raised."""
+    text = "".join(traceback.format_exception_only(type(error), error)).strip()
+    frames = traceback.extract_tb(error.__traceback__)
+    return f"{text} (at {frames[-1].filename}:{frames[-1].lineno})" if frames else text
+
+
+def execute_unit(unit: WorkUnit, job: Job, num_threads: int | None = None) -> Iterator[Event]:
+    """Run one work unit in this process; every outcome, failures too, is an event.
+
+    Args:
+        unit: the episodes to run.
+        job: the run's policy and settings.
+        num_threads: emulation threads, overriding ``job.num_threads``.
+
+    Yields:
+        :class:`EpisodeDone` per finished episode and :class:`FramesPlayed` counts, then
+        :class:`UnitFinished`, or :class:`UnitFailed` as soon as something goes wrong.
+    """
+    try:
+        policy = _policy_of(job)
+        env = SaberVectorEnv(
+            unit.game,
+            min(job.envs_per_worker, len(unit.episodes)),
+            num_threads=job.num_threads if num_threads is None else num_threads,
+            autoreset_mode=AutoresetMode.DISABLED,
+            **job.settings,
+        )
+    except Exception as error:
+        yield UnitFailed(unit.unit_id, "setup", _error_text(error))
+        return
+    try:
+        for item in run_episodes(env, policy, unit.episodes, job.agent):
+            if isinstance(item, int):
+                yield FramesPlayed(unit.unit_id, item)
+            else:
+                yield EpisodeDone(unit.unit_id, item)
+    except PolicyError as error:
+        yield UnitFailed(unit.unit_id, "policy", str(error))
+        return
+    except Exception as error:
+        yield UnitFailed(unit.unit_id, "episode", _error_text(error))
+        return
+    finally:
+        env.close()
+    yield UnitFinished(unit.unit_id)

@@ -1,0 +1,167 @@
+"""The work of an evaluation, fixed before it runs: episodes, their seeds, and work units.
+
+Every episode is a (game, index) pair with its own seed derived from the run's base seed,
+so what an episode plays depends on nothing else: not on the number of workers, not on
+the work unit or the batch row it lands in, not on which episodes finish first.
+
+The seed of episode ``index`` of ``game``::
+
+    SeedSequence([base_seed, zlib.crc32(game.encode()), index]).generate_state(1)[0] % 2**31
+
+(``SEED_SCHEME`` names this rule in ``run.json``; changing it changes every result.) The
+vector env derives the ALE seed of the episode from it, and the built-in stochastic
+policies their per-episode generators.
+
+The messages that workers send back (:class:`EpisodeDone`, :class:`FramesPlayed`,
+:class:`UnitFinished`, :class:`UnitFailed`) are plain picklable dataclasses, the same for
+every backend.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = [
+    "SEED_SCHEME",
+    "EpisodeDone",
+    "FramesPlayed",
+    "Job",
+    "UnitFailed",
+    "UnitFinished",
+    "WorkUnit",
+    "episode_seed",
+    "plan_units",
+]
+
+SEED_SCHEME = "SeedSequence([base_seed, crc32(game), episode]) % 2**31, v1"
+_MAX_SEED = 2**31  # the vector env takes non-negative int32 seeds
+
+
+def episode_seed(base_seed: int, game: str, episode: int) -> int:
+    """The seed of episode ``episode`` (0-based) of ``game`` (ale id), in [0, 2**31)."""
+    if base_seed < 0 or episode < 0:
+        raise ValueError(
+            f"Expect a non-negative base seed and episode, actually: {base_seed}, {episode}"
+        )
+    sequence = np.random.SeedSequence([base_seed, zlib.crc32(game.encode()), episode])
+    return int(sequence.generate_state(1)[0]) % _MAX_SEED
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every worker needs besides its unit: the same for the whole run.
+
+    Attributes:
+        agent: the agent spec or name written in each record.
+        policy: an agent spec (loaded in each worker) or a picklable policy object.
+        settings: overrides of :class:`~saber.envs.SaberSettings` (empty for SABER).
+        envs_per_worker: sub-envs of a worker's vector env (fewer for a smaller unit).
+        num_threads: emulation threads per vector env (0: one per core).
+    """
+
+    agent: str
+    policy: Any
+    settings: dict[str, Any] = field(default_factory=dict)
+    envs_per_worker: int = 8
+    num_threads: int = 0
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """Episodes of one game run together on one vector env by one worker.
+
+    Attributes:
+        unit_id: unique within the run.
+        game: ale id.
+        episodes: ``(episode index, seed)`` pairs.
+        attempt: 0 for the first try, 1 for the retry of episodes whose unit failed.
+    """
+
+    unit_id: int
+    game: str
+    episodes: tuple[tuple[int, int], ...]
+    attempt: int = 0
+
+
+@dataclass(frozen=True)
+class EpisodeDone:
+    """A finished episode's record (the ``episodes.jsonl`` fields)."""
+
+    unit_id: int
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FramesPlayed:
+    """Emulator frames played since the last message, for the progress bar (approximate)."""
+
+    unit_id: int
+    frames: int
+
+
+@dataclass(frozen=True)
+class UnitFinished:
+    """Every episode of the unit has been sent."""
+
+    unit_id: int
+
+
+FailureKind = Literal["setup", "policy", "episode", "worker"]
+
+
+@dataclass(frozen=True)
+class UnitFailed:
+    """A unit stopped early; its episodes without a record did not finish.
+
+    ``kind``: ``setup`` (the policy or the env could not be built), ``policy`` (the policy
+    broke the policy protocol), ``episode`` (an exception while playing), ``worker`` (the
+    worker process died or was lost).
+    """
+
+    unit_id: int
+    kind: FailureKind
+    error: str
+
+
+Event = EpisodeDone | FramesPlayed | UnitFinished | UnitFailed
+
+
+def plan_units(
+    pending: dict[str, list[tuple[int, int]]],
+    workers: int,
+    envs_per_worker: int,
+    first_unit_id: int = 0,
+) -> list[WorkUnit]:
+    """Split each game's pending episodes into work units.
+
+    A unit holds at least ``envs_per_worker`` episodes (so its vector env is full) and, to
+    keep every worker busy to the end, about a quarter of one worker's share of the whole
+    run, but never more than a game has. Larger units waste less: a vector env whose
+    queue is empty keeps stepping its idle rows until its last episode ends. The split
+    changes which episodes run together, never what they play.
+
+    Args:
+        pending: ``{game: [(episode, seed), ...]}`` in the order to run them.
+        workers: worker processes (or Dask threads) that will run the units.
+        envs_per_worker: sub-envs per vector env.
+        first_unit_id: id of the first unit (ids go up from it).
+    """
+    total = sum(len(items) for items in pending.values())
+    share = math.ceil(total / (4 * max(workers, 1)))
+    units = []
+    for game, items in pending.items():
+        if not items:
+            continue
+        size = max(envs_per_worker, share)
+        count = math.ceil(len(items) / size)
+        # Balanced chunks: 100 episodes in units of at most 30 -> 25, 25, 25, 25.
+        bounds = [round(i * len(items) / count) for i in range(count + 1)]
+        for start, stop in itertools.pairwise(bounds):
+            units.append(WorkUnit(first_unit_id + len(units), game, tuple(items[start:stop])))
+    return units
