@@ -159,8 +159,8 @@ def plan_units(
         if not items:
             continue
         size = max(envs_per_worker, share)
-        count = math.ceil(len(items) / size)
-        # Balanced chunks: 100 episodes in units of at most 30 -> 25, 25, 25, 25.
+        count = max(1, len(items) // size)
+        # Balanced chunks of at least `size`: 100 episodes, size 30 -> 34, 33, 33.
         bounds = [round(i * len(items) / count) for i in range(count + 1)]
         for start, stop in itertools.pairwise(bounds):
             units.append(WorkUnit(first_unit_id + len(units), game, tuple(items[start:stop])))

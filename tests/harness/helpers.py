@@ -1,0 +1,90 @@
+"""Policies for the harness tests, importable by worker processes (``tests.harness.helpers:...``)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from saber.harness.work import episode_seed
+
+BASE_SEED = 0
+
+
+def short_settings() -> dict[str, int]:
+    """A 400-frame stuck timeout, so that stuck episodes end in seconds (not SABER)."""
+    return {"max_frames_without_reward": 400}
+
+
+def strip_timing(records: list[dict]) -> list[str]:
+    """Records without wall-clock fields, as sorted JSON strings (comparable across runs)."""
+    return sorted(
+        json.dumps({k: v for k, v in r.items() if k != "seconds"}, sort_keys=True) for r in records
+    )
+
+
+def read_records(directory) -> list[dict]:
+    with open(os.path.join(directory, "episodes.jsonl"), encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+class FailOnEpisode:
+    """Random actions; raises (or kills its process) after ``after`` steps of one episode.
+
+    Picklable, so it runs in worker processes as an object.
+    """
+
+    def __init__(self, game: str, episode: int, after: int = 20, kill: bool = False) -> None:
+        self.target_seed = episode_seed(BASE_SEED, game, episode)
+        self.after = after
+        self.kill = kill
+        self.rows: dict[int, list[int]] = {}  # row -> [seed, steps]
+
+    def start_episodes(self, rows: np.ndarray, seeds: np.ndarray) -> None:
+        for row, seed in zip(rows.tolist(), seeds.tolist(), strict=True):
+            self.rows[row] = [seed, 0]
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        for state in self.rows.values():
+            state[1] += 1
+            if state[0] == self.target_seed and state[1] > self.after:
+                if self.kill:
+                    os._exit(3)
+                raise RuntimeError("planned failure")
+        return np.full(len(observations), 1, dtype=np.int64)  # FIRE: Breakout starts
+
+
+class WrongShape:
+    """Returns one action too many."""
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        return np.zeros(len(observations) + 1, dtype=np.int64)
+
+
+class OutOfRange:
+    """Returns action 18 (there are 18 actions, 0..17) after a few steps."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        return np.full(len(observations), 18 if self.calls > 3 else 0, dtype=np.int64)
+
+
+def make_noop():
+    """A factory (no required parameters): returns the policy."""
+    return lambda observations: np.zeros(len(observations), dtype=np.int64)
+
+
+def plain_policy(observations: np.ndarray) -> list[int]:
+    """A plain function policy (returns a list)."""
+    return [0] * len(observations)
+
+
+def broken_factory():
+    raise RuntimeError("cannot load the weights")
+
+
+NOT_CALLABLE = 42
