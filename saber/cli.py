@@ -110,3 +110,166 @@ def report(
         written += save_plots(result, plots_dir)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _env_options(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; values are read as JSON (``400``, ``null``, ``0.0``), else text."""
+    import json
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, separator, text = pair.partition("=")
+        if not separator or not key.strip():
+            raise click.BadParameter(
+                f"Expect KEY=VALUE, actually: {pair!r}", param_hint="--env-option"
+            )
+        try:
+            options[key.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key.strip()] = text
+    return options
+
+
+@main.command("eval")
+@click.option(
+    "--agent",
+    required=True,
+    help="random, noop, constant:K, epsilon-constant:K[:EPS], or module:attr (a policy, a policy class, or a factory).",
+)
+@click.option(
+    "--games",
+    required=True,
+    help="Comma-separated game names, or all (the 61), atari57, atari5, atari10.",
+)
+@click.option("--episodes", default=100, show_default=True, help="Episodes per game.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory; running the same command again resumes it.",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    help="Worker processes [default: one per core]; 0 runs in this process. With --backend dask and no --address: local cluster size.",
+)
+@click.option(
+    "--envs-per-worker",
+    default=8,
+    show_default=True,
+    help="Envs per worker's vector env: the policy's batch size.",
+)
+@click.option(
+    "--seed",
+    "base_seed",
+    default=0,
+    show_default=True,
+    help="Base seed; every episode's seed derives from it, the game and the episode index.",
+)
+@click.option("--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option(
+    "--address",
+    default=None,
+    help='Dask scheduler address (tcp://host:8786); needs pip install "saber-ale[dask]".',
+)
+@click.option(
+    "--dask-timeout",
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for the Dask scheduler.",
+)
+@click.option(
+    "--env-option",
+    "env_option",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a SABER setting (value read as JSON), e.g. max_frames_without_reward=400. Repeatable.",
+)
+@click.option(
+    "--allow-non-saber",
+    is_flag=True,
+    help="Run with --env-option values that break the protocol; the results are marked as not SABER.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr [default: when stderr is a terminal].",
+)
+@click.option(
+    "--report/--no-report",
+    "write_report",
+    default=True,
+    show_default=True,
+    help="Write DIR/report.json and DIR/report.md at the end.",
+)
+@_saber_errors_as_messages
+def eval_command(
+    agent: str,
+    games: str,
+    episodes: int,
+    out: Path,
+    workers: int | None,
+    envs_per_worker: int,
+    base_seed: int,
+    backend: str,
+    address: str | None,
+    dask_timeout: float,
+    env_option: tuple[str, ...],
+    allow_non_saber: bool,
+    progress: bool | None,
+    write_report: bool,
+) -> None:
+    """Evaluate an agent under the SABER protocol: EPISODES per game, resumable.
+
+    Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
+    the provenance. Ctrl-C stops cleanly; the same command resumes. At the end the SABER
+    report is written to OUT/report.json and OUT/report.md and printed.
+    """
+    import sys
+
+    from saber.harness import evaluate
+
+    try:
+        result = evaluate(
+            agent,
+            games,
+            episodes,
+            out=out,
+            workers=workers,
+            envs_per_worker=envs_per_worker,
+            base_seed=base_seed,
+            backend=backend,
+            address=address,
+            env_options=_env_options(env_option),
+            allow_non_saber=allow_non_saber,
+            progress=progress,
+            command=sys.argv,
+            dask_timeout=dask_timeout,
+        )
+    except KeyboardInterrupt:
+        click.echo(
+            f"\nInterrupted. Finished episodes are in {out / 'episodes.jsonl'}; run the same "
+            "command to resume.",
+            err=True,
+        )
+        sys.exit(130)
+    rate = result.frames / result.seconds if result.seconds else 0.0
+    click.echo(
+        f"{result.new_episodes} new episodes in {result.seconds:,.1f} s ({rate:,.0f} frames/s); "
+        f"{len(result.records)} episodes in {out}",
+        err=True,
+    )
+    for record in result.failed:
+        click.echo(
+            f"warning: {record['game']} episode {record['episode']} failed: {record['error']}",
+            err=True,
+        )
+    if write_report and any("error" not in record for record in result.records):
+        from saber.reports import to_markdown
+
+        paths = result.write_report()
+        click.echo(to_markdown(result.report()))
+        for path in paths:
+            click.echo(f"wrote {path}", err=True)

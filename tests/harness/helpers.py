@@ -46,7 +46,8 @@ class FailOnEpisode:
             self.rows[row] = [seed, 0]
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
-        for state in self.rows.values():
+        for row in range(len(observations)):  # rows beyond the batch are from older units
+            state = self.rows[row]
             state[1] += 1
             if state[0] == self.target_seed and state[1] > self.after:
                 if self.kill:
@@ -63,14 +64,15 @@ class WrongShape:
 
 
 class OutOfRange:
-    """Returns action 18 (there are 18 actions, 0..17) after a few steps."""
+    """FIRE (a Breakout episode then ends after 122 steps), then action 18 after ``after`` calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, after: int = 3) -> None:
+        self.after = after
         self.calls = 0
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
         self.calls += 1
-        return np.full(len(observations), 18 if self.calls > 3 else 0, dtype=np.int64)
+        return np.full(len(observations), 18 if self.calls > self.after else 1, dtype=np.int64)
 
 
 def make_noop():

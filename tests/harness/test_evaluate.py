@@ -1,0 +1,179 @@
+"""saber.harness.evaluate on real ROMs: same results however it runs, resume, failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from saber.errors import ProtocolError
+from saber.harness import BackendError, PolicyError, RunMismatchError, evaluate
+from saber.harness.work import episode_seed
+from tests.harness.helpers import (
+    FailOnEpisode,
+    OutOfRange,
+    WrongShape,
+    read_records,
+    short_settings,
+    strip_timing,
+)
+
+# Breakout ends in ~150-250 random steps; Freeway's random play hits the 400-frame
+# stuck timeout of short_settings(): two kinds of ends, a few seconds per run.
+GAMES = "breakout,freeway"
+SHORT = {"env_options": short_settings(), "allow_non_saber": True, "progress": False}
+
+
+@pytest.fixture(scope="module")
+def inline_run(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    out = tmp_path_factory.mktemp("inline")
+    result = evaluate("random", GAMES, 3, out=out, workers=0, envs_per_worker=3, **SHORT)
+    assert result.new_episodes == 6 and result.non_saber
+    return result.records
+
+
+def test_records_have_the_promised_fields(inline_run: list[dict]) -> None:
+    assert [(r["game"], r["episode"]) for r in inline_run] == [
+        (game, i) for game in ("breakout", "freeway") for i in range(3)
+    ]
+    for record in inline_run:
+        assert record["seed"] == episode_seed(0, record["game"], record["episode"])
+        assert record["agent"] == "random"
+        assert record["end"] in {"game_over", "stuck_timeout"}
+        assert isinstance(record["score"], float) and isinstance(record["infinite"], bool)
+        assert record["score_5min"] == record["score_30min"] == record["score"]  # short episodes
+        assert record["frames"] > 0 and record["steps"] * 4 >= record["frames"]
+    assert {r["end"] for r in inline_run if r["game"] == "freeway"} == {"stuck_timeout"}
+
+
+def test_same_records_with_two_worker_processes(inline_run: list[dict], tmp_path: Path) -> None:
+    result = evaluate("random", GAMES, 3, out=tmp_path, workers=2, envs_per_worker=2, **SHORT)
+    assert strip_timing(result.records) == strip_timing(inline_run)
+    assert strip_timing(read_records(tmp_path)) == strip_timing(inline_run)
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["non_saber"] and run["deviations"] == {"max_frames_without_reward": [18000, 400]}
+    assert run["games"] == ["breakout", "freeway"] and run["agent"] == "random"
+
+
+def test_same_records_on_a_local_dask_cluster(inline_run: list[dict], tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        result = evaluate(
+            "random",
+            GAMES,
+            3,
+            out=tmp_path,
+            backend="dask",
+            address=cluster.scheduler_address,
+            envs_per_worker=2,
+            **SHORT,
+        )
+    assert strip_timing(result.records) == strip_timing(inline_run)
+    assert strip_timing(read_records(tmp_path)) == strip_timing(inline_run)
+
+
+def test_resume_runs_only_the_missing_episodes(inline_run: list[dict], tmp_path: Path) -> None:
+    first = evaluate("random", GAMES, 1, out=tmp_path, workers=0, **SHORT)
+    second = evaluate("random", GAMES, 3, out=tmp_path, workers=0, **SHORT)
+    again = evaluate("random", GAMES, 3, out=tmp_path, workers=0, **SHORT)
+    assert (first.new_episodes, second.new_episodes, again.new_episodes) == (2, 4, 0)
+    assert strip_timing(again.records) == strip_timing(inline_run)
+    assert len(read_records(tmp_path)) == 6
+    assert len(json.loads((tmp_path / "run.json").read_text())["sessions"]) == 3
+    with pytest.raises(RunMismatchError, match="agent: 'random' in the directory, 'noop' now"):
+        evaluate("noop", GAMES, 3, out=tmp_path, workers=0, **SHORT)
+    with pytest.raises(RunMismatchError, match="base_seed: 0 in the directory, 1 now"):
+        evaluate("random", GAMES, 3, out=tmp_path, workers=0, base_seed=1, **SHORT)
+
+
+def test_failing_episode_is_retried_alone_then_recorded(tmp_path: Path) -> None:
+    policy = FailOnEpisode("breakout", episode=1)
+    result = evaluate(
+        policy, "breakout", 3, out=tmp_path, workers=0, envs_per_worker=2, progress=False
+    )
+    records = {r["episode"]: r for r in read_records(tmp_path)}
+    assert sorted(records) == [0, 1, 2]
+    assert records[1]["error"].startswith("RuntimeError: planned failure (at ")
+    assert "score" not in records[1]
+    assert "error" not in records[0] and "error" not in records[2]
+    assert [r["episode"] for r in result.failed] == [1]
+    # A resume runs the failed episode again (and it fails again, as planned).
+    again = evaluate(
+        policy, "breakout", 3, out=tmp_path, workers=0, envs_per_worker=2, progress=False
+    )
+    assert again.new_episodes == 1 and len(read_records(tmp_path)) == 3
+
+
+def test_worker_that_dies_is_replaced_and_its_episode_reported(tmp_path: Path) -> None:
+    policy = FailOnEpisode("breakout", episode=0, kill=True)
+    result = evaluate(
+        policy, "breakout", 2, out=tmp_path, workers=1, envs_per_worker=2, progress=False
+    )
+    records = {r["episode"]: r for r in result.records}
+    assert "worker process died (exit code 3)" in records[0]["error"]
+    assert records[1]["end"] == "game_over"
+
+
+def test_policy_breaking_the_protocol_stops_the_run_keeping_finished_episodes(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(PolicyError) as error:
+        evaluate(
+            OutOfRange(after=150),
+            "breakout",
+            3,
+            out=tmp_path,
+            workers=0,
+            envs_per_worker=1,
+            progress=False,
+        )
+    assert "out-of-range actions [18]" in str(error.value)
+    assert "1 finished episodes are on disk" in str(error.value)
+    assert [r["episode"] for r in read_records(tmp_path)] == [0]
+    with pytest.raises(
+        PolicyError,
+        match=r"Expect the policy to return 2 integer actions \(shape \(2,\)\) in 0..17, actually: shape \(3,\)",
+    ):
+        evaluate(WrongShape(), "breakout", 2, out=tmp_path / "shape", workers=0, progress=False)
+
+
+def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="cannot import module 'nope'"):
+        evaluate("nope:policy", "pong", 1, out=tmp_path / "a")
+    with pytest.raises(ProtocolError, match=r"max_frames_without_reward=400 \(SABER: 18000\)"):
+        evaluate("random", "pong", 1, out=tmp_path / "b", env_options=short_settings())
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    with pytest.raises(PolicyError, match="cannot be sent to worker processes"):
+        evaluate(
+            lambda obs: np.ones(len(obs), dtype=int), "breakout", 1, out=tmp_path / "c", workers=2
+        )
+    with pytest.raises(
+        BackendError, match=r"Cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s"
+    ):
+        evaluate(
+            "random",
+            "pong",
+            1,
+            out=tmp_path / "d",
+            backend="dask",
+            address="tcp://127.0.0.1:9",
+            dask_timeout=1,
+        )
+
+
+def test_plain_function_policy_in_process(tmp_path: Path) -> None:
+    result = evaluate(
+        lambda obs: np.ones(len(obs), dtype=int),
+        "breakout",
+        1,
+        out=tmp_path,
+        workers=0,
+        agent="fire",
+        progress=False,
+    )
+    assert result.records[0]["agent"] == "fire" and result.records[0]["steps"] == 122
+    assert result.mean_scores() == {"breakout": 0.0}
