@@ -45,13 +45,12 @@ def _write(path: Path, text: str) -> Path:
 
 
 @main.command()
-@click.argument("scores", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("scores", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--json",
     "json_out",
-    required=True,
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Write the full report as JSON here.",
+    help="Write the full report as JSON here (required with SCORES).",
 )
 @click.option(
     "--markdown",
@@ -75,6 +74,20 @@ def _write(path: Path, text: str) -> Path:
 @click.option(
     "--resamples", default=2000, show_default=True, help="Bootstrap resamples per interval."
 )
+@click.option(
+    "--training",
+    "training_log",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Instead of SCORES: a training log of saber.harness.training.TrainingRecorder.",
+)
+@click.option(
+    "--at",
+    "at_frames",
+    default="10M,50M,100M,200M",
+    show_default=True,
+    help="With --training: checkpoints in training frames; at each, the mean of the 100 "
+    "consecutive episodes that ended last.",
+)
 @_saber_errors_as_messages
 def report(
     scores: tuple[Path, ...],
@@ -84,8 +97,10 @@ def report(
     plots_dir: Path | None,
     seed: int,
     resamples: int,
+    training_log: Path | None,
+    at_frames: str,
 ) -> None:
-    """Report SABER scores of one or more agents.
+    """Report SABER scores of one or more agents, or training scores (--training).
 
     SCORES: CSV files with a header and at least the columns game,score (optional: agent,
     episode, time_limit as 5min/30min/saber, infinite; a score of inf marks infinite
@@ -94,6 +109,11 @@ def report(
     from saber.reports import build_report, to_csv, to_json, to_markdown
     from saber.scoring import read_scores
 
+    if training_log is not None:
+        _training_report(training_log, at_frames, json_out)
+        return
+    if not scores or json_out is None:
+        raise click.UsageError("Give SCORES and --json OUT (or --training LOG).")
     if resamples < 1:
         raise click.BadParameter(
             f"Expect a positive number, actually: {resamples}", param_hint="--resamples"
@@ -110,6 +130,19 @@ def report(
         written += save_plots(result, plots_dir)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _training_report(log: Path, at_frames: str, json_out: Path | None) -> None:
+    """``saber report --training``: a Markdown table on stdout, optionally JSON."""
+    import json
+
+    from saber.harness.training import format_training_scores, training_scores
+
+    scores = training_scores(log, [part for part in at_frames.split(",") if part.strip()])
+    click.echo(format_training_scores(scores), nl=False)
+    if json_out is not None:
+        rows = [score.as_dict() for score in scores]
+        click.echo(f"wrote {_write(json_out, json.dumps(rows, indent=2) + chr(10))}")
 
 
 def _env_options(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -273,3 +306,7 @@ def eval_command(
         click.echo(to_markdown(result.report()))
         for path in paths:
             click.echo(f"wrote {path}", err=True)
+
+
+if __name__ == "__main__":  # python -m saber.cli
+    main()

@@ -1,0 +1,123 @@
+"""``saber eval``: end to end through the CLI, interruption and a full disk."""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from saber.cli import main
+from tests.harness.helpers import read_records
+
+EVAL = [sys.executable, "-m", "saber.cli", "eval"]
+
+
+def test_eval_writes_records_provenance_and_report(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["eval", "--agent", "constant:1", "--games", "breakout", "--episodes", "2",
+            "--workers", "0", "--out", str(out), "--seed", "3"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "# SABER report" in result.stdout
+    records = read_records(out)
+    assert [(r["agent"], r["episode"], r["steps"]) for r in records] == [
+        ("constant:1", 0, 122),
+        ("constant:1", 1, 122),
+    ]
+    run = json.loads((out / "run.json").read_text())
+    assert run["agent"] == "constant:1" and run["base_seed"] == 3 and run["non_saber"] is False
+    assert run["settings"]["max_frames_without_reward"] == 18000 and run["episodes"] == 2
+    report = json.loads((out / "report.json").read_text())
+    assert report["saber_compliant"] is True and "constant:1" in report["agents"]
+    assert (out / "report.md").is_file()
+
+
+def test_eval_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
+    cases = {
+        ("--agent", "randomm"): "Unknown agent spec 'randomm'",
+        ("--agent", "random", "--games", "pongg"): "Unknown game 'pongg'. Did you mean: pong",
+        ("--env-option", "max_frames_without_reward=400"): "break the SABER protocol",
+        (
+            "--env-option",
+            "no_such_setting=1",
+            "--allow-non-saber",
+        ): "Unknown SABER setting(s): no_such_setting",
+        ("--env-option", "oops"): "Expect KEY=VALUE, actually: 'oops'",
+    }
+    for extra, message in cases.items():
+        args = [
+            "eval",
+            "--agent",
+            "random",
+            "--games",
+            "pong",
+            "--out",
+            str(tmp_path / "x"),
+            *extra,
+        ]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code != 0 and message in result.output, (extra, result.output)
+        assert "Traceback" not in result.output
+
+
+def _restore_sigint() -> None:
+    # Background jobs of a non-interactive shell ignore SIGINT; Python would inherit that.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_finished_episodes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    command = [*EVAL, "--agent", "random", "--games", "breakout", "--episodes", "40",
+               "--workers", "2", "--envs-per-worker", "2", "--out", str(out), "--no-report"]  # fmt: skip
+    process = subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, preexec_fn=_restore_sigint
+    )
+    episodes = out / "episodes.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+        not episodes.exists() or len(episodes.read_text().splitlines()) < 2
+    ):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Interrupted. Finished episodes are in" in stderr and "Traceback" not in stderr
+    kept = read_records(out)
+    assert 2 <= len(kept) < 40 and all("score" in r for r in kept)
+    # The lock is released and a resume runs only the episodes that had not finished.
+    wanted = max(r["episode"] for r in kept) + 1
+    args = ["eval", "--agent", "random", "--games", "breakout", "--episodes", str(wanted),
+            "--workers", "0", "--out", str(out), "--no-report"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0 and f"{wanted - len(kept)} new episodes" in result.output
+
+
+def _limit_file_size() -> None:
+    # A file-size limit makes writes fail like a full disk (EFBIG instead of ENOSPC).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2600, 2600))
+
+
+def test_full_disk_is_a_clear_error_and_loses_no_finished_episode(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    command = [*EVAL, "--agent", "constant:1", "--games", "breakout", "--episodes", "14",
+               "--workers", "0", "--envs-per-worker", "14", "--out", str(out), "--no-report"]  # fmt: skip
+    process = subprocess.run(
+        command, capture_output=True, text=True, preexec_fn=_limit_file_size, timeout=120
+    )
+    assert process.returncode == 1, process.stderr
+    kept = read_records(out)  # every line whole
+    assert 0 < len(kept) < 14
+    assert (
+        f"Cannot write to {out / 'episodes.jsonl'}: File too large. {len(kept)} finished episodes are safely on disk"
+        in process.stderr
+    )
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(r["episode"] for r in read_records(out)) == list(range(14))

@@ -1,0 +1,122 @@
+"""The training-time protocol: the recorder's log and the scores at checkpoints."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from saber.cli import main
+from saber.errors import SaberError
+from saber.harness.training import (
+    TrainingRecorder,
+    VectorTrainingRecorder,
+    parse_frames,
+    training_scores,
+)
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_single_env_recorder_counts_cumulative_frames(tmp_path: Path) -> None:
+    log = tmp_path / "train.jsonl"
+    env = TrainingRecorder(gym.make("SABER/Breakout"), log)
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    ended = 0
+    while ended < 3:
+        *_, terminated, truncated, _ = env.step(int(rng.integers(18)))
+        if terminated or truncated:
+            ended += 1
+            env.reset()
+    for _ in range(10):  # frames of an unfinished episode count too
+        env.step(0)
+    env.close()
+    lines = _lines(log)
+    assert [line["episode"] for line in lines] == [0, 1, 2]
+    assert [line["frames"] for line in lines] == list(
+        np.cumsum([line["episode_frames"] for line in lines])
+    )
+    assert env.total_frames == lines[-1]["frames"] + 40
+    assert {line["game"] for line in lines} == {"breakout"}
+
+
+def test_vector_recorder_counts_every_sub_env(tmp_path: Path) -> None:
+    log = tmp_path / "train.jsonl"
+    env = VectorTrainingRecorder(gym.make_vec("SABER/Breakout", 2), log)
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    steps = 0
+    while len(log.read_text().splitlines()) < 4:
+        env.step(rng.integers(0, 18, 2))
+        steps += 1
+    lines = _lines(log)
+    assert [line["episode"] for line in lines] == list(range(len(lines)))
+    assert {line["env"] for line in lines} == {0, 1}
+    assert all(a["frames"] <= b["frames"] for a, b in itertools.pairwise(lines))
+    # Each autoreset step plays no frame; every other step plays 4 per sub-env.
+    assert env.total_frames <= 8 * steps and env.total_frames >= lines[-1]["frames"]
+    env.close()
+
+
+@pytest.fixture
+def hand_log(tmp_path: Path) -> Path:
+    """250 episodes: episode i scores i and ends at cumulative frame (i + 1) * 1000."""
+    log = tmp_path / "hand.jsonl"
+    log.write_text(
+        "".join(
+            json.dumps({"game": "pong", "episode": i, "frames": (i + 1) * 1000, "score": i}) + "\n"
+            for i in range(250)
+        )
+    )
+    return log
+
+
+def test_training_scores_average_the_last_100_episodes(hand_log: Path) -> None:
+    scores = training_scores(hand_log, ["500", "50k", 100_000, "150k", "1M"])
+    assert [(s.at_frames, s.mean, s.episodes) for s in scores] == [
+        (500, None, 0),
+        (50_000, 24.5, 50),  # episodes 0..49: fewer than 100 had ended
+        (100_000, 49.5, 100),  # 0..99
+        (150_000, 99.5, 100),  # 50..149
+        (1_000_000, 199.5, 100),  # 150..249
+    ]
+    assert (scores[3].first_episode, scores[3].last_episode) == (50, 149)
+
+
+def test_report_training_cli(hand_log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "training.json"
+    result = CliRunner().invoke(
+        main, ["report", "--training", str(hand_log), "--at", "100k,150k", "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "| pong | 100,000 | 49.5 | 100 |" in result.output
+    assert "| pong | 150,000 | 99.5 | 100 |" in result.output
+    assert [row["mean"] for row in json.loads(out.read_text())] == [49.5, 99.5]
+
+
+@pytest.mark.parametrize(
+    ("text", "frames"),
+    [
+        ("10M", 10_000_000),
+        ("50m", 50_000_000),
+        ("1.5e6", 1_500_000),
+        ("200000000", 200_000_000),
+        ("500k", 500_000),
+    ],
+)
+def test_parse_frames(text: str, frames: int) -> None:
+    assert parse_frames(text) == frames
+
+
+@pytest.mark.parametrize("text", ["ten", "-5", "1.5", ""])
+def test_parse_frames_rejects(text: str) -> None:
+    with pytest.raises(SaberError, match="Expect"):
+        parse_frames(text)
