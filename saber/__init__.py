@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 from saber.envs import SaberSettings, SaberVectorEnv, make_env, make_vec_env, saber_settings
 from saber.errors import ProtocolError, SaberError, ScoreFileError, UnknownGameError
 from saber.games import GameInfo, get_game, resolve_games
+from saber.harness import evaluate
 
 __all__ = [
     "GameInfo",
@@ -21,6 +22,7 @@ __all__ = [
     "ScoreFileError",
     "UnknownGameError",
     "__version__",
+    "evaluate",
     "get_game",
     "make_env",
     "make_vec_env",
