@@ -73,17 +73,15 @@ class _ThreadedEngine:
         self.num_envs = num_envs
         self._strength = np.ones(num_envs, dtype=np.float32)
 
-    def _frames(
-        self, obs: np.ndarray, info: dict[str, np.ndarray]
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _env_order(self, info: dict[str, np.ndarray]) -> np.ndarray | slice:
+        """Index that puts the engine's results in sub-env order (a no-op slice when they are)."""
         env_ids = info["env_id"]
-        order = np.argsort(env_ids) if np.any(env_ids != np.arange(self.num_envs)) else slice(None)
-        return obs[order, 0], np.asarray(info["episode_frame_number"])[order]
+        return np.argsort(env_ids) if np.any(env_ids != np.arange(self.num_envs)) else slice(None)
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         seeds = np.array([_NO_SEED if s is None else s for s in ale_seeds], dtype=np.int32)
         obs, info = self.ale.reset(rows.astype(np.int32), seeds)
-        return self._frames(obs, info)[0][rows]
+        return obs[self._env_order(info), 0][rows]
 
     def step(
         self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
@@ -93,8 +91,8 @@ class _ThreadedEngine:
         # are stepped once more, then reset here with a reload, which erases that step.
         self.ale.send(actions.astype(np.int32), self._strength)
         obs, rewards, game_over, _, info = self.ale.recv()
-        frames, episode_frames = self._frames(obs, info)
-        order = np.argsort(info["env_id"])
+        order = self._env_order(info)
+        frames, episode_frames = obs[order, 0], np.asarray(info["episode_frame_number"])[order]
         rewards, game_over = rewards[order].astype(np.float64), game_over[order]
         reload = [i for i, row in enumerate(reset_rows) if ale_seeds[i] is not None]
         if reload:
