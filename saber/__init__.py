@@ -1,7 +1,8 @@
 """saber: the SABER Atari benchmark (Toromanoff, Wirbel and Moutarde, 2019) for Gymnasium.
 
-Importing saber registers ``SABER/<Game>`` with Gymnasium (installing it does too, through
-Gymnasium's plugin entry point, so ``gymnasium.make("SABER/Pong")`` works without it).
+Importing saber registers ``SABER/<Game>`` with Gymnasium. Gymnasium 1.x loads no plugins,
+so code that has not imported saber (a spawned worker, say) names the module in the id:
+``gymnasium.make("saber:SABER/Pong")``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 from ale_py.env import AtariEnv
 from gymnasium.spaces import Box, Discrete
+from gymnasium.utils import seeding
 
 from saber.envs.emulator import FrameRepeater, SeedStream, rom_path
 from saber.envs.protocol import NUM_ACTIONS
@@ -23,10 +24,9 @@ __all__ = ["SaberPreprocessing", "check_action", "resize_bilinear"]
 
 
 def resize_bilinear(frame: np.ndarray, size: int, out: np.ndarray) -> None:
-    """Resize ``frame`` (H, W[, C]) ``uint8`` to ``out`` (size, size[, C]) with bilinear interpolation.
+    """Resize ``frame`` ``uint8`` (H, W) into ``out`` ``uint8`` (size, size), bilinear, in place.
 
-    OpenCV treats a trailing axis as channels and interpolates each channel alike, which
-    lets the vector env resize a whole batch in one call.
+    ``out`` must be C-contiguous (a slot of a frame stack is), or OpenCV writes elsewhere.
     """
     cv2.resize(frame, (size, size), dst=out, interpolation=cv2.INTER_LINEAR)
 
@@ -61,13 +61,15 @@ class SaberPreprocessing(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Example:
         >>> import gymnasium as gym, ale_py
         >>> gym.register_envs(ale_py)
-        >>> env = SaberPreprocessing(gym.make("ALE/Pong-v5", frameskip=1).unwrapped)
+        >>> atari = gym.make("ALE/Pong-v5", frameskip=1, max_num_frames_per_episode=0)
+        >>> env = SaberPreprocessing(atari.unwrapped)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape, obs.dtype, info["episode_frame_number"]
         ((4, 84, 84), dtype('uint8'), 0)
 
     Args:
-        env: an ale-py ``AtariEnv`` (or a wrapper of one) with ``frameskip=1``.
+        env: an ale-py ``AtariEnv`` (or a wrapper of one) with ``frameskip=1`` and
+            ``max_num_frames_per_episode=0`` (:class:`FrameLimit` applies SABER's cap).
         frame_skip: emulator frames per agent step.
         screen_size: side of the resized square frame, in pixels.
         stack_size: number of frames stacked in an observation.
@@ -87,6 +89,13 @@ class SaberPreprocessing(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ValueError(
                 f"Expect the AtariEnv to have `frameskip=1` (this wrapper repeats actions), "
                 f"actually: {atari._frameskip}"
+            )
+        ale_frame_cap = atari.ale.getInt("max_num_frames_per_episode")
+        if ale_frame_cap != 0:
+            # ale-py's own cap ends the game: it would read as a game over, not a truncation.
+            raise ValueError(
+                f"Expect the AtariEnv to have `max_num_frames_per_episode=0` (FrameLimit "
+                f"applies SABER's cap as a truncation), actually: {ale_frame_cap}"
             )
         for name, value in (
             ("frame_skip", frame_skip),
@@ -109,6 +118,10 @@ class SaberPreprocessing(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Start an episode at the game's own start state (see the class doc on seeding)."""
         if seed is not None:
             self._seeds = SeedStream(seed)
+            # Gymnasium's own generator (SABER does not use it: frameskip is fixed), seeded
+            # as Gymnasium's env checker expects of every env.
+            atari = self.env.unwrapped
+            atari._np_random, atari._np_random_seed = seeding.np_random(seed)
         continue_stream = seed is None and self._started and self._repeater.game_over
         frame = self._repeater.reset(None if continue_stream else self._seeds.next_ale_seed())
         self._started = True

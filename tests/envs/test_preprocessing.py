@@ -60,7 +60,9 @@ def test_the_preprocessing_wrapper_applies_to_a_plain_ale_py_env() -> None:
     import ale_py
 
     gym.register_envs(ale_py)
-    env = SaberPreprocessing(gym.make("ALE/Pong-v5", frameskip=1, full_action_space=True))
+    env = SaberPreprocessing(
+        gym.make("ALE/Pong-v5", frameskip=1, full_action_space=True, max_num_frames_per_episode=0)
+    )
     obs, info = env.reset(seed=0)
     assert obs.shape == (4, 84, 84) and info == {"episode_frame_number": 0}
     obs, _, _, _, info = env.step(17)
@@ -74,4 +76,14 @@ def test_the_preprocessing_wrapper_refuses_a_frame_skipping_env() -> None:
 
     gym.register_envs(ale_py)
     with pytest.raises(ValueError, match="Expect the AtariEnv to have `frameskip=1`"):
-        SaberPreprocessing(gym.make("ALE/Pong-v5"))
+        SaberPreprocessing(gym.make("ALE/Pong-v5", max_num_frames_per_episode=0))
+
+
+def test_the_preprocessing_wrapper_refuses_ale_pys_own_frame_cap() -> None:
+    """ale-py's cap (108,000 frames in v5) ends the game: SABER would call it a game over."""
+    import ale_py
+    import pytest
+
+    gym.register_envs(ale_py)
+    with pytest.raises(ValueError, match="max_num_frames_per_episode=0"):
+        SaberPreprocessing(gym.make("ALE/Pong-v5", frameskip=1))

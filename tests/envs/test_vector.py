@@ -9,7 +9,6 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode
 
 from saber.envs import SaberVectorEnv
-from saber.envs.preprocessing import resize_bilinear
 
 # A short stuck timeout (non-SABER, 400 frames) so that a few hundred steps cross both a
 # game over and a stuck timeout; the code path is the same as with 18,000 frames.
@@ -78,29 +77,23 @@ def test_vector_env_matches_single_envs_step_for_step(
     assert ends <= ends_seen, ends_seen
 
 
-def test_batch_resize_equals_frame_by_frame_resize() -> None:
-    frames = np.random.default_rng(0).integers(0, 256, (7, 210, 160), dtype=np.uint8)
-    batch = np.empty((84, 84, 7), np.uint8)
-    resize_bilinear(np.ascontiguousarray(frames.transpose(1, 2, 0)), 84, batch)
-    for i, frame in enumerate(frames):
-        single = np.empty((84, 84), np.uint8)
-        resize_bilinear(frame, 84, single)
-        np.testing.assert_array_equal(batch[:, :, i], single)
-
-
 def test_disabled_autoreset_takes_per_episode_seeds_through_reset_mask() -> None:
     vector = SaberVectorEnv("breakout", 2, autoreset_mode=AutoresetMode.DISABLED, **SHORT_STUCK)
     vector.reset(seed=np.array([1, 2]))
     single = gym.make("SABER/Breakout", **SHORT_STUCK)
     single.reset(seed=2)
     while True:
-        _, _, terminated, truncated, _info = vector.step(np.array([0, 0]))
+        _, _, terminated, truncated, info = vector.step(np.array([0, 0]))
         if terminated[1] or truncated[1]:
             break
     with pytest.raises(ResetNeeded, match=r"Sub-envs \[.*1.*\] have ended"):
         vector.step(np.array([0, 0]))
-    obs, _ = vector.reset(seed=np.array([99]), options={"reset_mask": np.array([False, True])})
+    frames_of_row_0 = info["episode_frame_number"][0]
+    obs, info = vector.reset(seed=np.array([99]), options={"reset_mask": np.array([False, True])})
     np.testing.assert_array_equal(obs[1], single.reset(seed=99)[0])
+    # The row not reset keeps its frame count (training recorders count frames from it).
+    assert frames_of_row_0 > 0
+    assert info["episode_frame_number"].tolist() == [frames_of_row_0, 0]
 
 
 @pytest.mark.parametrize(
