@@ -29,7 +29,15 @@ from ale_py import roms
 
 from saber.envs.protocol import NUM_ACTIONS
 
-__all__ = ["ALL_ACTIONS", "FrameRepeater", "SeedStream", "legal_action_count", "rom_path"]
+__all__ = [
+    "ALL_ACTIONS",
+    "FrameRepeater",
+    "SeedStream",
+    "legal_action_count",
+    "new_ale",
+    "refuse_pickling",
+    "rom_path",
+]
 
 ALL_ACTIONS = tuple(ale_py.Action(index) for index in range(NUM_ACTIONS))
 _MAX_ALE_SEED = 2**31  # ALE reads random_seed as a non-negative int32
@@ -146,6 +154,16 @@ class FrameRepeater:
             self.episode_frame += skip
         np.maximum(self.pooled, self._second_last, out=self.pooled)
         return reward
+
+
+def refuse_pickling(env: object) -> None:
+    """Raise the ``TypeError`` of pickling an env that holds a running emulator, with the way out."""
+    raise TypeError(
+        f"Cannot pickle {type(env).__name__}: it holds a running emulator. Pickle a factory "
+        f"instead, e.g. functools.partial(gymnasium.make, 'saber:SABER/Pong') or env.spec "
+        f"(gymnasium.make(spec) rebuilds the same env); AsyncVectorEnv and saber's "
+        f"harness workers do exactly that."
+    )
 
 
 def new_ale(repeat_action_probability: float) -> ale_py.ALEInterface:

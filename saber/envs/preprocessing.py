@@ -17,7 +17,7 @@ from ale_py.env import AtariEnv
 from gymnasium.spaces import Box, Discrete
 from gymnasium.utils import seeding
 
-from saber.envs.emulator import FrameRepeater, SeedStream, rom_path
+from saber.envs.emulator import FrameRepeater, SeedStream, refuse_pickling, rom_path
 from saber.envs.protocol import NUM_ACTIONS
 
 __all__ = ["SaberPreprocessing", "check_action", "resize_bilinear"]
@@ -128,6 +128,9 @@ class SaberPreprocessing(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._stack.fill(0)
         resize_bilinear(frame, self.screen_size, self._stack[-1])
         return self._stack.copy(), {"episode_frame_number": 0}
+
+    def __getstate__(self) -> None:
+        refuse_pickling(self)
 
     def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         """Play ``action`` for ``frame_skip`` frames; the reward is the sum of raw rewards."""

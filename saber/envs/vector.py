@@ -28,7 +28,14 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from saber.envs.emulator import FrameRepeater, SeedStream, legal_action_count, new_ale, rom_path
+from saber.envs.emulator import (
+    FrameRepeater,
+    SeedStream,
+    legal_action_count,
+    new_ale,
+    refuse_pickling,
+    rom_path,
+)
 from saber.envs.factory import resolve_rom_id
 from saber.envs.preprocessing import resize_bilinear
 from saber.envs.protocol import CHECKPOINT_FRAMES, NUM_ACTIONS, SaberSettings, correct_rollover
@@ -405,6 +412,9 @@ class SaberVectorEnv(VectorEnv):
                 f"actually: {array.tolist()}"
             )
         return array
+
+    def __getstate__(self) -> None:
+        refuse_pickling(self)
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the emulation threads."""
