@@ -163,22 +163,47 @@ def _env_options(pairs: tuple[str, ...]) -> dict[str, Any]:
     return options
 
 
+_BUILTIN_AGENT_KINDS = {"random", "noop", "constant", "epsilon-constant"}
+
+
+def _import_from_working_directory(agent: str) -> None:
+    """Put the working directory first on ``sys.path`` for a ``module:attr`` agent.
+
+    ``python -m saber.cli`` does so, the ``saber`` console script does not: without this,
+    ``saber eval --agent mymodule:policy`` could not import ``./mymodule.py``. It is done
+    for the whole process on purpose: local worker processes are started with ``spawn``,
+    which gives them this process's ``sys.path``, and they import the module again.
+    """
+    import os
+    import sys
+
+    if agent.strip().partition(":")[0] in _BUILTIN_AGENT_KINDS:
+        return
+    cwd = os.getcwd()
+    if cwd in sys.path:
+        sys.path.remove(cwd)
+    sys.path.insert(0, cwd)
+
+
 @main.command("eval")
 @click.option(
     "--agent",
     required=True,
-    help="random, noop, constant:K, epsilon-constant:K[:EPS], or module:attr (a policy, a policy class, or a factory).",
+    help="random, noop, constant:K, epsilon-constant:K[:EPS], or module:attr (a policy, a "
+    "policy class, or a factory; the module may be in the current directory).",
 )
 @click.option(
     "--games",
     required=True,
-    help="Comma-separated game names, or all (the 61), atari57, atari5, atari10.",
+    help="Comma-separated game names (any single-player ROM of ale-py; outside the 61 SABER "
+    "games, no SABER baseline), or all (the 61), atari57, atari5, atari10.",
 )
 @click.option("--episodes", default=100, show_default=True, help="Episodes per game.")
 @click.option(
     "--out",
     "out",
     required=True,
+    metavar="OUT",
     type=click.Path(file_okay=False, path_type=Path),
     help="Run directory; running the same command again resumes it.",
 )
@@ -254,7 +279,7 @@ def eval_command(
     progress: bool | None,
     write_report: bool,
 ) -> None:
-    """Evaluate an agent under the SABER protocol: EPISODES per game, resumable.
+    """Evaluate an agent under the SABER protocol: --episodes per game, resumable.
 
     Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
     the provenance. Ctrl-C stops cleanly; the same command resumes. At the end the SABER
@@ -264,6 +289,7 @@ def eval_command(
 
     from saber.harness import evaluate
 
+    _import_from_working_directory(agent)
     try:
         result = evaluate(
             agent,

@@ -3,6 +3,11 @@
 Everything here is read once from the CSV files shipped in ``saber/data`` (copied from
 the papers: see ``protocol.md`` section 6); no score is written in code.
 
+:func:`get_game` knows every single-player ROM of ale-py (the ``SABER/<Game>`` envs of
+:func:`saber.envs.supported_rom_ids`), not only the 61 SABER games: a ROM outside the
+tables has no reference score (``in_saber`` False, every score None), so reports leave
+it out of the aggregates. :func:`resolve_games` expands ``all`` to the 61 SABER games.
+
 Example:
     >>> from saber.games import get_game
     >>> game = get_game("SABER/MsPacman")
@@ -80,12 +85,12 @@ def ale_id_to_env_name(ale_id: str) -> str:
     return ale_id.title().replace("_", "")
 
 
-# Spellings in papers that the mechanical folding below does not reach.
+# Spellings in papers that the mechanical folding below does not reach. (No "pacman":
+# ale-py has a Pac-Man ROM of its own, SABER/Pacman, which is not Ms. Pac-Man.)
 _ALIASES = {
     "montezumasrevenge": "montezuma_revenge",
     "jamesbond007": "jamesbond",
     "upanddown": "up_n_down",
-    "pacman": "ms_pacman",  # never a SABER game; papers mean Ms. Pac-Man
 }
 
 _ID_DECORATIONS = re.compile(
@@ -142,8 +147,38 @@ def _ids_by_key() -> dict[str, str]:
     return keys
 
 
+def _rom_game(ale_id: str) -> GameInfo:
+    """A ROM of ale-py outside the reference tables: no score of any kind."""
+    return GameInfo(
+        ale_id=ale_id,
+        env_name=ale_id_to_env_name(ale_id),
+        in_saber=False,
+        random=None,
+        human=None,
+        world_record=None,
+        world_record_extrapolated=False,
+        atari57_random=None,
+        atari57_human=None,
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _rom_games_by_key() -> dict[str, GameInfo]:
+    """Every single-player ROM of ale-py by lookup key (read on first need: imports ale-py)."""
+    from saber.envs.factory import supported_rom_ids
+
+    games = _games_by_id()
+    return {
+        normalize_game_key(rom_id): games.get(rom_id) or _rom_game(rom_id)
+        for rom_id in supported_rom_ids()
+    }
+
+
 def all_games() -> tuple[GameInfo, ...]:
-    """Every game saber knows: the 61 SABER games plus Surround (Atari-57 only)."""
+    """Every game with reference scores: the 61 SABER games plus Surround (Atari-57 only).
+
+    The other ROMs of ale-py, which :func:`get_game` also knows, have no reference score.
+    """
     return tuple(_games_by_id().values())
 
 
@@ -167,43 +202,55 @@ def subset_games(subset: str) -> tuple[GameInfo, ...]:
 
 
 def game_names() -> list[str]:
-    """ROM ids of every known game, for messages and completion."""
+    """ROM ids of every game with reference scores (:func:`all_games`), for messages and
+    completion; :func:`saber.envs.supported_rom_ids` lists every ROM."""
     return list(_games_by_id())
 
 
 def get_game(name: str) -> GameInfo:
-    """Look a game up by any common spelling.
+    """Look a game up by any common spelling: one of the 61 SABER games, Surround, or any
+    other single-player ROM of ale-py (which has no reference score).
 
     Args:
         name: ``"ms_pacman"``, ``"MsPacman"``, ``"ms pacman"``, ``"SABER/MsPacman"``,
-            ``"ALE/MsPacman-v5"``, ``"MsPacmanNoFrameskip-v4"``, ...
+            ``"ALE/MsPacman-v5"``, ``"MsPacmanNoFrameskip-v4"``, ``"basic_math"``, ...
 
     Raises:
         UnknownGameError: no game matches; the message names the closest games.
     """
-    ale_id = _ids_by_key().get(normalize_game_key(name))
-    if ale_id is None:
+    key = normalize_game_key(name)
+    ale_id = _ids_by_key().get(key)
+    if ale_id is not None:
+        return _games_by_id()[ale_id]
+    game = _rom_games_by_key().get(key)
+    if game is None:
         raise UnknownGameError(unknown_game_message(name))
-    return _games_by_id()[ale_id]
+    return game
+
+
+def _all_ids_by_key() -> dict[str, str]:
+    keys = {key: game.ale_id for key, game in _rom_games_by_key().items()}
+    keys.update(_ids_by_key())
+    return keys
 
 
 def unknown_game_message(name: str) -> str:
     """``Unknown game 'pongg'. Did you mean: pong? ...`` for any misspelled game."""
-    close = difflib.get_close_matches(
-        normalize_game_key(name), list(_ids_by_key()), n=3, cutoff=0.5
-    )
-    suggestions = list(dict.fromkeys(_ids_by_key()[key] for key in close))
+    ids_by_key = _all_ids_by_key()
+    close = difflib.get_close_matches(normalize_game_key(name), list(ids_by_key), n=3, cutoff=0.5)
+    suggestions = list(dict.fromkeys(ids_by_key[key] for key in close))
     hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
     return (
-        f"Unknown game {name!r}.{hint} Known games are the ALE ROM ids of the SABER table "
-        f"(see saber.games.game_names()), in any spelling: ms_pacman, MsPacman, SABER/MsPacman."
+        f"Unknown game {name!r}.{hint} Known games are the single-player ROM ids of ale-py "
+        "(saber.envs.supported_rom_ids(); the 61 SABER games are saber.games.saber_games()), "
+        "in any spelling: ms_pacman, MsPacman, SABER/MsPacman."
     )
 
 
 def resolve_games(spec: str | list[str] | tuple[str, ...]) -> tuple[GameInfo, ...]:
-    """Expand a list of games: names, or ``all`` (the 61 SABER games), ``atari57``,
-    ``atari5``, ``atari10`` (and the other Atari-N subsets). A string is split on commas.
-    Duplicates are dropped, first occurrence kept.
+    """Expand a list of games: names (any ROM of ale-py, in any spelling), or ``all`` (the
+    61 SABER games), ``atari57``, ``atari5``, ``atari10`` (and the other Atari-N subsets).
+    A string is split on commas. Duplicates are dropped, first occurrence kept.
     """
     items = [part.strip() for part in spec.split(",")] if isinstance(spec, str) else list(spec)
     found: dict[str, GameInfo] = {}

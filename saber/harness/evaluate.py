@@ -17,11 +17,12 @@ Costs worth knowing: each episode starts with a seeded reset, which reloads the 
 (about 0.25 s in ale-py 0.12): the price of per-episode seeds. Worker processes are
 started with ``spawn`` and import the calling script, so a script must call
 :func:`evaluate` under ``if __name__ == "__main__":``. Each worker holds its own copy of
-the policy (built from the spec in the worker, or unpickled).
+the policy (built from the spec or the policy class in the worker, or unpickled).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import pickle
 import sys
@@ -135,9 +136,11 @@ def _agent_and_policy(
         return agent or policy.strip(), policy.strip()
     if not callable(policy):
         raise PolicyError(
-            f"Expect a policy (a callable mapping observations (n, 4, 84, 84) to n actions) "
-            f"or an agent spec string, actually: {type(policy).__name__}"
+            f"Expect a policy (a callable mapping observations (n, 4, 84, 84) to n actions), "
+            f"a policy class or an agent spec string, actually: {type(policy).__name__}"
         )
+    if inspect.isclass(policy):  # a factory, as in a "module:Class" spec
+        return agent or f"{policy.__module__}:{policy.__qualname__}", policy
     name = getattr(policy, "__qualname__", None) or type(policy).__qualname__
     module = getattr(policy, "__module__", None) or type(policy).__module__
     return agent or f"{module}:{name}", policy
@@ -293,10 +296,16 @@ def evaluate(
 
     Args:
         policy: an agent spec (``"random"``, ``"noop"``, ``"constant:K"``,
-            ``"epsilon-constant:K"``, ``"module:attr"``; see :mod:`saber.harness.policies`)
-            or a policy object: a callable mapping ``uint8`` (n, 4, 84, 84) to n actions.
-            Objects must be picklable unless ``workers=0``.
-        games: names, or ``all`` (the 61 SABER games), ``atari57``, ``atari5``, ``atari10``.
+            ``"epsilon-constant:K"``, ``"module:attr"``; see :mod:`saber.harness.policies`),
+            a policy class, or a policy object: a callable mapping ``uint8``
+            (n, 4, 84, 84) to n actions. A class is a factory, as in a ``"module:Class"``
+            spec: it is instantiated without arguments once in each worker (once in this
+            process with ``workers=0``), never called on observations. Objects and classes
+            must be picklable (classes: defined at module level) unless ``workers=0``.
+        games: names of any single-player ROM of ale-py, in any spelling (games outside
+            the 61 SABER games have no SABER baseline: reports leave them out of the
+            aggregates), or ``all`` (the 61 SABER games), ``atari57``, ``atari5``,
+            ``atari10``.
         episodes: episodes per game (the protocol: 100).
         out: the run directory; created, or resumed when it holds the same run. None: a
             new temporary directory.

@@ -46,6 +46,7 @@ __all__ = [
     "Policy",
     "PolicyError",
     "RandomPolicy",
+    "build_policy",
     "check_actions",
     "load_policy",
     "resolve_spec",
@@ -249,21 +250,34 @@ def load_policy(spec: str) -> Policy:
         PolicyError: the spec cannot be resolved, or its factory fails or returns
             something that is not callable.
     """
-    factory = resolve_spec(spec)
+    return build_policy(resolve_spec(spec), f"Agent spec {spec!r}")
+
+
+def build_policy(factory: Callable[[], Any], what: str) -> Policy:
+    """Call a policy factory (a policy class, or a callable without required parameters)
+    and check that it returned a policy.
+
+    Args:
+        factory: called with no arguments.
+        what: how messages name it (``"Agent spec 'mod:Agent'"``, ``"Policy class 'Agent'"``).
+
+    Raises:
+        PolicyError: the factory fails or returns something that is not callable.
+    """
     try:
         policy = factory()
     except PolicyError:
         raise
     except Exception as error:
         raise PolicyError(
-            f"Agent spec {spec!r}: building the policy failed: {type(error).__name__}: {error}"
+            f"{what}: building the policy failed: {type(error).__name__}: {error}"
         ) from error
     if not callable(policy):
         raise PolicyError(
-            f"Agent spec {spec!r}: the factory returned a {type(policy).__name__}, not a policy "
+            f"{what}: the factory returned a {type(policy).__name__}, not a policy "
             "(a callable mapping observations (n, 4, 84, 84) to n actions)"
         )
-    return policy
+    return policy  # type: ignore[no-any-return]
 
 
 def check_actions(actions: Any, count: int) -> np.ndarray:

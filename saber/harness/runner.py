@@ -15,6 +15,7 @@ several times more episodes than rows (see :func:`saber.harness.work.plan_units`
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 import traceback
 from collections import deque
@@ -25,7 +26,13 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from saber.envs import SaberVectorEnv
-from saber.harness.policies import Policy, PolicyError, check_actions, load_policy
+from saber.harness.policies import (
+    Policy,
+    PolicyError,
+    build_policy,
+    check_actions,
+    load_policy,
+)
 from saber.harness.work import (
     EpisodeDone,
     Event,
@@ -154,8 +161,18 @@ def _cached_policy(spec: str) -> Policy:
     return load_policy(spec)
 
 
+@functools.lru_cache(maxsize=4)
+def _cached_instance(policy_class: type) -> Policy:
+    # A policy class is built like a spec's class: once per worker, without arguments.
+    return build_policy(policy_class, f"Policy class {policy_class.__qualname__!r}")
+
+
 def _policy_of(job: Job) -> Policy:
-    return _cached_policy(job.policy) if isinstance(job.policy, str) else job.policy
+    if isinstance(job.policy, str):
+        return _cached_policy(job.policy)
+    if inspect.isclass(job.policy):
+        return _cached_instance(job.policy)
+    return job.policy  # type: ignore[no-any-return]
 
 
 def _error_text(error: BaseException) -> str:

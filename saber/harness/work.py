@@ -59,7 +59,8 @@ class Job:
 
     Attributes:
         agent: the agent spec or name written in each record.
-        policy: an agent spec (loaded in each worker) or a picklable policy object.
+        policy: an agent spec (loaded in each worker), a policy class (instantiated
+            without arguments in each worker) or a picklable policy object.
         settings: overrides of :class:`~saber.envs.SaberSettings` (empty for SABER).
         envs_per_worker: sub-envs of a worker's vector env (fewer for a smaller unit).
         num_threads: emulation threads per vector env (0: one per core).

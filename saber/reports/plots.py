@@ -7,7 +7,11 @@ computed here: every number comes from the report.
 Example:
     >>> from saber.reports.plots import save_plots           # doctest: +SKIP
     >>> save_plots(report, "figures/")                       # doctest: +SKIP
-    [PosixPath('figures/classes.png'), ...]
+    [PosixPath('figures/classes_5min.png'), PosixPath('figures/per_game_5min.png'), ...]
+
+One file per figure and time limit present (``classes_<limit>.png``, ``per_game_<limit>.png``,
+``profile_<limit>.png``, ``aggregates_<limit>.png``, limits ``5min``, ``30min``, ``saber``),
+and ``time_limits.png``.
 """
 
 from __future__ import annotations
@@ -163,7 +167,7 @@ def plot_profile(report: dict[str, Any], time_limit: str = "saber") -> Figure:
         profile = report["agents"][agent][time_limit]["world_record"]["profile"]
         ax.step(
             profile["thresholds_pct"],
-            profile["fraction_above"],
+            [math.nan if f is None else f for f in profile["fraction_above"]],
             where="post",
             color=color,
             label=agent,

@@ -8,10 +8,10 @@ does not exist, never NaN or Infinity)::
     agents.<agent>.<time_limit>:
         games, episodes
         world_record{median, median_infinite, mean, iqm, optimality_gap, games, left_out,
-                     infinite, median_ci, mean_ci, iqm_ci, optimality_gap_ci,
-                     profile{thresholds_pct, fraction_above}}
-        human{median, median_infinite, mean, iqm, games, left_out, infinite,
-              left_out_of_mean, classes, median_ci, mean_ci}
+                     left_out_reasons, infinite, median_ci, mean_ci, iqm_ci,
+                     optimality_gap_ci, profile{thresholds_pct, fraction_above}}
+        human{median, median_infinite, mean, iqm, games, left_out, left_out_reasons,
+              infinite, left_out_of_mean, classes, median_ci, mean_ci}
         classes{failing, poor, medium, fair, superhuman}
         atari5{estimate, missing, estimates{atari1, atari3, atari5, atari10, ...},
                measured_median_57, predicted{atari5, atari10}, caveat}
@@ -21,6 +21,11 @@ does not exist, never NaN or Infinity)::
         agents, games, inter_algorithm{per_game.<ale_id>.<agent>, mean.<agent>}
         pairs[{x, y, probability_of_improvement, welch.<ale_id>{t, df, p_value},
                significant{alpha, x_better, y_better}}]
+
+``left_out_reasons`` maps each game of ``left_out`` to why it is not counted: ``"no SABER
+baseline"`` (a ROM outside the 61 SABER games, Surround or any other ROM of ale-py: no
+SABER random score), ``"no world record"`` or ``"no human score"``. Such games are still
+in ``per_game``, with null percentages.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saber import __version__
+from saber.games import get_game
 from saber.scoring import (
     CAVEAT,
     CLASS_NAMES,
@@ -61,7 +67,7 @@ from saber.scoring import (
     welch_t_test,
 )
 
-__all__ = ["REPORT_FORMAT", "build_report"]
+__all__ = ["NO_SABER_BASELINE", "REPORT_FORMAT", "build_report"]
 
 REPORT_FORMAT = "saber-report/1"
 SIGNIFICANCE_LEVEL = 0.05  # two-tailed Welch tests, as in the ALE paper
@@ -114,7 +120,17 @@ def _bootstrap(
     }
 
 
-def _aggregates(normalized: dict[str, float], infinite_mean_value: float | None) -> dict[str, Any]:
+NO_SABER_BASELINE = "no SABER baseline"
+_MISSING_SCORE = {"world_record": "no world record", "human": "no human score"}
+
+
+def _left_out_reason(game: str, reference: Reference) -> str:
+    return _MISSING_SCORE[reference] if get_game(game).in_saber else NO_SABER_BASELINE
+
+
+def _aggregates(
+    normalized: dict[str, float], infinite_mean_value: float | None, reference: Reference
+) -> dict[str, Any]:
     summary = summarize(normalized, infinite_mean_value)
     return {
         "median": number(summary.median),
@@ -124,6 +140,7 @@ def _aggregates(normalized: dict[str, float], infinite_mean_value: float | None)
         "optimality_gap": number(summary.optimality_gap),
         "games": len(summary.games),
         "left_out": list(summary.left_out),
+        "left_out_reasons": {g: _left_out_reason(g, reference) for g in summary.left_out},
         "infinite": list(summary.infinite),
         "left_out_of_mean": list(summary.left_out_of_mean),
         "classes": summary.classes,
@@ -149,6 +166,7 @@ def _section(
     world_record = _aggregates(
         dict(zip(games, _for_aggregation(pct["world_record"], infinite), strict=True)),
         INFINITE_MEAN_VALUE,
+        "world_record",
     )
     classes = world_record.pop("classes")
     world_record.pop("left_out_of_mean")
@@ -156,7 +174,10 @@ def _section(
     counted = counted[~np.isnan(counted)]
     world_record["profile"] = {
         "thresholds_pct": [float(t) for t in PROFILE_THRESHOLDS],
-        "fraction_above": [float(f) for f in performance_profile(counted, PROFILE_THRESHOLDS)],
+        # null everywhere when no game has the reference score (no distribution at all).
+        "fraction_above": [float(f) for f in performance_profile(counted, PROFILE_THRESHOLDS)]
+        if counted.size
+        else [None] * len(PROFILE_THRESHOLDS),
     }
     world_record.update(
         _bootstrap(
@@ -176,7 +197,7 @@ def _section(
     # SABER defines the 200% rule for world-record scores only: an infinite game is left
     # out of the human-normalized mean (and listed), and is +inf in the median and classes.
     human = _aggregates(
-        dict(zip(games, _for_aggregation(pct["human"], infinite), strict=True)), None
+        dict(zip(games, _for_aggregation(pct["human"], infinite), strict=True)), None, "human"
     )
     human.pop("optimality_gap")
     human.update(

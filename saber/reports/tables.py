@@ -100,27 +100,32 @@ def _summary(report: dict[str, Any]) -> list[str]:
     return _table(header, rows, "llr" + "r" * (len(header) - 3))
 
 
+# The note of each reason a game is left out (a block's "left_out_reasons" in the report).
+_LEFT_OUT_NOTES = {
+    "no SABER baseline": "no SABER baseline (not one of the 61 SABER games), left out of the "
+    "world-record and human-normalized aggregates",
+    "no world record": "no world record, left out of the world-record aggregates",
+    "no human score": "no human score, left out of the human-normalized aggregates",
+}
+
+
 def _left_out_notes(report: dict[str, Any]) -> list[str]:
-    notes: dict[str, set[str]] = {}
+    notes: dict[str, set[str]] = {note: set() for note in _LEFT_OUT_NOTES.values()}
+    infinite = "infinite gameplay, left out of the human-normalized mean"
     for sections in report["agents"].values():
         for s in sections.values():
-            for note, games in (
-                (
-                    "no world record, left out of the world-record aggregates",
-                    s["world_record"]["left_out"],
-                ),
-                (
-                    "no human score, left out of the human-normalized aggregates",
-                    s["human"]["left_out"],
-                ),
-                (
-                    "infinite gameplay, left out of the human-normalized mean",
-                    s["human"]["left_out_of_mean"],
-                ),
+            for block, missing in (
+                ("world_record", "no world record"),
+                ("human", "no human score"),
             ):
-                notes.setdefault(note, set()).update(games)
+                reasons = s[block].get("left_out_reasons", {})
+                for game in s[block]["left_out"]:
+                    reason = reasons.get(game, missing)
+                    note = _LEFT_OUT_NOTES.get(reason, f"{reason}, left out of the aggregates")
+                    notes.setdefault(note, set()).add(game)
+            notes.setdefault(infinite, set()).update(s["human"]["left_out_of_mean"])
     return [
-        f"- {note.capitalize()}: {', '.join(sorted(games))}."
+        f"- {note[0].upper()}{note[1:]}: {', '.join(sorted(games))}."
         for note, games in notes.items()
         if games
     ]

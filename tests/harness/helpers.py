@@ -90,3 +90,21 @@ def broken_factory():
 
 
 NOT_CALLABLE = 42
+
+
+class Fire:
+    """FIRE on every row (a Breakout episode then ends after 122 steps); built without
+    arguments, as a class given to ``evaluate`` or named by ``tests.harness.helpers:Fire``."""
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        return np.ones(len(observations), dtype=np.int64)
+
+
+class BrokenInit:
+    """A policy class whose constructor fails (weights that cannot be loaded)."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("no weights here")
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        return np.zeros(len(observations), dtype=np.int64)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
 import subprocess
@@ -121,3 +122,58 @@ def test_full_disk_is_a_clear_error_and_loses_no_finished_episode(tmp_path: Path
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert sorted(r["episode"] for r in read_records(out)) == list(range(14))
+
+
+AGENT_MODULE = """
+import os
+
+import numpy as np
+
+
+class Fire:
+    def __init__(self):
+        open(f"built-by-{os.getpid()}", "w").close()  # which process built the policy
+
+    def __call__(self, observations):
+        return np.ones(len(observations), dtype=np.int64)
+"""
+
+
+def test_console_script_imports_the_agent_module_from_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    # The `saber` console script, unlike `python -m`, does not put the working directory
+    # on sys.path by itself; the spawned workers must import the module too.
+    script = Path(sys.executable).with_name("saber")
+    assert script.is_file(), f"no console script next to {sys.executable}"
+    (tmp_path / "my_fire_agent.py").write_text(AGENT_MODULE)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    command = [str(script), "eval", "--agent", "my_fire_agent:Fire", "--games", "breakout",
+               "--episodes", "2", "--workers", "2", "--envs-per-worker", "1", "--out", "run",
+               "--no-report"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    records = read_records(tmp_path / "run")
+    assert [(r["agent"], r["steps"]) for r in records] == [("my_fire_agent:Fire", 122)] * 2
+    builders = {int(p.name.removeprefix("built-by-")) for p in tmp_path.glob("built-by-*")}
+    assert builders and process.pid not in builders  # built in the worker processes
+
+
+def test_eval_accepts_any_rom_of_ale_py(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["eval", "--agent", "noop", "--games", "basic_math", "--episodes", "1",
+            "--workers", "0", "--out", str(out), "--allow-non-saber",
+            "--env-option", "max_frames_without_reward=400"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert [r["game"] for r in read_records(out)] == ["basic_math"]
+    assert (
+        "No SABER baseline (not one of the 61 SABER games), left out of the world-record "
+        "and human-normalized aggregates: basic_math." in result.stdout
+    )
+    result = CliRunner().invoke(main, [*args[:4], "basic_mat", *args[5:]])
+    assert (
+        result.exit_code == 1
+        and "Unknown game 'basic_mat'. Did you mean: basic_math" in result.output
+    )

@@ -8,11 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saber.errors import ProtocolError
+from saber.errors import ProtocolError, SaberError
 from saber.harness import BackendError, PolicyError, RunMismatchError, evaluate
 from saber.harness.work import episode_seed
 from tests.harness.helpers import (
+    BrokenInit,
     FailOnEpisode,
+    Fire,
     OutOfRange,
     WrongShape,
     read_records,
@@ -177,3 +179,38 @@ def test_plain_function_policy_in_process(tmp_path: Path) -> None:
     )
     assert result.records[0]["agent"] == "fire" and result.records[0]["steps"] == 122
     assert result.mean_scores() == {"breakout": 0.0}
+
+
+def test_policy_class_is_built_per_worker_as_in_a_spec(tmp_path: Path) -> None:
+    # A class is a factory whether it is given as "module:Class" or as the class itself.
+    kwargs = {"envs_per_worker": 1, "progress": False}
+    by_spec = evaluate("tests.harness.helpers:Fire", "breakout", 2, out=tmp_path / "s", workers=0, **kwargs)  # fmt: skip
+    by_class = evaluate(Fire, "breakout", 2, out=tmp_path / "c", workers=0, **kwargs)
+    in_workers = evaluate(Fire, "breakout", 2, out=tmp_path / "w", workers=2, **kwargs)
+    for result in (by_spec, by_class, in_workers):
+        assert not result.failed
+        assert [(r["agent"], r["steps"]) for r in result.records] == [
+            ("tests.harness.helpers:Fire", 122)
+        ] * 2
+    assert strip_timing(by_class.records) == strip_timing(by_spec.records)
+    assert strip_timing(in_workers.records) == strip_timing(by_spec.records)
+    with pytest.raises(SaberError, match="Policy class 'BrokenInit': building the policy failed"):
+        evaluate(BrokenInit, "breakout", 1, out=tmp_path / "b", workers=0, progress=False)
+
+
+def test_any_rom_of_ale_py_is_evaluated_and_left_out_of_the_saber_aggregates(
+    tmp_path: Path,
+) -> None:
+    # Basic Math and Tetris are ROMs of ale-py outside the 61 SABER games.
+    result = evaluate("noop", ["freeway", "Basic Math", "SABER/Tetris"], 1, out=tmp_path, workers=0, **SHORT)  # fmt: skip
+    assert [(r["game"], r["end"]) for r in result.records] == [
+        ("freeway", "stuck_timeout"),
+        ("basic_math", "stuck_timeout"),
+        ("tetris", "stuck_timeout"),
+    ]
+    section = result.report(n_resamples=10)["agents"]["noop"]["saber"]
+    assert section["world_record"]["games"] == 1
+    reasons = {"basic_math": "no SABER baseline", "tetris": "no SABER baseline"}
+    assert section["world_record"]["left_out_reasons"] == reasons
+    assert section["human"]["left_out_reasons"] == reasons
+    assert section["per_game"]["tetris"]["world_record_pct"] is None

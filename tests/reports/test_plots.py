@@ -50,3 +50,11 @@ def test_missing_matplotlib_names_the_extra(report, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if not installed
     with pytest.raises(PlotsUnavailableError, match=r'pip install "saber-ale\[plots\]"'):
         plot_classes(report)
+
+
+def test_figures_of_games_without_a_saber_baseline(tmp_path):
+    from saber.reports.plots import save_plots
+
+    (tmp_path / "s.csv").write_text("game,score\nbasic_math,3\nsurround,1\n")
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    assert len(save_plots(report, tmp_path / "figures", dpi=40)) == 5

@@ -211,3 +211,42 @@ def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path):
     assert wr["median_ci"] == [None, None]
     assert "| agent | SABER (unlimited) | 3 | ∞ [" in to_markdown(report)
     assert "Infinity" not in to_json(report)
+
+
+def test_games_without_a_saber_baseline_are_left_out_like_surround(tmp_path):
+    (tmp_path / "s.csv").write_text("game,score\npong,21\nsurround,1\nbasic_math,3\ntennis,0\n")
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    section = report["agents"]["agent"]["saber"]
+    assert section["world_record"]["games"] == 1
+    assert section["world_record"]["left_out_reasons"] == {
+        "surround": "no SABER baseline",
+        "basic_math": "no SABER baseline",
+        "tennis": "no world record",
+    }
+    assert section["human"]["left_out_reasons"] == {
+        "surround": "no SABER baseline",
+        "basic_math": "no SABER baseline",
+    }
+    assert section["per_game"]["basic_math"]["world_record_pct"] is None
+    text = to_markdown(report)
+    assert (
+        "- No SABER baseline (not one of the 61 SABER games), left out of the world-record and "
+        "human-normalized aggregates: basic_math, surround.\n"
+        "- No world record, left out of the world-record aggregates: tennis.\n" in text
+    )
+    assert "| BasicMath | – | – | – | 3.0 (–) |" in text
+    json.loads(to_json(report))
+
+
+def test_a_report_without_any_saber_baseline_is_valid_json(tmp_path):
+    # Nothing counts: every aggregate is null, never NaN (which JSON has not).
+    (tmp_path / "s.csv").write_text("game,score,episode\nsurround,1,0\nbasic_math,3,0\n")
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    wr = report["agents"]["agent"]["saber"]["world_record"]
+    assert wr["games"] == 0 and wr["median"] is None and wr["median_ci"] == [None, None]
+    assert set(wr["profile"]["fraction_above"]) == {None}
+    assert json.loads(to_json(report))["agents"]["agent"]["saber"]["world_record"]["mean"] is None
+    assert (
+        "left out of the world-record and human-normalized aggregates: basic_math, surround."
+        in to_markdown(report)
+    )

@@ -218,3 +218,8 @@ def test_merging_two_runs_keeps_agents_apart_and_refuses_overlap(tmp_path):
     assert read_scores(a, b).agents() == ["x", "y"]
     with pytest.raises(ScoreFileError, match="given twice"):
         read_scores(a, a)
+
+
+def test_games_outside_saber_are_read(tmp_path):
+    table = read_score_csv(write(tmp_path, "game,score\nBasic Math,3\nSABER/Tetris,0\npong,1\n"))
+    assert table.games() == ["basic_math", "pong", "tetris"]
