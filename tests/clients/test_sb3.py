@@ -1,0 +1,294 @@
+"""Stable-Baselines3 on SABER envs: real ROMs through ale-py, real training, no mocks.
+
+What an SB3 user does: ``check_env``, ``make_vec_env`` with ``DummyVecEnv`` and
+``SubprocVecEnv``, PPO and DQN with ``CnnPolicy``, then ``saber.evaluate`` of the trained
+model. Also, as documentation, the two SB3 Atari habits that break SABER: ``make_atari_env``
+(its ``AtariWrapper`` re-does the preprocessing and adds life-loss episodes, FIRE resets,
+no-op starts and clipping) and ``VecFrameStack`` (SABER already stacks 4 frames).
+
+Marked ``sb3``: needs ``pip install torch==<cpu wheel> ".[test,sb3]"``; run with ``-m sb3``.
+Training runs are a few thousand steps with tiny hyperparameters (seconds each on 2 cores);
+evaluations cap episodes at 2,000 frames (not SABER, so ``allow_non_saber``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import saber
+from saber.harness.training import TrainingRecorder
+
+try:
+    import torch
+    from stable_baselines3 import DQN, PPO
+    from stable_baselines3.common.atari_wrappers import AtariWrapper
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.env_checker import check_env
+    from stable_baselines3.common.env_util import make_atari_env, make_vec_env
+    from stable_baselines3.common.preprocessing import (
+        is_image_space,
+        is_image_space_channels_first,
+    )
+    from stable_baselines3.common.vec_env import (
+        DummyVecEnv,
+        SubprocVecEnv,
+        VecFrameStack,
+        VecTransposeImage,
+        is_vecenv_wrapped,
+    )
+except ImportError:  # the default suite deselects this file (-m 'not sb3')
+    SB3 = False
+else:
+    SB3 = True
+
+pytestmark = [
+    pytest.mark.sb3,
+    pytest.mark.skipif(not SB3, reason='needs torch and stable-baselines3 (".[sb3]")'),
+]
+
+EVAL_FRAMES = 2_000  # cap of evaluation episodes here (SABER: 100 hours)
+RECORD_KEYS = {
+    "game",
+    "episode",
+    "seed",
+    "agent",
+    "score",
+    "score_5min",
+    "score_30min",
+    "frames",
+    "steps",
+    "end",
+    "rollovers",
+    "infinite",
+    "seconds",
+}
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    # On 2 shared cores, torch's second OpenMP thread made updates ~4x slower (measured).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+class ModelPolicy:
+    """A saber policy from a trained SB3 model (greedy: ``predict(deterministic=True)``)."""
+
+    def __init__(self, model: BaseAlgorithm) -> None:
+        self.model = model
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        actions, _ = self.model.predict(observations, deterministic=True)
+        return actions
+
+
+def assert_sane_records(records: list[dict[str, Any]], agent: str, episodes: int) -> None:
+    assert [r["episode"] for r in records] == list(range(episodes))
+    for record in records:
+        assert set(record) == RECORD_KEYS, record
+        assert (record["game"], record["agent"]) == ("pong", agent)
+        # Capped at EVAL_FRAMES, below Pong's game over (21 points take longer).
+        assert (record["frames"], record["steps"], record["end"]) == (
+            EVAL_FRAMES,
+            EVAL_FRAMES // 4,
+            "time_cap",
+        )
+        assert -21 <= record["score"] <= 21 and record["score"] == int(record["score"])
+        # Both checkpoints lie beyond the cap: the score at 5 and 30 minutes is the score.
+        assert record["score_5min"] == record["score_30min"] == record["score"]
+        assert record["rollovers"] == 0
+    assert len({r["seed"] for r in records}) == episodes
+
+
+def test_check_env_passes_without_warnings() -> None:
+    env = gym.make("SABER/Pong")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning of the checker fails the test
+        check_env(env, warn=True)
+    env.close()
+
+
+def test_sb3_sees_a_channels_first_image_and_adds_no_transpose() -> None:
+    space = gym.make("SABER/Pong").observation_space
+    assert is_image_space(space, check_channels=True)  # uint8, [0, 255], 4 channels
+    assert is_image_space_channels_first(space)  # (4, 84, 84): smallest dimension first
+    venv = make_vec_env("SABER/Pong", n_envs=1)
+    model = PPO("CnnPolicy", venv, n_steps=8, batch_size=8, device="cpu")
+    assert not is_vecenv_wrapped(model.get_env(), VecTransposeImage)
+    assert model.policy.normalize_images  # CnnPolicy divides the uint8 pixels by 255
+    assert model.observation_space.shape == (4, 84, 84)
+    assert model.action_space.n == 18
+    venv.close()
+
+
+@pytest.mark.parametrize("vec_env_cls", ["dummy", "subproc"])
+def test_make_vec_env_steps_like_gymnasium_make(vec_env_cls: str) -> None:
+    cls = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}[vec_env_cls]
+    # SubprocVecEnv's workers (forkserver) have not imported saber, and Gymnasium 1.x loads
+    # no entry-point plugins: "SABER/Pong" alone raises NamespaceNotFound there. The
+    # "module:id" form makes gym.make import saber first.
+    venv = make_vec_env("saber:SABER/Pong", n_envs=2, seed=7, vec_env_cls=cls)
+    actions = np.random.default_rng(0).integers(0, 18, (60, 2))
+    observations = [venv.reset()]
+    for step_actions in actions:
+        obs, _, dones, _ = venv.step(step_actions)
+        observations.append(obs)
+        assert not dones.any()  # a Pong game lasts far longer
+    venv.close()
+    assert observations[0].shape == (2, 4, 84, 84) and observations[0].dtype == np.uint8
+    # make_vec_env seeds sub-env i with seed + i: the same frames as gymnasium.make.
+    for row in range(2):
+        env = gym.make("SABER/Pong")
+        expected = [env.reset(seed=7 + row)[0]]
+        expected += [env.step(int(a))[0] for a in actions[:, row]]
+        env.close()
+        np.testing.assert_array_equal(np.stack(observations)[:, row], np.stack(expected))
+
+
+def test_make_vec_env_monitor_replaces_saber_episode_record(tmp_path: Path) -> None:
+    # SB3's Monitor (which make_vec_env always adds) overwrites info["episode"] with its own
+    # r / l / t, and its r sums the rewards it sees: clipped ones under clip_rewards=True.
+    # So a TrainingRecorder must sit under Monitor: pass make_vec_env a callable.
+    log = tmp_path / "training.jsonl"
+
+    def make() -> gym.Env:
+        env = gym.make("SABER/SpaceInvaders", clip_rewards=True, max_episode_frames=3_000)
+        return TrainingRecorder(env, log)
+
+    venv = make_vec_env(make, n_envs=1, seed=3)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    clipped_sum, steps = 0.0, 0
+    while True:
+        _, rewards, dones, infos = venv.step(rng.integers(0, 18, 1))
+        clipped_sum, steps = clipped_sum + float(rewards[0]), steps + 1
+        if dones[0]:
+            break
+    venv.close()
+    episode = infos[0]["episode"]
+    assert set(episode) == {"r", "l", "t"}  # SABER's score, frames, end... are gone
+    assert (episode["r"], episode["l"]) == (clipped_sum, steps)
+    logged = [line for line in log.read_text().splitlines() if line]
+    assert len(logged) == 1
+    raw_score = json.loads(logged[0])["score"]
+    # Space Invaders pays 5 to 30 points per alien: the raw score exceeds the clipped sum.
+    assert raw_score > clipped_sum > 0
+
+
+def _wrapper_names(env: gym.Env) -> list[str]:
+    names = []
+    while isinstance(env, gym.Wrapper):
+        names.append(type(env).__name__)
+        env = env.env
+    return [*names, type(env).__name__]
+
+
+def test_make_atari_env_would_break_the_protocol() -> None:
+    # The installed SB3's AtariWrapper defaults: each one is something SABER forbids or
+    # already does. (Checked on stable-baselines3 2.9.2.)
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(AtariWrapper.__init__).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    assert defaults == {
+        "noop_max": 30,  # random no-op starts (SABER: the game's own start)
+        "frame_skip": 4,  # a second 4-frame repeat on top of SABER's (16 frames per step)
+        "screen_size": 84,  # a second resize of an already 84x84 stack
+        "terminal_on_life_loss": True,  # an episode per life (SABER: no life signal)
+        "clip_reward": True,  # sign-clipping inside the env (SABER: the agent's choice)
+        "action_repeat_probability": 0.0,
+    }
+    venv = make_atari_env("SABER/Pong", n_envs=1, seed=0)
+    ours = _wrapper_names(gym.make("SABER/Pong"))
+    theirs = _wrapper_names(venv.envs[0])
+    assert theirs[: -len(ours)] == [
+        "AtariWrapper",
+        "ClipRewardEnv",
+        "WarpFrame",
+        "FireResetEnv",  # Pong has FIRE: presses it at every reset (SABER: never)
+        "EpisodicLifeEnv",  # reads env.unwrapped.ale.lives(), around SABER's HideLives
+        "MaxAndSkipEnv",
+        "NoopResetEnv",
+        "Monitor",
+    ]
+    assert theirs[-len(ours) :] == ours
+    assert "HideLives" in ours and "SaberPreprocessing" in ours
+    # And it does not even run: WarpFrame converts an RGB frame, and gets a 4x84x84 stack.
+    with pytest.raises(Exception, match="channels"):
+        venv.reset()
+    venv.close()
+
+
+def test_vec_frame_stack_would_stack_stacks() -> None:
+    venv = VecFrameStack(make_vec_env("SABER/Pong", n_envs=1), n_stack=4)
+    assert venv.observation_space.shape == (16, 84, 84)  # 4 stacks of 4 frames
+    venv.close()
+
+
+def test_ppo_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
+    venv = make_vec_env("SABER/Pong", n_envs=2, seed=0, env_kwargs={"clip_rewards": True})
+    model = PPO("CnnPolicy", venv, n_steps=128, batch_size=128, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=2_048)
+    assert model.num_timesteps == 2_048
+    model.save(tmp_path / "ppo.zip")
+    venv.close()
+
+    loaded = PPO.load(tmp_path / "ppo.zip", device="cpu")
+    result = saber.evaluate(
+        ModelPolicy(loaded),
+        "pong",
+        episodes=2,
+        out=tmp_path / "eval",
+        workers=0,  # the model stays in this process
+        envs_per_worker=2,
+        agent="sb3-ppo",
+        env_options={"max_episode_frames": EVAL_FRAMES},
+        allow_non_saber=True,
+    )
+    assert result.non_saber and not result.failed and result.new_episodes == 2
+    assert_sane_records(result.records, "sb3-ppo", 2)
+    assert (tmp_path / "eval" / "episodes.jsonl").read_text().count("\n") == 2
+
+
+def test_dqn_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
+    venv = make_vec_env("SABER/Pong", n_envs=1, seed=0, env_kwargs={"clip_rewards": True})
+    model = DQN(
+        "CnnPolicy",
+        venv,
+        buffer_size=2_000,
+        learning_starts=1_000,
+        batch_size=16,
+        train_freq=4,
+        target_update_interval=250,
+        seed=0,
+        device="cpu",
+    )
+    model.learn(total_timesteps=2_000)
+    assert model.num_timesteps == 2_000 and model._n_updates == 250
+    venv.close()
+
+    result = saber.evaluate(
+        ModelPolicy(model),
+        "pong",
+        episodes=2,
+        out=tmp_path / "eval",
+        workers=0,
+        envs_per_worker=1,  # one episode after the other, with a reset in between
+        agent="sb3-dqn",
+        env_options={"max_episode_frames": EVAL_FRAMES},
+        allow_non_saber=True,
+    )
+    assert result.non_saber and not result.failed and result.new_episodes == 2
+    assert_sane_records(result.records, "sb3-dqn", 2)
