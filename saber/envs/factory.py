@@ -116,9 +116,17 @@ def saber_settings(env: gym.Env | gym.vector.VectorEnv) -> SaberSettings:
     """The settings an env made by saber runs with; ``.is_compliant`` tells if it is SABER.
 
     Raises:
-        TypeError: the env was not made by saber.
+        TypeError: the env was not made by saber (a Gymnasium vector env of SABER envs
+            counts, if all its sub-envs have the same settings).
     """
     settings = getattr(env.unwrapped, "saber_settings", None)
+    if settings is None and isinstance(env, gym.vector.VectorEnv):
+        # Gymnasium's SyncVectorEnv / AsyncVectorEnv over SABER envs: ask the sub-envs.
+        try:
+            every = set(env.get_attr("saber_settings"))
+        except (AttributeError, NotImplementedError):
+            every = set()
+        settings = every.pop() if len(every) == 1 else None
     if not isinstance(settings, SaberSettings):
         raise TypeError(
             f"{env} was not made by saber (gymnasium.make('SABER/<Game>') or saber.make_env)."

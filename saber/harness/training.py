@@ -149,8 +149,11 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
-        frames = np.asarray(info.get("episode_frame_number", np.zeros_like(self._last_frames)))
-        self._last_frames = frames.astype(np.int64)
+        # Only the rows reset start from frame 0: a partial reset (``reset_mask``) leaves
+        # the others mid-episode, and their frames since the last step are still to count.
+        mask = (kwargs.get("options") or {}).get("reset_mask")
+        rows = slice(None) if mask is None else np.asarray(mask, dtype=bool)
+        self._last_frames[rows] = 0
         return obs, info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:

@@ -66,6 +66,34 @@ def test_vector_recorder_counts_every_sub_env(tmp_path: Path) -> None:
     env.close()
 
 
+@pytest.mark.parametrize("kind", ["saber", "sync"])
+def test_vector_recorder_counts_frames_across_partial_resets(tmp_path: Path, kind: str) -> None:
+    """With autoreset disabled, ended rows are reset alone (``reset_mask``); the others'
+    frames are neither lost nor counted twice."""
+    kwargs = {"max_frames_without_reward": 200}  # Breakout idles: rows end by stuck timeouts
+    disabled = gym.vector.AutoresetMode.DISABLED
+    if kind == "saber":
+        vector = gym.make_vec("SABER/Breakout", 2, autoreset_mode=disabled, **kwargs)
+    else:
+        vector = gym.vector.SyncVectorEnv(
+            [lambda: gym.make("SABER/Breakout", **kwargs)] * 2, autoreset_mode=disabled
+        )
+    env = VectorTrainingRecorder(vector, tmp_path / "train.jsonl")
+    env.reset(seed=[1, 2])
+    played = 0
+    for step in range(150):
+        actions = np.array([0, 1 if step % 2 else 0])  # row 1 presses FIRE: ends later
+        *_, terminated, truncated, _ = env.step(actions)
+        played += 4 * 2
+        ended = terminated | truncated
+        if ended.any():
+            env.reset(options={"reset_mask": ended})
+    lines = _lines(tmp_path / "train.jsonl")
+    assert len(lines) >= 3 and {line["env"] for line in lines} == {0, 1}
+    assert env.total_frames == played
+    env.close()
+
+
 @pytest.fixture
 def hand_log(tmp_path: Path) -> Path:
     """250 episodes: episode i scores i and ends at cumulative frame (i + 1) * 1000."""
