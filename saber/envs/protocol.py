@@ -18,6 +18,7 @@ __all__ = [
     "FRAMES_PER_SECOND",
     "NUM_ACTIONS",
     "ROLLOVER_MODES",
+    "SABER_CAP_FRAMES",
     "SaberSettings",
     "correct_rollover",
 ]
@@ -30,6 +31,9 @@ CHECKPOINT_FRAMES = {"5min": 18_000, "30min": 108_000}  # 5 and 30 minutes at 60
 
 ROLLOVER_MODES = ("correct", "ignore", "off")
 RolloverMode = Literal["correct", "ignore", "off"]
+
+
+SABER_CAP_FRAMES = 21_600_000  # 100 hours at 60 fps: reaching it counts as infinite gameplay
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class SaberSettings:
 
     repeat_action_probability: float = 0.25
     frame_skip: int = 4
-    max_episode_frames: int | None = 21_600_000  # 100 hours at 60 fps
+    max_episode_frames: int | None = SABER_CAP_FRAMES
     max_frames_without_reward: int | None = 18_000  # 5 minutes at 60 fps
     rollover_threshold: float = -100_000.0
     rollover_mode: RolloverMode = "correct"

@@ -17,7 +17,12 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from saber.envs.protocol import CHECKPOINT_FRAMES, ROLLOVER_MODES, correct_rollover
+from saber.envs.protocol import (
+    CHECKPOINT_FRAMES,
+    ROLLOVER_MODES,
+    SABER_CAP_FRAMES,
+    correct_rollover,
+)
 
 __all__ = [
     "EpisodeEnd",
@@ -68,7 +73,9 @@ def episode_record(
         steps=int(steps),
         end=end,
         rollovers=int(rollovers),
-        infinite=end == EpisodeEnd.TIME_CAP,
+        # Infinite gameplay is SABER's notion: still playing after 100 hours. A shorter
+        # cap (a non-SABER override) ends episodes but proves nothing of the kind.
+        infinite=end == EpisodeEnd.TIME_CAP and frames >= SABER_CAP_FRAMES,
         r=float(score),
         l=int(steps),
         t=round(seconds, 6),

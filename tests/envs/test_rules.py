@@ -130,6 +130,16 @@ def test_the_100_hour_cap_truncates_and_marks_infinite_gameplay() -> None:
     assert info["episode"]["frames"] == 21_600_000
 
 
+def test_a_shorter_cap_truncates_without_claiming_infinite_gameplay() -> None:
+    env = gym.make("SABER/Pong", max_episode_frames=400)  # not SABER
+    env.reset(seed=0)
+    for _ in range(99):
+        assert not any(env.step(0)[2:4])
+    _, _, terminated, truncated, info = env.step(0)
+    assert truncated and not terminated and info["episode"]["end"] == "time_cap"
+    assert info["episode"]["frames"] == 400 and not info["episode"]["infinite"]
+
+
 def _wrappers(env: gym.Env) -> list[gym.Env]:
     found = []
     while isinstance(env, gym.Wrapper):
