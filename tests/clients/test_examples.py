@@ -26,12 +26,8 @@ CAP = 1_000  # frames per episode in these runs: 250 agent steps
 
 
 def sb3(test: Any) -> Any:
-    """Marked sb3 (deselected by default); skipped where torch or SB3 is not installed."""
-    missing = [
-        name for name in ("torch", "stable_baselines3") if importlib.util.find_spec(name) is None
-    ]
-    reason = f"needs {' and '.join(missing)} ('.[sb3]' after a CPU torch)"
-    return pytest.mark.sb3(pytest.mark.skipif(bool(missing), reason=reason)(test))
+    """Marked sb3 (deselected by default); fails where torch or SB3 is not installed."""
+    return pytest.mark.sb3(pytest.mark.usefixtures("sb3_installed")(test))
 
 
 def run_example(script: str, *args: str, cwd: Path, timeout: float = 180) -> str:

@@ -45,15 +45,10 @@ try:
         VecTransposeImage,
         is_vecenv_wrapped,
     )
-except ImportError:  # the default suite deselects this file (-m 'not sb3')
-    SB3 = False
-else:
-    SB3 = True
+except ImportError:  # deselected by default (-m 'not sb3'); selected, the fixture fails
+    pass
 
-pytestmark = [
-    pytest.mark.sb3,
-    pytest.mark.skipif(not SB3, reason='needs torch and stable-baselines3 (".[sb3]")'),
-]
+pytestmark = [pytest.mark.sb3, pytest.mark.usefixtures("sb3_installed")]
 
 EVAL_FRAMES = 2_000  # cap of evaluation episodes here (SABER: 100 hours)
 RECORD_KEYS = {
