@@ -66,7 +66,9 @@ def single_env(env: gym.Env) -> Callable[[np.ndarray], None]:
 
 
 def gymnasium_stack(name: str) -> gym.Env:
-    env = gym.make(f"ALE/{name}-v5", frameskip=1, full_action_space=True, repeat_action_probability=0.25)
+    env = gym.make(
+        f"ALE/{name}-v5", frameskip=1, full_action_space=True, repeat_action_probability=0.25
+    )
     env = gym.wrappers.AtariPreprocessing(env, noop_max=0, frame_skip=4, screen_size=84)
     return gym.wrappers.FrameStackObservation(env, 4)
 
@@ -81,7 +83,9 @@ def vector_env(env: gym.vector.VectorEnv) -> Callable[[np.ndarray], None]:
     return run
 
 
-def measure(contenders: dict[str, Callable[[np.ndarray], None]], steps: np.ndarray, rounds: int) -> dict[str, list[float]]:
+def measure(
+    contenders: dict[str, Callable[[np.ndarray], None]], steps: np.ndarray, rounds: int
+) -> dict[str, list[float]]:
     """Seconds per step of each contender, one list entry per round (interleaved)."""
     times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(rounds):
@@ -98,8 +102,12 @@ def ratio(times: dict[str, list[float]], faster: str, slower: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=400, help="agent steps per round and contender")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--steps", type=int, default=400, help="agent steps per round and contender"
+    )
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -115,29 +123,53 @@ def main() -> None:
             steps,
             args.rounds,
         )
-        rows.append((f"single {name}", "SABER / bare ale.act loop", ratio(times, "saber", "bare"), 0.85))
-        rows.append((f"single {name}", "SABER / Gymnasium stack", ratio(times, "saber", "gymnasium"), 1.3))
+        rows.append(
+            (f"single {name}", "SABER / bare ale.act loop", ratio(times, "saber", "bare"), 0.85)
+        )
+        rows.append(
+            (f"single {name}", "SABER / Gymnasium stack", ratio(times, "saber", "gymnasium"), 1.3)
+        )
         for contender, values in times.items():
             print(f"  {name:9s} {contender:10s} {1 / statistics.median(values):8.0f} steps/s")
 
         # Half as many batch steps as single steps: 4x the env-steps, for a steadier ratio.
         batch = rng.integers(0, 18, (args.steps // 2, 8))
         ale_vector = ale_py.AtariVectorEnv(
-            game, num_envs=8, repeat_action_probability=0.25, full_action_space=True, noop_max=0,
-            use_fire_reset=False, reward_clipping=False, episodic_life=False,
+            game,
+            num_envs=8,
+            repeat_action_probability=0.25,
+            full_action_space=True,
+            noop_max=0,
+            use_fire_reset=False,
+            reward_clipping=False,
+            episodic_life=False,
         )
         times = measure(
-            {"saber": vector_env(gym.make_vec(f"SABER/{name}", num_envs=8)), "ale-py": vector_env(ale_vector)},
+            {
+                "saber": vector_env(gym.make_vec(f"SABER/{name}", num_envs=8)),
+                "ale-py": vector_env(ale_vector),
+            },
             batch,
             args.rounds,
         )
-        rows.append((f"vector {name} x8", "SABER / ale-py AtariVectorEnv", ratio(times, "saber", "ale-py"), 0.9))
+        rows.append(
+            (
+                f"vector {name} x8",
+                "SABER / ale-py AtariVectorEnv",
+                ratio(times, "saber", "ale-py"),
+                0.9,
+            )
+        )
         for contender, values in times.items():
-            print(f"  {name:9s} vec-{contender:6s} {8 / statistics.median(values):8.0f} env-steps/s")
+            print(
+                f"  {name:9s} vec-{contender:6s} {8 / statistics.median(values):8.0f} env-steps/s"
+            )
 
     print("\n| setting | ratio | measured | goal |\n|---|---|---|---|")
     for setting, what, value, goal in rows:
-        print(f"| {setting} | {what} | {value:.2f}x | >= {goal}x {'ok' if value >= goal else 'MISSED'} |")
+        print(
+            f"| {setting} | {what} | {value:.2f}x | >= {goal}x {'ok' if value >= goal else 'MISSED'} |"
+        )
 
 
 if __name__ == "__main__":
