@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 from typing import Any
 
@@ -19,8 +18,7 @@ from saber.envs.wrappers import (
     RolloverCorrection,
     SaberEpisodeStatistics,
 )
-from saber.errors import UnknownGameError
-from saber.games import ale_id_to_env_name, normalize_game_key
+from saber.games import ale_id_to_env_name, get_game
 
 __all__ = ["make_env", "resolve_rom_id", "saber_settings", "supported_rom_ids"]
 
@@ -34,33 +32,15 @@ def supported_rom_ids() -> tuple[str, ...]:
     return tuple(sorted(set(roms.get_all_rom_ids()) - _MULTIPLAYER_ONLY))
 
 
-@functools.lru_cache(maxsize=1)
-def _rom_ids_by_key() -> dict[str, str]:
-    return {normalize_game_key(rom_id): rom_id for rom_id in supported_rom_ids()}
-
-
 def resolve_rom_id(game: str) -> str:
     """The ale-py ROM id of ``game`` in any spelling (``"SABER/MsPacman"`` -> ``"ms_pacman"``).
+
+    :func:`saber.games.get_game` knows every ROM of :func:`supported_rom_ids`.
 
     Raises:
         UnknownGameError: no ROM matches; the message names the closest games.
     """
-    from saber.games import get_game
-
-    try:
-        return get_game(game).ale_id
-    except UnknownGameError:
-        rom_id = _rom_ids_by_key().get(normalize_game_key(game))
-        if rom_id is not None:
-            return rom_id
-    close = difflib.get_close_matches(
-        normalize_game_key(game), list(_rom_ids_by_key()), n=3, cutoff=0.5
-    )
-    hint = f" Did you mean: {', '.join(_rom_ids_by_key()[key] for key in close)}?" if close else ""
-    raise UnknownGameError(
-        f"Unknown game {game!r}.{hint} Give an ALE ROM id (ms_pacman) or an env name "
-        f"(MsPacman, SABER/MsPacman); saber.envs.supported_rom_ids() lists them all."
-    )
+    return get_game(game).ale_id
 
 
 def make_env(game: str, *, render_mode: str | None = None, **overrides: Any) -> gym.Env:

@@ -22,7 +22,6 @@ the policy (built from the spec or the policy class in the worker, or unpickled)
 
 from __future__ import annotations
 
-import inspect
 import os
 import pickle
 import sys
@@ -139,8 +138,7 @@ def _agent_and_policy(
             f"Expect a policy (a callable mapping observations (n, 4, 84, 84) to n actions), "
             f"a policy class or an agent spec string, actually: {type(policy).__name__}"
         )
-    if inspect.isclass(policy):  # a factory, as in a "module:Class" spec
-        return agent or f"{policy.__module__}:{policy.__qualname__}", policy
+    # A class is a factory, as in a "module:Class" spec (the runner builds it per worker).
     name = getattr(policy, "__qualname__", None) or type(policy).__qualname__
     module = getattr(policy, "__module__", None) or type(policy).__module__
     return agent or f"{module}:{name}", policy
