@@ -22,10 +22,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from saber.harness import PerEpisodeGenerators
+
 CHECKPOINT_FORMAT = "saber-examples/nature-cnn/1"
 NUM_ACTIONS = 18  # SABER: the full action set, every game
-# Mixed into each episode seed so the policy's exploration stream never equals the env's.
-_POLICY_STREAM = 0xE951
 
 
 class NatureCNN(nn.Module):
@@ -82,25 +82,27 @@ def load_checkpoint(path: str | Path) -> tuple[NatureCNN, dict[str, Any]]:
     return model, dict(payload.get("metadata", {}))
 
 
-class QNetworkPolicy:
+class QNetworkPolicy(PerEpisodeGenerators):
     """A saber harness policy: epsilon-greedy on a Q-network's values.
 
     The harness calls it with a batch ``uint8`` (n, 4, 84, 84) and wants n actions.
-    ``start_episodes`` re-seeds a generator per batch row from the episode's seed, so the
-    random actions (and so the scores) are the same whatever the number of workers and
+    ``start_episodes`` (of :class:`~saber.harness.PerEpisodeGenerators`) re-seeds a
+    generator per batch row from the episode's seed, so the random actions (and so the scores) are the same whatever the number of workers and
     whichever rows the episodes land on. Epsilon 0 is purely greedy.
 
     Picklable (the harness sends it to worker processes): the network travels as its
     checkpoint file's path and is loaded in each worker on first use.
     """
 
+    stream = 0xE951  # mixed into each episode seed: exploration never equals the env's stream
+
     def __init__(self, checkpoint: str | Path, epsilon: float) -> None:
+        super().__init__()
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"Expect epsilon in [0, 1], actually: {epsilon!r}")
         self.checkpoint = str(checkpoint)
         self.epsilon = float(epsilon)
         self._model: NatureCNN | None = None
-        self._generators: dict[int, np.random.Generator] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         # Send the path, not the weights: each worker loads the file itself.
@@ -117,21 +119,12 @@ class QNetworkPolicy:
             self._model, _ = load_checkpoint(self.checkpoint)
         return self._model
 
-    def start_episodes(self, rows: np.ndarray, seeds: np.ndarray) -> None:
-        for row, seed in zip(rows.tolist(), seeds.tolist(), strict=True):
-            self._generators[row] = np.random.default_rng([int(seed), _POLICY_STREAM])
-
     def __call__(self, observations: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
             q_values = self.model(torch.from_numpy(np.ascontiguousarray(observations)))
         actions = q_values.argmax(dim=1).numpy().astype(np.int64)
         if self.epsilon > 0.0:
-            for row in range(len(actions)):
-                generator = self._generators.setdefault(row, np.random.default_rng())
-                # Two draws every step whatever the outcome: the stream stays aligned.
-                explore, random_action = generator.random(), generator.integers(NUM_ACTIONS)
-                if explore < self.epsilon:
-                    actions[row] = random_action
+            self.explore(actions, self.epsilon)
         return actions
 
     def __repr__(self) -> str:

@@ -43,12 +43,9 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 import saber  # noqa: F401  (registers SABER/*: Gymnasium 1.x loads no entry-point plugins)
-from saber.harness import evaluate
+from saber.harness import PerEpisodeGenerators, evaluate
 from saber.harness.training import VectorTrainingRecorder, format_training_scores, training_scores
 from saber.reports import to_markdown
-
-# Mixed into each episode seed so the policy's sampling stream never equals the env's.
-_POLICY_STREAM = 0x5B3
 
 
 class SaberVecEnv(VecEnv):
@@ -125,7 +122,7 @@ class SaberVecEnv(VecEnv):
         return [False] * len(list(self._get_indices(indices)))
 
 
-class SB3Policy:
+class SB3Policy(PerEpisodeGenerators):
     """A saber harness policy from a saved SB3 model: a batch of observations -> actions.
 
     ``deterministic=False`` (the default) samples from PPO's action distribution, the
@@ -138,11 +135,13 @@ class SB3Policy:
     Picklable: workers get the path and load the model themselves, on first use.
     """
 
+    stream = 0x5B3  # mixed into each episode seed: samples never equal the env's stream
+
     def __init__(self, path: str | Path, deterministic: bool = False) -> None:
+        super().__init__()
         self.path = str(path)
         self.deterministic = deterministic
         self._model: PPO | None = None
-        self._generators: dict[int, np.random.Generator] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "deterministic": self.deterministic}
@@ -157,10 +156,6 @@ class SB3Policy:
             self._model = PPO.load(self.path, device="cpu")
         return self._model
 
-    def start_episodes(self, rows: np.ndarray, seeds: np.ndarray) -> None:
-        for row, seed in zip(rows.tolist(), seeds.tolist(), strict=True):
-            self._generators[row] = np.random.default_rng([int(seed), _POLICY_STREAM])
-
     def __call__(self, observations: np.ndarray) -> np.ndarray:
         if self.deterministic:
             actions, _ = self.model.predict(observations, deterministic=True)
@@ -172,7 +167,7 @@ class SB3Policy:
         cumulative = np.cumsum(probs.astype(np.float64), axis=1)
         actions = np.empty(len(observations), dtype=np.int64)
         for row in range(len(observations)):
-            generator = self._generators.setdefault(row, np.random.default_rng())
+            generator = self.generator(row)
             # Inverse CDF: robust to float32 probabilities that do not sum to exactly 1.
             draw = generator.random() * cumulative[row, -1]
             action = int(np.searchsorted(cumulative[row], draw, side="right"))

@@ -163,9 +163,6 @@ def _env_options(pairs: tuple[str, ...]) -> dict[str, Any]:
     return options
 
 
-_BUILTIN_AGENT_KINDS = {"random", "noop", "constant", "epsilon-constant"}
-
-
 def _import_from_working_directory(agent: str) -> None:
     """Put the working directory first on ``sys.path`` for a ``module:attr`` agent.
 
@@ -177,7 +174,9 @@ def _import_from_working_directory(agent: str) -> None:
     import os
     import sys
 
-    if agent.strip().partition(":")[0] in _BUILTIN_AGENT_KINDS:
+    from saber.harness.policies import is_builtin_spec
+
+    if is_builtin_spec(agent):
         return
     cwd = os.getcwd()
     if cwd in sys.path:

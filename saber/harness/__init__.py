@@ -16,6 +16,7 @@ from saber.harness.evaluate import DEFAULT_ENVS_PER_WORKER, EvaluationResult, ev
 from saber.harness.policies import (
     ConstantPolicy,
     EpsilonConstantPolicy,
+    PerEpisodeGenerators,
     Policy,
     PolicyError,
     RandomPolicy,
@@ -30,6 +31,7 @@ __all__ = [
     "ConstantPolicy",
     "EpsilonConstantPolicy",
     "EvaluationResult",
+    "PerEpisodeGenerators",
     "Policy",
     "PolicyError",
     "RandomPolicy",

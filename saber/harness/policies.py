@@ -43,16 +43,19 @@ __all__ = [
     "BUILTIN_SPECS",
     "ConstantPolicy",
     "EpsilonConstantPolicy",
+    "PerEpisodeGenerators",
     "Policy",
     "PolicyError",
     "RandomPolicy",
     "build_policy",
     "check_actions",
+    "is_builtin_spec",
     "load_policy",
     "resolve_spec",
 ]
 
 BUILTIN_SPECS = ("random", "noop", "constant:K", "epsilon-constant:K[:EPS]", "module:attr")
+_BUILTIN_KINDS = frozenset({"random", "noop", "constant", "epsilon-constant"})  # see _builtin
 DEFAULT_EPSILON = 0.05  # the ALE paper's perturbed constant agent
 # Mixed into each episode seed so a policy's generator never shares a stream with the env's.
 _POLICY_STREAM = 0x5ABE
@@ -72,8 +75,15 @@ class Policy(Protocol):
     def __call__(self, observations: np.ndarray) -> np.ndarray: ...
 
 
-class _PerEpisodeGenerators:
-    """One random generator per batch row, re-seeded from the episode seed at each start."""
+class PerEpisodeGenerators:
+    """Base of stochastic policies: one random generator per batch row, re-seeded from the
+    episode seed at each episode start, so actions do not depend on workers or rows.
+
+    Subclasses draw from :meth:`generator` and may set :attr:`stream`, mixed into each
+    episode seed so that the policy's stream never equals the environment's.
+    """
+
+    stream: int = _POLICY_STREAM
 
     def __init__(self) -> None:
         self._generators: dict[int, np.random.Generator] = {}
@@ -81,21 +91,33 @@ class _PerEpisodeGenerators:
     def start_episodes(self, rows: np.ndarray, seeds: np.ndarray) -> None:
         """Seed the generators of ``rows`` from their episodes' ``seeds``."""
         for row, seed in zip(rows.tolist(), seeds.tolist(), strict=True):
-            self._generators[row] = np.random.default_rng([int(seed), _POLICY_STREAM])
+            self._generators[row] = np.random.default_rng([int(seed), self.stream])
 
-    def _generator(self, row: int) -> np.random.Generator:
+    def generator(self, row: int) -> np.random.Generator:
+        """The generator of batch row ``row``."""
         # Used outside the harness (no start_episodes call): still valid, not reproducible.
         if row not in self._generators:
             self._generators[row] = np.random.default_rng()
         return self._generators[row]
 
+    def explore(self, actions: np.ndarray, epsilon: float) -> np.ndarray:
+        """Replace each of ``actions`` (n,) by a uniformly random one with probability
+        ``epsilon``, in place; returns ``actions``."""
+        for row in range(len(actions)):
+            generator = self.generator(row)
+            # Two draws per step whatever the outcome, so the streams stay aligned.
+            explore, random_action = generator.random(), generator.integers(NUM_ACTIONS)
+            if explore < epsilon:
+                actions[row] = random_action
+        return actions
+
     def _uniform_actions(self, count: int) -> np.ndarray:
         return np.array(
-            [self._generator(row).integers(NUM_ACTIONS) for row in range(count)], dtype=np.int64
+            [self.generator(row).integers(NUM_ACTIONS) for row in range(count)], dtype=np.int64
         )
 
 
-class RandomPolicy(_PerEpisodeGenerators):
+class RandomPolicy(PerEpisodeGenerators):
     """Uniformly random actions over all 18, from a generator per episode."""
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
@@ -118,7 +140,7 @@ class ConstantPolicy:
         return f"ConstantPolicy({self.action})"
 
 
-class EpsilonConstantPolicy(_PerEpisodeGenerators):
+class EpsilonConstantPolicy(PerEpisodeGenerators):
     """Action ``action``, replaced by a uniformly random one with probability ``epsilon``."""
 
     def __init__(self, action: int, epsilon: float = DEFAULT_EPSILON) -> None:
@@ -129,14 +151,7 @@ class EpsilonConstantPolicy(_PerEpisodeGenerators):
         self.epsilon = float(epsilon)
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
-        actions = np.full(len(observations), self.action, dtype=np.int64)
-        for row in range(len(observations)):
-            generator = self._generator(row)
-            # Two draws per step whatever the outcome, so the streams stay aligned.
-            explore, random_action = generator.random(), generator.integers(NUM_ACTIONS)
-            if explore < self.epsilon:
-                actions[row] = random_action
-        return actions
+        return self.explore(np.full(len(observations), self.action, dtype=np.int64), self.epsilon)
 
     def __repr__(self) -> str:
         return f"EpsilonConstantPolicy({self.action}, epsilon={self.epsilon})"
@@ -156,6 +171,11 @@ def _parse_action(text: str, spec: str) -> int:
             f"Agent spec {spec!r}: expect an action index 0..{NUM_ACTIONS - 1}, actually: {text!r}"
         )
     return _check_action_index(int(text))
+
+
+def is_builtin_spec(spec: str) -> bool:
+    """Whether ``spec`` names a built-in agent (its arguments are not checked here)."""
+    return spec.strip().partition(":")[0] in _BUILTIN_KINDS
 
 
 def _builtin(spec: str) -> Callable[[], Policy] | None:
