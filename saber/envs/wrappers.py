@@ -186,7 +186,7 @@ class FrameLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
         max_frames: the cap (21,600,000 = 100 hours of play).
     """
 
-    def __init__(self, env: gym.Env, max_frames: int = 21_600_000) -> None:
+    def __init__(self, env: gym.Env, max_frames: int = SABER_CAP_FRAMES) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, max_frames=max_frames)
         gym.Wrapper.__init__(self, env)
         if not isinstance(max_frames, int) or max_frames <= 0:
