@@ -44,63 +44,98 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+PLOT_FORMATS = ("png", "pdf", "svg")
+
+
+def _plot_formats(text: str) -> tuple[str, ...]:
+    formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
+    unknown = [f for f in formats if f not in PLOT_FORMATS]
+    if unknown or not formats:
+        raise click.BadParameter(
+            f"{', '.join(unknown) or 'nothing'} is not a figure format; use one or more of "
+            f"{','.join(PLOT_FORMATS)}, comma-separated",
+            param_hint="--plot-format",
+        )
+    return formats
+
+
+def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if value is not None:
+        raise click.UsageError(
+            f"{param.opts[0]} moved to its own command: saber training LOG --at 10M,50M,100M,200M",
+            ctx=ctx,
+        )
+
+
 @main.command()
-@click.argument("scores", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.argument("scores", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--games",
+    "games_spec",
+    default=None,
+    help="Report only these games: comma-separated names, or all, atari57, atari5, atari10 "
+    "(as in saber eval).",
+)
 @click.option(
     "--json",
     "json_out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Write the full report as JSON here (required with SCORES).",
+    help="Write the full report as JSON here.",
 )
 @click.option(
     "--markdown",
     "markdown_out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Also write the summary and per-game tables as Markdown.",
+    help="Write the summary and per-game tables as Markdown here.",
 )
 @click.option(
     "--csv",
     "csv_out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Also write the per-game normalized scores as CSV.",
+    help="Write the per-game normalized scores as CSV here.",
 )
 @click.option(
     "--plots",
     "plots_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help='Also write PNG figures into this directory (needs pip install "saber-ale[plots]").',
+    help='Write the figures into this directory (needs matplotlib: pip install "saber-ale[plots]").',
+)
+@click.option(
+    "--plot-format",
+    "plot_format",
+    default=None,
+    metavar="png,pdf,svg",
+    help="With --plots: figure formats, comma-separated [default: png].",
+)
+@click.option(
+    "--dpi",
+    type=int,
+    default=None,
+    help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option(
     "--resamples", default=2000, show_default=True, help="Bootstrap resamples per interval."
 )
 @click.option(
-    "--training",
-    "training_log",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Instead of SCORES: a training log of saber.harness.training.TrainingRecorder.",
+    "--training", hidden=True, expose_value=False, callback=_moved_to_training, is_eager=True
 )
-@click.option(
-    "--at",
-    "at_frames",
-    default="10M,50M,100M,200M",
-    show_default=True,
-    help="With --training: checkpoints in training frames; at each, the mean of the 100 "
-    "consecutive episodes that ended last.",
-)
+@click.option("--at", hidden=True, expose_value=False, callback=_moved_to_training, is_eager=True)
 @_saber_errors_as_messages
 def report(
     scores: tuple[Path, ...],
-    json_out: Path,
+    games_spec: str | None,
+    json_out: Path | None,
     markdown_out: Path | None,
     csv_out: Path | None,
     plots_dir: Path | None,
+    plot_format: str | None,
+    dpi: int | None,
     seed: int,
     resamples: int,
-    training_log: Path | None,
-    at_frames: str,
 ) -> None:
-    """Report SABER scores of one or more agents, or training scores (--training).
+    """Report SABER scores of one or more agents: printed, or written where --json,
+    --markdown, --csv and --plots say (each writes only what it names).
 
     SCORES: CSV files with a header and at least the columns game,score (optional: agent,
     episode, time_limit as 5min/30min/saber, infinite; a score of inf marks infinite
@@ -109,36 +144,97 @@ def report(
     from saber.reports import build_report, to_csv, to_json, to_markdown
     from saber.scoring import read_scores
 
-    if training_log is not None:
-        _training_report(training_log, at_frames, json_out)
-        return
-    if not scores or json_out is None:
-        raise click.UsageError("Give SCORES and --json OUT (or --training LOG).")
+    # Every check before any work, so a bad option never leaves half the files written.
     if resamples < 1:
-        raise click.BadParameter(
-            f"Expect a positive number, actually: {resamples}", param_hint="--resamples"
-        )
+        raise click.BadParameter(f"must be >= 1, got {resamples}", param_hint="--resamples")
+    if plots_dir is None and (plot_format is not None or dpi is not None):
+        flag = "--plot-format" if plot_format is not None else "--dpi"
+        raise click.UsageError(f"{flag} needs --plots DIRECTORY")
+    formats = _plot_formats(plot_format or "png")
+    if dpi is not None and dpi < 1:
+        raise click.BadParameter(f"must be >= 1, got {dpi}", param_hint="--dpi")
+    if plots_dir is not None:
+        from saber.reports.plots import require_matplotlib
+
+        require_matplotlib()
     table = read_scores(*scores)
+    if games_spec is not None:
+        table = _only_games(table, games_spec)
     for warning in table.warnings:
         click.echo(f"warning: {warning}", err=True)
     result = build_report(table, seed=seed, n_resamples=resamples)
     outputs = {json_out: to_json, markdown_out: to_markdown, csv_out: to_csv}
+    if plots_dir is None and not any(outputs):
+        click.echo(to_markdown(result), nl=False)
+        return
     written = [_write(path, render(result)) for path, render in outputs.items() if path]
     if plots_dir is not None:
         from saber.reports.plots import save_plots
 
-        written += save_plots(result, plots_dir)
+        written += save_plots(result, plots_dir, formats=formats, dpi=dpi or 300)
     for path in written:
         click.echo(f"wrote {path}")
 
 
-def _training_report(log: Path, at_frames: str, json_out: Path | None) -> None:
-    """``saber report --training``: a Markdown table on stdout, optionally JSON."""
+def _only_games(table: Any, spec: str) -> Any:
+    """The rows of ``table`` whose game is in ``--games`` (names and sets as saber eval)."""
+    import dataclasses
+
+    from saber.games import resolve_games
+
+    try:
+        wanted = [game.ale_id for game in resolve_games(spec)]
+    except SaberError as error:
+        raise click.BadParameter(str(error), param_hint="--games") from error
+    records = [r for r in table.records if r.game in wanted]
+    if not records:
+        raise click.BadParameter(
+            f"none of these games has a score in {', '.join(table.sources)}", param_hint="--games"
+        )
+    present = {r.game for r in records}
+    absent = [g for g in wanted if g not in present]
+    warnings = list(table.warnings)
+    if absent:
+        warnings.append(f"--games {spec}: no scores for {', '.join(absent)}")
+    return dataclasses.replace(table, records=records, warnings=warnings)
+
+
+@main.command()
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--at",
+    "at_frames",
+    default="10M,50M,100M,200M",
+    show_default=True,
+    help="Checkpoints in training frames; at each, the mean of the 100 consecutive episodes "
+    "that ended last.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write the scores as JSON here.",
+)
+@_saber_errors_as_messages
+def training(log: Path, at_frames: str, json_out: Path | None) -> None:
+    """Training-time scores from LOG, a log of saber.harness.training.TrainingRecorder: a
+    Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
     import json
 
-    from saber.harness.training import format_training_scores, training_scores
+    from saber.harness.training import format_training_scores, parse_frames, training_scores
 
-    scores = training_scores(log, [part for part in at_frames.split(",") if part.strip()])
+    try:
+        checkpoints = [parse_frames(part) for part in at_frames.split(",") if part.strip()]
+    except SaberError as error:
+        raise click.BadParameter(str(error), param_hint="--at") from error
+    if not checkpoints:
+        raise click.BadParameter("give one checkpoint or more, e.g. 10M,50M", param_hint="--at")
+    scores = training_scores(log, checkpoints)
+    if not scores:
+        raise click.ClickException(
+            f"{log}: no episodes in this training log; a TrainingRecorder writes one line per "
+            "finished training episode"
+        )
     click.echo(format_training_scores(scores), nl=False)
     if json_out is not None:
         rows = [score.as_dict() for score in scores]

@@ -11,8 +11,8 @@ it out of the aggregates. :func:`resolve_games` expands ``all`` to the 61 SABER 
 Example:
     >>> from saber.games import get_game
     >>> game = get_game("SABER/MsPacman")
-    >>> game.ale_id, game.env_name, game.world_record
-    ('ms_pacman', 'MsPacman', 290090.0)
+    >>> game.ale_id, game.env_name, game.title, game.world_record
+    ('ms_pacman', 'MsPacman', 'Ms. Pac-Man', 290090.0)
     >>> get_game("ms pacman") is game
     True
 """
@@ -30,10 +30,12 @@ from importlib import resources
 from saber.errors import UnknownGameError
 
 __all__ = [
+    "BASELINE_SOURCES",
     "GameInfo",
     "all_games",
     "atari57_games",
     "game_names",
+    "game_title",
     "get_game",
     "normalize_game_key",
     "read_data_csv",
@@ -43,6 +45,18 @@ __all__ = [
 ]
 
 
+# Where each reference score of GameInfo comes from, worded so a paper can copy it; reports
+# print these beside their Random, Human and World-record columns and keep them in JSON.
+BASELINE_SOURCES = {
+    "random": "Random: the random agent of the SABER paper (Toromanoff, Wirbel and Moutarde "
+    "2019, arXiv:1908.04683, per-game tables)",
+    "human": "Human: the beginner human of Mnih et al. 2015 (Nature 518, "
+    "doi:10.1038/nature14236), as tabulated in the SABER paper",
+    "world_record": "World record: the human world records collected by the SABER paper "
+    "(Toromanoff, Wirbel and Moutarde 2019, arXiv:1908.04683, per-game tables)",
+}
+
+
 @dataclass(frozen=True)
 class GameInfo:
     """Reference facts about one game. All scores are raw game points.
@@ -50,6 +64,8 @@ class GameInfo:
     Attributes:
         ale_id: the ROM id of ale-py, snake_case (``"ms_pacman"``).
         env_name: the PascalCase name used in environment ids (``"MsPacman"``).
+        title: the game's name as people write it (``"Ms. Pac-Man"``), for tables and
+            figures (``data/game_titles.csv``; other ROMs: their id in words).
         in_saber: one of the 61 games of the SABER paper.
         random: SABER's random-agent score (None outside the 61).
         human: beginner human of Mnih et al. 2015 (None where not published).
@@ -61,6 +77,7 @@ class GameInfo:
 
     ale_id: str
     env_name: str
+    title: str
     in_saber: bool
     random: float | None
     human: float | None
@@ -114,6 +131,22 @@ def read_data_csv(filename: str) -> list[dict[str, str]]:
     return list(csv.DictReader(text.splitlines()))
 
 
+def game_title(ale_id: str) -> str:
+    """A game's title as people write it: ``"space_invaders"`` -> ``"Space Invaders"``.
+
+    Titles come from ``data/game_titles.csv``; a ROM outside it gets its id in words.
+
+    >>> game_title("qbert"), game_title("basic_math")
+    ('Q*bert', 'Basic Math')
+    """
+    return _titles().get(ale_id) or ale_id.replace("_", " ").title()
+
+
+@functools.lru_cache(maxsize=1)
+def _titles() -> dict[str, str]:
+    return {row["game"]: row["title"] for row in read_data_csv("game_titles.csv")}
+
+
 def _number(text: str) -> float | None:
     return None if text.strip().upper() in {"", "NA", "NAN"} else float(text)
 
@@ -129,6 +162,7 @@ def _games_by_id() -> dict[str, GameInfo]:
         games[ale_id] = GameInfo(
             ale_id=ale_id,
             env_name=ale_id_to_env_name(ale_id),
+            title=game_title(ale_id),
             in_saber=bool(saber),
             random=_number(saber.get("random", "")),
             human=_number(saber.get("human_mnih2015", "")),
@@ -143,6 +177,8 @@ def _games_by_id() -> dict[str, GameInfo]:
 @functools.lru_cache(maxsize=1)
 def _ids_by_key() -> dict[str, str]:
     keys = {normalize_game_key(ale_id): ale_id for ale_id in _games_by_id()}
+    # A title is a spelling too ("Robot Tank", "River Raid").
+    keys.update({normalize_game_key(game.title): ale_id for ale_id, game in _games_by_id().items()})
     keys.update(_ALIASES)
     return keys
 
@@ -152,6 +188,7 @@ def _rom_game(ale_id: str) -> GameInfo:
     return GameInfo(
         ale_id=ale_id,
         env_name=ale_id_to_env_name(ale_id),
+        title=game_title(ale_id),
         in_saber=False,
         random=None,
         human=None,

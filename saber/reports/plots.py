@@ -1,26 +1,43 @@
-"""Figures of a report (the dict of :func:`saber.reports.build_report`), with matplotlib.
+"""Figures of a report (the dict of :func:`saber.reports.build_report`), for a paper.
 
 matplotlib is the optional ``plots`` extra, imported when a figure is drawn. Figures are
 built with ``matplotlib.figure.Figure`` (no pyplot state, no display needed). Nothing is
-computed here: every number comes from the report.
+computed here: every number comes from the report; this module only lays it out.
+
+Layout rules, so a figure can go into a paper unchanged:
+
+- widths of one column (:data:`COLUMN_WIDTH`, 3.3 in) or two (:data:`PAGE_WIDTH`,
+  6.9 in) with 7-8 pt text, so nothing is scaled down by LaTeX;
+- the Okabe-Ito colour-blind-safe palette; an agent keeps its colour in every figure
+  (colours follow the report's agent order);
+- a reference agent (a name with ``@``: ``rainbow@saber-paper``, ``random@saber``) is
+  drawn in grey, hollow and dashed, so it never passes for a run of the user's;
+- legends sit outside the axes, never on the data; class counts on integer axes;
+- intervals as in Agarwal et al. (2021, rliable): one panel per metric, each agent a
+  coloured bar spanning its interval with a black tick at the estimate.
 
 Example:
     >>> from saber.reports.plots import save_plots           # doctest: +SKIP
-    >>> save_plots(report, "figures/")                       # doctest: +SKIP
-    [PosixPath('figures/classes_5min.png'), PosixPath('figures/per_game_5min.png'), ...]
+    >>> save_plots(report, "figures/", formats=("png", "pdf"))  # doctest: +SKIP
+    [PosixPath('figures/classes_saber.png'), PosixPath('figures/classes_saber.pdf'), ...]
 
-One file per figure and time limit present (``classes_<limit>.png``, ``per_game_<limit>.png``,
-``profile_<limit>.png``, ``aggregates_<limit>.png``, limits ``5min``, ``30min``, ``saber``),
-and ``time_limits.png``.
+One file per figure, time limit and format (``classes_<limit>``, ``per_game_<limit>``,
+``profile_<limit>``, ``aggregates_<limit>``; limits ``5min``, ``30min``, ``saber``), and
+``time_limits`` when the report has more than one time limit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from saber.errors import SaberError
+from saber.games import get_game
+from saber.reports.tables import TIME_LIMIT_TITLES
 from saber.scoring import CLASS_NAMES
 
 if TYPE_CHECKING:
@@ -28,250 +45,562 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "COLUMN_WIDTH",
+    "FORMATS",
+    "PAGE_WIDTH",
     "PlotsUnavailableError",
+    "agent_styles",
     "plot_aggregates",
     "plot_classes",
     "plot_per_game",
     "plot_profile",
     "plot_time_limits",
+    "require_matplotlib",
+    "save_figure",
     "save_plots",
 ]
 
-TIME_LIMIT_LABELS = {"5min": "5 min", "30min": "30 min", "saber": "SABER"}
+COLUMN_WIDTH = 3.3  # inches: one column of a two-column paper
+PAGE_WIDTH = 6.9  # inches: both columns
+FORMATS = ("png", "pdf", "svg")
 AGGREGATES = (
     ("median", "Median"),
     ("iqm", "IQM"),
     ("mean", "Mean"),
     ("optimality_gap", "Optimality gap"),
 )
+# Okabe and Ito (2008), colour-blind safe; yellow left out: it vanishes on white paper.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
+REFERENCE_GREYS = ("#555555", "#999999", "#333333", "#BBBBBB")
+# A marker and dash per agent as well, so agents stay apart in greyscale print.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+REFERENCE_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+INSTALL_HINT = (
+    'Plots need matplotlib: pip install "saber-ale[plots]", or from a checkout of saber, '
+    'pip install ".[plots]"'
+)
+_RC = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "lines.linewidth": 1.4,
+    "lines.markersize": 4.5,
+    "svg.fonttype": "none",  # text stays text in SVG
+    "svg.hashsalt": "saber",  # fixed element ids: the same report gives the same SVG
+    "pdf.fonttype": 42,  # TrueType in PDF: journals refuse Type 3 fonts
+}
 
 
 class PlotsUnavailableError(SaberError, ImportError):
     """matplotlib is not installed."""
 
 
-def _figure(width: float, height: float) -> Figure:
+def require_matplotlib() -> None:
+    """Raise :class:`PlotsUnavailableError` (naming both install forms) without matplotlib.
+
+    ``saber report --plots`` calls this before it writes anything.
+    """
     try:
-        from matplotlib.figure import Figure
+        import matplotlib.figure  # noqa: F401
     except ImportError as error:
-        raise PlotsUnavailableError(
-            'Plots need matplotlib: pip install "saber-ale[plots]"'
-        ) from error
+        raise PlotsUnavailableError(INSTALL_HINT) from error
+
+
+@contextlib.contextmanager
+def _style() -> Iterator[None]:
+    require_matplotlib()
+    import matplotlib
+
+    with matplotlib.rc_context(_RC):
+        yield
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _agents(report: dict[str, Any], time_limit: str) -> list[str]:
-    return [a for a, sections in report["agents"].items() if time_limit in sections]
+def is_reference(agent: str) -> bool:
+    """Whether an agent is a shipped reference (``name@source``), not a run of the user's."""
+    return "@" in agent
 
 
-def _colors(n: int) -> list[Any]:
-    from matplotlib import colormaps
+@dataclass(frozen=True)
+class AgentStyle:
+    """How one agent is drawn, the same in every figure."""
 
-    return [colormaps["tab10"](i % 10) for i in range(n)]
+    color: str
+    reference: bool
+    symbol: str = "o"
+    linestyle: Any = "-"
+
+    @property
+    def facecolor(self) -> str:
+        return "white" if self.reference else self.color
+
+    def label(self, agent: str) -> str:
+        return f"{agent} (reference)" if self.reference else agent
+
+    def marker(self, marker: str | None = None) -> dict[str, Any]:
+        return {
+            "marker": marker or self.symbol,
+            "color": self.color,
+            "markerfacecolor": self.facecolor,
+            "markeredgecolor": self.color,
+            "linestyle": "none",
+        }
 
 
-def _title(ax: Axes, text: str, report: dict[str, Any]) -> None:
+def agent_styles(report: dict[str, Any]) -> dict[str, AgentStyle]:
+    """Colour of every agent of the report: users' agents in palette order, references grey."""
+    styles = {}
+    users = [a for a in report["agents"] if not is_reference(a)]
+    references = [a for a in report["agents"] if is_reference(a)]
+    for i, agent in enumerate(users):
+        styles[agent] = AgentStyle(
+            PALETTE[i % len(PALETTE)], reference=False, symbol=MARKERS[i % len(MARKERS)]
+        )
+    for i, agent in enumerate(references):
+        styles[agent] = AgentStyle(
+            REFERENCE_GREYS[i % len(REFERENCE_GREYS)],
+            reference=True,
+            symbol=MARKERS[i % len(MARKERS)],
+            linestyle=REFERENCE_DASHES[i % len(REFERENCE_DASHES)],
+        )
+    return styles
+
+
+def _agents(report: dict[str, Any], time_limit: str | None = None) -> list[str]:
+    """Agents with scores at ``time_limit`` (any, if None): the user's first, references after."""
+    agents = [a for a, s in report["agents"].items() if time_limit is None or time_limit in s]
+    return sorted(agents, key=is_reference)
+
+
+def _limit_title(report: dict[str, Any], time_limit: str) -> str:
     suffix = "" if report["saber_compliant"] else " (NOT SABER-compliant)"
-    ax.set_title(text + suffix)
+    return f"{TIME_LIMIT_TITLES[time_limit]}{suffix}"
+
+
+def _legend_columns(labels: Sequence[str], width: float) -> int:
+    # As many entries per row as fit the figure's width (7 pt text: ~0.06 in a character,
+    # plus the handle); a legend wider than its figure is cut off.
+    entry = 0.06 * max(len(label) for label in labels) + 0.5
+    return max(1, min(len(labels), int(width // entry)))
+
+
+def _legend_above(fig: Figure, handles: Sequence[Any], labels: Sequence[str]) -> None:
+    # Outside the axes: a legend placed "best" still covers data in a dense figure.
+    if labels:
+        ncol = _legend_columns(labels, fig.get_figwidth())
+        fig.legend(handles, labels, loc="outside upper center", ncol=ncol)
+
+
+def _legend_rows(agents: Sequence[str], width: float) -> int:
+    labels = [f"{a} (reference)" for a in agents] or [""]
+    return math.ceil(len(agents) / _legend_columns(labels, width))
 
 
 def plot_classes(report: dict[str, Any], time_limit: str = "saber") -> Figure:
-    """Games per SABER class, agents side by side."""
+    """Games per SABER class (world-record-normalized), agents side by side; one column wide."""
     agents = _agents(report, time_limit)
-    fig = _figure(7, 4)
-    ax = fig.add_subplot()
-    width = 0.8 / max(len(agents), 1)
-    for i, (agent, color) in enumerate(zip(agents, _colors(len(agents)), strict=True)):
-        counts = [report["agents"][agent][time_limit]["classes"][c] for c in CLASS_NAMES]
-        xs = [c + (i - (len(agents) - 1) / 2) * width for c in range(len(CLASS_NAMES))]
-        bars = ax.bar(xs, counts, width, label=agent, color=color)
-        ax.bar_label(bars, fontsize=8)
-    ax.set_xticks(
-        range(len(CLASS_NAMES)),
-        ["failing\n< 1%", "poor\n1–10%", "medium\n10–50%", "fair\n50–100%", "superhuman\n≥ 100%"],
-    )
-    ax.set_ylabel("games")
-    ax.legend()
-    _title(
-        ax,
-        f"Games per class of world-record-normalized score, {TIME_LIMIT_LABELS[time_limit]}",
-        report,
-    )
+    styles = agent_styles(report)
+    with _style():
+        from matplotlib.ticker import MaxNLocator
+
+        fig = _figure(COLUMN_WIDTH, 2.2 + 0.15 * _legend_rows(agents, COLUMN_WIDTH))
+        ax = fig.add_subplot()
+        width = 0.8 / max(len(agents), 1)
+        handles = []
+        for i, agent in enumerate(agents):
+            style = styles[agent]
+            counts = [report["agents"][agent][time_limit]["classes"][c] for c in CLASS_NAMES]
+            xs = [c + (i - (len(agents) - 1) / 2) * width for c in range(len(CLASS_NAMES))]
+            bars = ax.bar(
+                xs,
+                counts,
+                width,
+                color=style.facecolor,
+                edgecolor=style.color,
+                linewidth=0.8,
+                hatch="////" if style.reference else None,
+            )
+            ax.bar_label(bars, fontsize=6, padding=1)
+            handles.append(bars)
+        ax.set_xticks(
+            range(len(CLASS_NAMES)),
+            [
+                "failing\n< 1%",
+                "poor\n1–10%",
+                "medium\n10–50%",
+                "fair\n50–100%",
+                "superhuman\n≥ 100%",
+            ],
+        )
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.margins(y=0.12)  # room for the count above the tallest bar
+        ax.set_ylabel("games")
+        ax.set_title(f"Games per class, {_limit_title(report, time_limit)}")
+        _legend_above(fig, handles, [styles[a].label(a) for a in agents])
     return fig
 
 
-def _log_axis(ax: Axes, axis: str = "x") -> None:
-    # symlog: normalized scores can be 0 or negative; linear within ±1%, log beyond.
-    getattr(ax, f"set_{axis}scale")("symlog", linthresh=1.0)
+def _log_axis(ax: Axes, low: float, high: float, infinite_x: float | None = None) -> None:
+    """Symmetric log x-axis from ``low`` to ``high`` percent, ticks at 0 and every decade.
+
+    symlog, because normalized scores can be 0 or negative: linear within ±1%, log beyond.
+    With ``infinite_x``, a tick there labelled ∞ (infinite gameplay).
+    """
+    ax.set_xscale("symlog", linthresh=1.0, linscale=1.0)
+    from matplotlib.ticker import FixedLocator
+
+    decades = [10.0**k for k in range(0, 7)]
+    ticks = sorted(t for t in {0.0, *decades, *(-d for d in decades)} if low <= t <= high)
+    ax.xaxis.set_minor_locator(FixedLocator(ticks))
+    if len(ticks) > 6:  # labels of every decade would run into each other: every other one
+        ticks = [t for t in ticks if t == 0 or round(math.log10(abs(t))) % 2 == 0]
+    labels = [f"{t:g}%" for t in ticks]
+    if infinite_x is not None:
+        ticks.append(infinite_x)
+        labels.append("∞")
+    ax.set_xticks(ticks, labels)
+    ax.set_xlim(low, high)
+
+
+def _percent_ticks(ax: Axes) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}%"))
 
 
 def plot_per_game(
     report: dict[str, Any], time_limit: str = "saber", reference: str = "world_record"
 ) -> Figure:
-    """Per-game normalized scores on a log scale, one marker per agent; infinite games at ∞."""
+    """Per-game normalized scores on a symmetric log scale, one marker per agent; infinite
+    gameplay at ∞. One column wide, one row per game (titles as people write them)."""
     agents = _agents(report, time_limit)
+    styles = agent_styles(report)
     key = {"world_record": "world_record_pct", "human": "human_pct"}[reference]
+    rows_of = {a: report["agents"][a][time_limit]["per_game"] for a in agents}
     games = sorted(
         {
             g
-            for a in agents
-            for g, row in report["agents"][a][time_limit]["per_game"].items()
+            for rows in rows_of.values()
+            for g, row in rows.items()
             if row[key] is not None or row["infinite"]
-        }
+        },
+        key=lambda g: get_game(g).title,
     )
-    fig = _figure(7, 1.2 + 0.22 * len(games))
-    ax = fig.add_subplot()
     finite = [
         row[key]
-        for a in agents
-        for row in report["agents"][a][time_limit]["per_game"].values()
+        for rows in rows_of.values()
+        for row in rows.values()
         if row[key] is not None and not row["infinite"]
     ]
-    infinite_x = max([100.0, *finite]) * 3
-    for i, (agent, color) in enumerate(zip(agents, _colors(len(agents)), strict=True)):
-        rows = report["agents"][agent][time_limit]["per_game"]
-        dodge = (i - (len(agents) - 1) / 2) * min(
-            0.2, 0.6 / len(agents)
-        )  # close scores stay visible
-        for row_index, game in enumerate(games):
-            row, y = rows.get(game), row_index + dodge
-            if row is None:
-                continue
-            if row["infinite"]:
-                ax.plot(infinite_x, y, marker=">", color=color, linestyle="none")
-            elif row[key] is not None:
-                ax.plot(row[key], y, marker="o", color=color, linestyle="none")
-        ax.plot([], [], marker="o", color=color, linestyle="none", label=agent)
-    _log_axis(ax)
-    ax.axvline(100.0, color="gray", linewidth=0.8, linestyle="--")
-    ax.axvline(infinite_x, color="gray", linewidth=0.5, linestyle=":")
-    # Label the "infinite" column above the plot, where no marker can hide it.
-    ax.text(infinite_x, 1.0, "∞", transform=ax.get_xaxis_transform(), va="bottom", ha="center")
-    ax.set_yticks(range(len(games)), games, fontsize=8)
-    ax.set_ylim(-0.7, len(games) - 0.3)
-    ax.invert_yaxis()
-    label = "% of world record" if reference == "world_record" else "% of human (Mnih et al. 2015)"
-    ax.set_xlabel(f"{label} (symmetric log scale)")
-    ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
-    _title(ax, f"Per-game scores, {TIME_LIMIT_LABELS[time_limit]}", report)
+    with _style():
+        rows = _legend_rows(agents, COLUMN_WIDTH)
+        fig = _figure(COLUMN_WIDTH, 0.9 + 0.15 * rows + 0.14 * len(games))
+        ax = fig.add_subplot()
+        infinite_x = 10 ** math.ceil(math.log10(max([100.0, *finite]) * 3))
+        handles = []
+        for i, agent in enumerate(agents):
+            style = styles[agent]
+            dodge = (i - (len(agents) - 1) / 2) * min(0.2, 0.6 / len(agents))
+            xs, ys, inf_ys = [], [], []
+            for row_index, game in enumerate(games):
+                row = rows_of[agent].get(game)
+                if row is None:
+                    continue
+                if row["infinite"]:
+                    inf_ys.append(row_index + dodge)
+                elif row[key] is not None:
+                    xs.append(row[key])
+                    ys.append(row_index + dodge)
+            (handle,) = ax.plot(xs, ys, **style.marker("o"))
+            ax.plot([infinite_x] * len(inf_ys), inf_ys, **style.marker(">"))
+            handles.append(handle)
+        _log_axis(ax, _left_of(finite), infinite_x * 2, infinite_x)
+        ax.axvline(100.0, color="0.5", linewidth=0.6, linestyle="--", zorder=0)
+        ax.axvline(infinite_x, color="0.5", linewidth=0.5, linestyle=":", zorder=0)
+        ax.set_yticks(range(len(games)), [get_game(g).title for g in games], fontsize=6.5)
+        ax.set_ylim(-0.7, len(games) - 0.3)
+        ax.invert_yaxis()
+        ax.tick_params(axis="y", length=0)
+        for row_index in range(len(games)):
+            ax.axhline(row_index, color="0.92", linewidth=0.5, zorder=0)
+        label = (
+            "% of world record" if reference == "world_record" else "% of human (Mnih et al. 2015)"
+        )
+        ax.set_xlabel(f"{label}, symmetric log scale")
+        ax.set_title(f"Per-game scores, {_limit_title(report, time_limit)}")
+        _legend_above(fig, handles, [styles[a].label(a) for a in agents])
     return fig
+
+
+def _left_of(scores: Sequence[float]) -> float:
+    """Left end of a symlog axis: below 0% and every score, by a little."""
+    low = min([0.0, *scores])
+    return -0.5 if low > -1 else low * 1.5
+
+
+def _profile_steps(rows: dict[str, Any], left: float, right: float) -> tuple[list, list]:
+    """The report's score distribution (fraction of games scoring above τ) as drawn steps.
+
+    It is the per-game scores sorted: the fraction drops by 1/G at each game's score, so
+    it is drawn from them, over any x-range (the report tabulates it from 0% up).
+    Infinite games stay above every τ.
+    """
+    scores = sorted(
+        r["world_record_pct"]
+        for r in rows.values()
+        if r["world_record_pct"] is not None and not r["infinite"]
+    )
+    counted = len(scores) + sum(r["infinite"] for r in rows.values())
+    xs, ys = [left], [1.0]
+    for i, score in enumerate(scores):
+        xs.append(score)
+        ys.append(1.0 - (i + 1) / counted)
+    xs.append(right)
+    ys.append(ys[-1])
+    return xs, ys
 
 
 def plot_profile(report: dict[str, Any], time_limit: str = "saber") -> Figure:
-    """Score distribution: fraction of games above each world-record-normalized score."""
+    """Score distribution: fraction of games with a world-record-normalized score above τ.
+
+    The x-range covers every agent's scores, a negative one too; one column wide.
+    """
     agents = _agents(report, time_limit)
-    fig = _figure(7, 4)
-    ax = fig.add_subplot()
-    for agent, color in zip(agents, _colors(len(agents)), strict=True):
-        profile = report["agents"][agent][time_limit]["world_record"]["profile"]
-        ax.step(
-            profile["thresholds_pct"],
-            [math.nan if f is None else f for f in profile["fraction_above"]],
-            where="post",
-            color=color,
-            label=agent,
-        )
-    _log_axis(ax)
-    ax.axvline(100.0, color="gray", linewidth=0.8, linestyle="--")
-    ax.set_xlim(0, 1000)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("world-record-normalized score τ, % (symmetric log scale)")
-    ax.set_ylabel("fraction of games with score > τ")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    _title(ax, f"Score distribution, {TIME_LIMIT_LABELS[time_limit]}", report)
+    styles = agent_styles(report)
+    rows_of = {a: report["agents"][a][time_limit]["per_game"] for a in agents}
+    scores = [
+        r["world_record_pct"]
+        for rows in rows_of.values()
+        for r in rows.values()
+        if r["world_record_pct"] is not None and not r["infinite"]
+    ]
+    left, right = _left_of(scores), max([100.0, *scores]) * 1.5
+    with _style():
+        fig = _figure(COLUMN_WIDTH, 2.2 + 0.15 * _legend_rows(agents, COLUMN_WIDTH))
+        ax = fig.add_subplot()
+        handles = []
+        for agent in agents:
+            style = styles[agent]
+            xs, ys = _profile_steps(rows_of[agent], left, right)
+            (handle,) = ax.step(xs, ys, where="post", color=style.color, linestyle=style.linestyle)
+            handles.append(handle)
+        _log_axis(ax, left, right)
+        ax.axvline(100.0, color="0.5", linewidth=0.6, linestyle=":", zorder=0)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("score τ, % of world record (symmetric log scale)")
+        ax.set_ylabel("fraction of games above τ")
+        ax.grid(alpha=0.25, linewidth=0.5)
+        ax.set_title(f"Score distribution, {_limit_title(report, time_limit)}")
+        _legend_above(fig, handles, [styles[a].label(a) for a in agents])
     return fig
 
 
-def _error_bar(value: float | None, ci: list[float | None]) -> tuple[float, list[list[float]]]:
-    if value is None:
-        return math.nan, [[0.0], [0.0]]
-    low = value if ci[0] is None else ci[0]
-    high = value if ci[1] is None else ci[1]
-    return value, [[value - low], [high - value]]
+def _interval_of(section: dict[str, Any], key: str) -> tuple[float | None, list[float | None]]:
+    block = section["world_record"]
+    return block[key], block[f"{key}_ci"]
+
+
+def _measured(section: dict[str, Any]) -> bool:
+    # One score per game leaves the bootstrap nothing to resample: no interval to draw.
+    return any(row["episodes"] > 1 for row in section["per_game"].values())
 
 
 def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure:
-    """Median, IQM, mean and optimality gap of world-record-normalized scores, with intervals."""
+    """Median, IQM, mean and optimality gap (world-record-normalized) with their intervals.
+
+    As in Agarwal et al. (2021): one panel per metric, one row per agent, a coloured bar
+    over the interval and a black tick at the estimate; an agent without an interval
+    (one score per game) is a hollow diamond. Two columns wide.
+    """
     agents = _agents(report, time_limit)
-    fig = _figure(10, 1.2 + 0.45 * len(agents))
-    axes = fig.subplots(1, len(AGGREGATES), sharey=True)
-    colors = _colors(len(agents))
-    for ax, (key, label) in zip(axes, AGGREGATES, strict=True):
-        for y, (agent, color) in enumerate(zip(agents, colors, strict=True)):
-            block = report["agents"][agent][time_limit]["world_record"]
-            value, err = _error_bar(block[key], block[f"{key}_ci"])
-            ax.errorbar(value, y, xerr=err, fmt="o", color=color, capsize=4)
-        ax.set_title(label)
-        ax.set_xlabel("% of record")
-        ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(range(len(agents)), agents)
-    axes[0].set_ylim(-0.6, len(agents) - 0.4)
-    axes[0].invert_yaxis()
-    boot = report["bootstrap"]
-    suffix = "" if report["saber_compliant"] else " (NOT SABER-compliant)"
-    fig.suptitle(
-        f"Aggregates, {TIME_LIMIT_LABELS[time_limit]}: {boot['confidence_pct']:g}% stratified "
-        f"bootstrap intervals{suffix}"
-    )
-    return fig
+    styles = agent_styles(report)
+    with _style():
+        from matplotlib.ticker import MaxNLocator
 
-
-def plot_time_limits(report: dict[str, Any]) -> Figure:
-    """Median and mean world-record-normalized score at 5 min, 30 min and SABER, per agent."""
-    time_limits = report["time_limits"]
-    agents = list(report["agents"])
-    fig = _figure(9, 4)
-    axes = fig.subplots(1, 2)
-    width = 0.8 / max(len(agents), 1)
-    for ax, key in zip(axes, ("median", "mean"), strict=True):
-        for i, (agent, color) in enumerate(zip(agents, _colors(len(agents)), strict=True)):
-            sections = report["agents"][agent]
-            xs, values, errors = [], [], [[], []]
-            for t, limit in enumerate(time_limits):
-                if limit not in sections:
+        fig = _figure(PAGE_WIDTH, 0.75 + 0.3 * len(agents))
+        axes = fig.subplots(1, len(AGGREGATES), sharey=True)
+        any_point_only = False
+        for ax, (key, title) in zip(axes, AGGREGATES, strict=True):
+            for y, agent in enumerate(agents):
+                section = report["agents"][agent][time_limit]
+                style = styles[agent]
+                value, (low, high) = _interval_of(section, key)
+                if value is None:
+                    infinite = key == "median" and section["world_record"]["median_infinite"]
+                    ax.text(
+                        1.0,
+                        y,
+                        "∞ " if infinite else "– ",
+                        transform=ax.get_yaxis_transform(),
+                        ha="right",
+                        va="center",
+                        color=style.color,
+                    )
                     continue
-                block = sections[limit]["world_record"]
-                value, err = _error_bar(block[key], block[f"{key}_ci"])
-                xs.append(t + (i - (len(agents) - 1) / 2) * width)
-                values.append(value)
-                errors[0] += err[0]
-                errors[1] += err[1]
-            ax.bar(xs, values, width, yerr=errors, capsize=3, color=color, label=agent)
-        ax.set_xticks(range(len(time_limits)), [TIME_LIMIT_LABELS[t] for t in time_limits])
-        ax.set_ylabel("% of world record")
-        ax.set_title(
-            f"{key.capitalize()} (infinite gameplay = 200%)" if key == "mean" else "Median"
+                if _measured(section) and low is not None and high is not None:
+                    ax.barh(
+                        y,
+                        high - low,
+                        left=low,
+                        height=0.6,
+                        color=style.facecolor,
+                        edgecolor=style.color,
+                        linewidth=0.8,
+                        alpha=0.8,
+                        hatch="////" if style.reference else None,
+                    )
+                    ax.vlines(value, y - 0.3, y + 0.3, color="black", linewidth=1.2)
+                else:
+                    any_point_only = True
+                    ax.plot(value, y, **style.marker("D"))
+            ax.set_title(title)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+            _percent_ticks(ax)
+            ax.grid(axis="x", alpha=0.25, linewidth=0.5)
+            ax.spines["left"].set_visible(False)
+            ax.tick_params(axis="y", length=0)
+            ax.margins(x=0.15)
+        axes[0].set_yticks(range(len(agents)), [styles[a].label(a) for a in agents])
+        axes[0].set_ylim(-0.6, len(agents) - 0.4)
+        axes[0].invert_yaxis()
+        boot = report["bootstrap"]
+        note = "; ◇ no interval (one score per game)" if any_point_only else ""
+        fig.supxlabel(
+            f"world-record-normalized score, {_limit_title(report, time_limit)}; bars: "
+            f"{boot['confidence_pct']:g}% stratified bootstrap intervals{note}",
+            fontsize=7,
         )
-        ax.grid(axis="y", alpha=0.3)
-    axes[0].legend()
-    suffix = "" if report["saber_compliant"] else " (NOT SABER-compliant)"
-    fig.suptitle(f"5-minute, 30-minute and unlimited (SABER) time limits{suffix}")
     return fig
 
 
-def save_plots(report: dict[str, Any], directory: str | Path, dpi: int = 120) -> list[Path]:
-    """Write every figure of the report as PNG into ``directory`` (created if needed).
+def plot_time_limits(report: dict[str, Any]) -> Figure | None:
+    """Median and mean (world-record-normalized) at each time limit, one line per agent.
 
-    Per-time-limit figures are written for each time limit present (``classes_saber.png``,
-    ``per_game_5min.png``, ...); the time-limit comparison once.
+    None when the report has a single time limit: there is nothing to compare.
+    """
+    time_limits = report["time_limits"]
+    if len(time_limits) < 2:
+        return None
+    agents = _agents(report)
+    styles = agent_styles(report)
+    with _style():
+        fig = _figure(PAGE_WIDTH, 2.2 + 0.15 * _legend_rows(agents, PAGE_WIDTH))
+        axes = fig.subplots(1, 2)
+        handles = []
+        for ax, (key, title) in zip(
+            axes, (("median", "Median"), ("mean", "Mean (infinite gameplay = 200%)")), strict=True
+        ):
+            for i, agent in enumerate(agents):
+                style = styles[agent]
+                sections = report["agents"][agent]
+                xs, values, errors = [], [], [[], []]
+                dodge = (i - (len(agents) - 1) / 2) * 0.06  # intervals side by side
+                for t, limit in enumerate(time_limits):
+                    if limit not in sections or sections[limit]["world_record"][key] is None:
+                        continue
+                    value, (low, high) = _interval_of(sections[limit], key)
+                    measured = _measured(sections[limit]) and low is not None
+                    xs.append(t + dodge)
+                    values.append(value)
+                    errors[0].append(value - low if measured else 0.0)
+                    errors[1].append(high - value if measured and high is not None else 0.0)
+                handle = ax.errorbar(
+                    xs,
+                    values,
+                    yerr=errors,
+                    color=style.color,
+                    linestyle=style.linestyle,
+                    capsize=2,
+                    elinewidth=0.8,
+                    **{
+                        k: v
+                        for k, v in style.marker("o").items()
+                        if k not in ("color", "linestyle")
+                    },
+                )
+                if ax is axes[0]:
+                    handles.append(handle)
+            ax.set_xticks(range(len(time_limits)), [TIME_LIMIT_TITLES[t] for t in time_limits])
+            ax.set_xlim(-0.4, len(time_limits) - 0.6)
+            _percent_ticks_y(ax)
+            ax.set_ylabel("% of world record")
+            ax.set_title(title)
+            ax.grid(axis="y", alpha=0.25, linewidth=0.5)
+        _legend_above(fig, handles, [styles[a].label(a) for a in agents])
+        if not report["saber_compliant"]:
+            fig.supxlabel("NOT SABER-compliant", fontsize=7)
+    return fig
+
+
+def _percent_ticks_y(ax: Axes) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}%"))
+
+
+def save_plots(
+    report: dict[str, Any],
+    directory: str | Path,
+    formats: Sequence[str] = ("png",),
+    dpi: int = 300,
+) -> list[Path]:
+    """Write every figure of the report into ``directory`` (created if needed).
+
+    Args:
+        report: from :func:`saber.reports.build_report`.
+        directory: where to write ``<figure>.<format>``.
+        formats: any of :data:`FORMATS`; ``pdf`` and ``svg`` are vector figures for papers.
+        dpi: resolution of PNG figures, in dots per inch.
 
     Returns:
-        The paths written.
+        The paths written, figure by figure.
+
+    Raises:
+        PlotsUnavailableError: matplotlib is not installed (nothing is written).
+        SaberError: an unknown format.
     """
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    figures: dict[str, Figure] = {}
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise SaberError(f"Unknown figure format {', '.join(unknown)}; use {', '.join(FORMATS)}")
+    require_matplotlib()
+    figures: dict[str, Figure | None] = {}
     for limit in report["time_limits"]:
         figures[f"classes_{limit}"] = plot_classes(report, limit)
         figures[f"per_game_{limit}"] = plot_per_game(report, limit)
         figures[f"profile_{limit}"] = plot_profile(report, limit)
         figures[f"aggregates_{limit}"] = plot_aggregates(report, limit)
     figures["time_limits"] = plot_time_limits(report)
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, fig in figures.items():
-        path = directory / f"{name}.png"
-        fig.savefig(path, dpi=dpi)
-        paths.append(path)
+        if fig is not None:
+            paths += [save_figure(fig, directory / f"{name}.{fmt}", dpi) for fmt in formats]
     return paths
+
+
+def save_figure(fig: Figure, path: str | Path, dpi: int = 300) -> Path:
+    """Write one figure; the format follows the suffix (``.png``, ``.pdf``, ``.svg``).
+
+    PDF and SVG files carry no creation date, so the same report gives the same bytes.
+    """
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower()
+    metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt, {})
+    with _style():
+        fig.savefig(path, dpi=dpi, metadata=metadata)
+    return path

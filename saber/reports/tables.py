@@ -10,7 +10,7 @@ import io
 import json
 from typing import Any
 
-from saber.games import get_game
+from saber.games import BASELINE_SOURCES, get_game
 from saber.scoring import CLASS_NAMES
 
 __all__ = ["PER_GAME_COLUMNS", "to_csv", "to_json", "to_markdown"]
@@ -47,19 +47,42 @@ def to_csv(report: dict[str, Any]) -> str:
     return out.getvalue()
 
 
+def _unsigned_zero(value: float, digits: int) -> float:
+    # -0.04 rounds to "-0.0"; a zero has no sign in a table.
+    return 0.0 if round(value, digits) == 0 else value
+
+
 def _pct(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}%"
+    return "–" if value is None else f"{_unsigned_zero(value, digits):,.{digits}f}%"
 
 
 def _score(value: float | None) -> str:
     if value is None:
         return "–"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+    if abs(value) >= 100:
+        return f"{_unsigned_zero(value, 0):,.0f}"
+    return f"{_unsigned_zero(value, 1):,.1f}"
 
 
-def _interval(ci: list[float | None]) -> str:
+NO_INTERVAL = "†"
+NO_INTERVAL_NOTE = (
+    f"{NO_INTERVAL} No interval: one score per game (a published table, or one episode "
+    "each) leaves nothing to resample."
+)
+
+
+def _has_interval(section: dict[str, Any]) -> bool:
+    """Whether the bootstrap had anything to resample: some game with two episodes or more."""
+    return any(row["episodes"] > 1 for row in section["per_game"].values())
+
+
+def _estimate(value: str, ci: list[float | None], measured: bool) -> str:
+    if not measured:
+        return f"{value} {NO_INTERVAL}"
     low, high = ci
-    return f"[{_pct(low)}, {'∞' if high is None and low is not None else _pct(high)}]"
+    if low is None and high is None:
+        return value
+    return f"{value} [{_pct(low)}, {'∞' if high is None else _pct(high)}]"
 
 
 def _median(block: dict[str, Any]) -> str:
@@ -67,34 +90,62 @@ def _median(block: dict[str, Any]) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
+    """A Markdown table whose columns line up, so it reads in a terminal as well."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        padded = (
+            cell.ljust(w) if a == "l" else cell.rjust(w)
+            for cell, w, a in zip(cells, widths, align, strict=True)
+        )
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "|" + "|".join(
+        ":" + "-" * (w + 1) if a == "l" else "-" * (w + 1) + ":"
+        for w, a in zip(widths, align, strict=True)
+    )
+    return [line(header), rule + "|", *(line(row) for row in rows)]
+
+
+def _titles(games: list[str]) -> str:
+    return ", ".join(sorted(get_game(g).title for g in games))
+
+
+def _atari5_cell(atari5: dict[str, Any]) -> str:
+    if atari5["estimate"] is not None:
+        return _pct(atari5["estimate"])
+    missing = atari5["missing"]
+    if not missing:
+        return "–"
+    if len(missing) > 2:
+        return f"needs {len(missing)} of 5 games"
+    return "needs " + " and ".join(get_game(g).title for g in missing)
 
 
 def _summary(report: dict[str, Any]) -> list[str]:
-    header = ["Agent", "Time limit", "Games", "Median [95% CI]", "Mean [95% CI]", "IQM [95% CI]"]
+    ci = f"[{report['bootstrap']['confidence_pct']:g}% CI]"
+    header = ["Agent", "Time limit", "Games", f"Median {ci}", f"IQM {ci}", f"Mean {ci}"]
     header += ["Infinite"]
     header += [name.capitalize() for name in reversed(CLASS_NAMES)]
-    header += ["Human median", "Human mean", "Atari-5 estimate"]
+    header += ["Human-normalized median", "Human-normalized mean", "Atari-5 estimate"]
     rows = []
     for agent, sections in report["agents"].items():
         for time_limit, s in sections.items():
             wr, human = s["world_record"], s["human"]
+            measured = _has_interval(s)
             rows.append(
                 [
                     agent,
                     TIME_LIMIT_TITLES[time_limit],
                     str(wr["games"]),
-                    f"{_median(wr)} {_interval(wr['median_ci'])}",
-                    f"{_pct(wr['mean'])} {_interval(wr['mean_ci'])}",
-                    f"{_pct(wr['iqm'])} {_interval(wr['iqm_ci'])}",
+                    _estimate(_median(wr), wr["median_ci"], measured),
+                    _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured),
+                    _estimate(_pct(wr["mean"]), wr["mean_ci"], measured),
                     str(len(wr["infinite"])),
                     *(str(s["classes"][name]) for name in reversed(CLASS_NAMES)),
                     _median(human),
                     _pct(human["mean"]),
-                    _pct(s["atari5"]["estimate"]),
+                    _atari5_cell(s["atari5"]),
                 ]
             )
     return _table(header, rows, "llr" + "r" * (len(header) - 3))
@@ -109,11 +160,14 @@ _LEFT_OUT_NOTES = {
 }
 
 
-def _left_out_notes(report: dict[str, Any]) -> list[str]:
+def _notes(report: dict[str, Any]) -> list[str]:
     notes: dict[str, set[str]] = {note: set() for note in _LEFT_OUT_NOTES.values()}
     infinite = "infinite gameplay, left out of the human-normalized mean"
-    for sections in report["agents"].values():
-        for s in sections.values():
+    atari5: dict[str, list[str]] = {}
+    no_interval = False
+    for agent, sections in report["agents"].items():
+        for time_limit, s in sections.items():
+            no_interval |= not _has_interval(s)
             for block, missing in (
                 ("world_record", "no world record"),
                 ("human", "no human score"),
@@ -124,22 +178,46 @@ def _left_out_notes(report: dict[str, Any]) -> list[str]:
                     note = _LEFT_OUT_NOTES.get(reason, f"{reason}, left out of the aggregates")
                     notes.setdefault(note, set()).add(game)
             notes.setdefault(infinite, set()).update(s["human"]["left_out_of_mean"])
-    return [
-        f"- {note[0].upper()}{note[1:]}: {', '.join(sorted(games))}."
+            if s["atari5"]["estimate"] is None and s["atari5"]["missing"]:
+                needs = f"needs {_titles(s['atari5']['missing'])}"
+                atari5.setdefault(needs, []).append(f"{agent}, {TIME_LIMIT_TITLES[time_limit]}")
+    lines = [NO_INTERVAL_NOTE] if no_interval else []
+    lines += [
+        f"{note[0].upper()}{note[1:]}: {_titles(list(games))}."
         for note, games in notes.items()
         if games
+    ]
+    lines += [
+        f"Atari-5 estimate empty ({'; '.join(who)}): {needs}." for needs, who in atari5.items()
+    ]
+    caveat = next(iter(next(iter(report["agents"].values())).values()))["atari5"]["caveat"]
+    lines.append(f"Atari-5: {caveat}")
+    return [f"- {line}" for line in lines]
+
+
+def _sources() -> list[str]:
+    return [
+        "Sources of the reference scores (cite these):",
+        "",
+        *(f"- {text}." for text in BASELINE_SOURCES.values()),
+        "- Median, IQM, mean, optimality gap, intervals and probability of improvement: "
+        "Agarwal et al. 2021 (NeurIPS 34, arXiv:2108.13264); classes and the 200% rule for "
+        "infinite gameplay: the SABER paper.",
     ]
 
 
 def _per_game(report: dict[str, Any], time_limit: str) -> list[str]:
     agents = [a for a, sections in report["agents"].items() if time_limit in sections]
-    games = sorted({g for a in agents for g in report["agents"][a][time_limit]["per_game"]})
+    games = sorted(
+        {g for a in agents for g in report["agents"][a][time_limit]["per_game"]},
+        key=lambda g: get_game(g).title,
+    )
     header = ["Game", "Random", "Human", "World record"] + [f"{a} (% of record)" for a in agents]
     rows = []
     for game in games:
         info = get_game(game)
         row = [
-            info.env_name,
+            info.title,
             _score(info.random),
             _score(info.human),
             _score(info.world_record),
@@ -147,13 +225,45 @@ def _per_game(report: dict[str, Any], time_limit: str) -> list[str]:
         for agent in agents:
             cell = report["agents"][agent][time_limit]["per_game"].get(game)
             if cell is None:
-                row.append("")
+                row.append("not run")
             elif cell["infinite"]:
                 row.append(f"∞ {_score(cell['score'])}".rstrip(" –"))
+            elif cell["world_record_pct"] is None:
+                why = "no record" if info.in_saber else "no SABER baseline"
+                row.append(f"{_score(cell['score'])} ({why})")
             else:
                 row.append(f"{_score(cell['score'])} ({_pct(cell['world_record_pct'])})")
         rows.append(row)
     return _table(header, rows, "l" + "r" * (len(header) - 1))
+
+
+def _untested(report: dict[str, Any], time_limit: str, pair: dict[str, Any]) -> dict[str, list]:
+    """Games of a pair without a Welch test, by reason (one episode, infinite gameplay)."""
+    reasons: dict[str, list[str]] = {"one episode": [], "infinite gameplay": []}
+    for game, result in pair["welch"].items():
+        if result is not None:
+            continue
+        rows = [report["agents"][a][time_limit]["per_game"][game] for a in (pair["x"], pair["y"])]
+        reason = "infinite gameplay" if any(r["infinite"] for r in rows) else "one episode"
+        reasons[reason].append(game)
+    return reasons
+
+
+def _welch_sentence(report: dict[str, Any], time_limit: str, pair: dict[str, Any]) -> str:
+    sig = pair["significant"]
+    tested = sum(result is not None for result in pair["welch"].values())
+    reasons = _untested(report, time_limit, pair)
+    if not tested:
+        why = "one episode" if reasons["one episode"] else "infinite gameplay"
+        if not pair["welch"]:
+            why = "no game in common"
+        return f"Welch t-tests: no test ({why})."
+    sentence = (
+        f"Welch t-tests (two-tailed, p < {sig['alpha']}) on {tested} of {len(pair['welch'])} "
+        f"games: {pair['x']} better on {sig['x_better']}, {pair['y']} on {sig['y_better']}"
+    )
+    skipped = [f"{why}: {_titles(games)}" for why, games in reasons.items() if games]
+    return sentence + (f"; no test ({'; '.join(skipped)})." if skipped else ".")
 
 
 def _comparisons(report: dict[str, Any]) -> list[str]:
@@ -161,12 +271,10 @@ def _comparisons(report: dict[str, Any]) -> list[str]:
     for time_limit, comparison in report["comparisons"].items():
         lines += ["", f"### Comparisons, {TIME_LIMIT_TITLES[time_limit]}", ""]
         for pair in comparison["pairs"]:
-            sig = pair["significant"]
             poi = pair["probability_of_improvement"]
             lines.append(
                 f"- P({pair['x']} > {pair['y']}) = {'–' if poi is None else f'{poi:.3f}'}; "
-                f"Welch t-tests (two-tailed, p < {sig['alpha']}): {pair['x']} better on "
-                f"{sig['x_better']} games, {pair['y']} on {sig['y_better']}."
+                + _welch_sentence(report, time_limit, pair)
             )
         means = comparison["inter_algorithm"]["mean"]
         lines.append(
@@ -181,7 +289,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: the summary, then one per-game table per time limit.
 
     Laid out as the SABER paper: world-record-normalized median and mean, games per
-    class from superhuman to failing, then raw scores beside the reference scores.
+    class from superhuman to failing, then raw scores beside the reference scores. The
+    columns line up, so the same text reads in a terminal (``saber report DIR``).
     """
     lines = ["# SABER report", ""]
     if not report["saber_compliant"]:
@@ -191,7 +300,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             "",
         ]
     lines += [f"> {warning}" for warning in report["warnings"]]
-    lines += ["", "Sources: " + ", ".join(f"`{s}`" for s in report["sources"]), ""]
+    lines += [""] if report["warnings"] else []
+    lines += ["Scores: " + ", ".join(f"`{s}`" for s in report["sources"]), ""]
     boot = report["bootstrap"]
     lines += [
         "## Summary",
@@ -199,17 +309,16 @@ def to_markdown(report: dict[str, Any]) -> str:
         "World-record-normalized scores in percent (100% = the human world record); infinite "
         f"gameplay counts 200% in the mean. Intervals: {boot['confidence_pct']:g}% stratified "
         f"bootstrap over episodes ({boot['resamples']} resamples, seed {boot['seed']}). Classes: "
-        "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. Human: the "
-        "beginner human of Mnih et al. (2015).",
+        "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. "
+        "Human-normalized: 100% = the beginner human of Mnih et al. (2015).",
         "",
         *_summary(report),
         "",
-        *_left_out_notes(report),
-        "- Atari-5: "
-        + next(iter(next(iter(report["agents"].values())).values()))["atari5"]["caveat"],
+        *_notes(report),
         *_comparisons(report),
     ]
     for time_limit in report["time_limits"]:
         lines += ["", f"## Per-game scores, {TIME_LIMIT_TITLES[time_limit]}", ""]
         lines += _per_game(report, time_limit)
+    lines += ["", *_sources()]
     return "\n".join(lines) + "\n"

@@ -207,9 +207,12 @@ def _parse_bool(text: str, where: str, column: str) -> bool:
 
 def _parse_episode(text: str, where: str) -> int:
     try:
-        return int(text.strip())
+        episode = int(text.strip())
     except ValueError:
         raise ScoreFileError(f"{where}: episode {text!r} is not an integer") from None
+    if episode < 0:
+        raise ScoreFileError(f"{where}: episode {episode} is negative; episodes count from 0")
+    return episode
 
 
 def _game_id(name: str, where: str) -> str:

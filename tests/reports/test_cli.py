@@ -1,8 +1,10 @@
-"""``saber report`` through click's test runner."""
+"""``saber report`` and ``saber training`` through click's test runner: what each call
+writes, prints, and exits with."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,10 @@ EXAMPLE = Path(__file__).parent / "data" / "example_scores.csv"
 
 def run(*args: str):
     return CliRunner().invoke(main, list(args))
+
+
+def files(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
 
 
 def test_report_writes_json_markdown_and_csv(tmp_path):
@@ -38,7 +44,28 @@ def test_report_writes_json_markdown_and_csv(tmp_path):
     assert report["bootstrap"] == {"resamples": 50, "confidence_pct": 95.0, "seed": 0}
     assert md.read_text().startswith("# SABER report")
     assert csv.read_text().startswith("agent,time_limit,game")
-    assert f"wrote {out}" in result.output
+    assert result.stdout == f"wrote {out}\nwrote {md}\nwrote {csv}\n"
+
+
+def test_report_without_outputs_prints_the_report_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("report", str(EXAMPLE), "--resamples", "20")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# SABER report")
+    assert "| Montezuma's Revenge |" in result.stdout
+    assert files(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("flag", "name", "start"),
+    [("--json", "r.json", "{"), ("--markdown", "r.md", "# SABER"), ("--csv", "r.csv", "agent,")],
+)
+def test_each_output_flag_writes_only_what_it_names(tmp_path, flag, name, start):
+    result = run("report", str(EXAMPLE), flag, str(tmp_path / name), "--resamples", "20")
+    assert result.exit_code == 0, result.output
+    assert files(tmp_path) == [name]
+    assert (tmp_path / name).read_text().startswith(start)
+    assert result.stdout == f"wrote {tmp_path / name}\n"  # not the report as well
 
 
 @pytest.mark.parametrize(
@@ -50,6 +77,10 @@ def test_report_writes_json_markdown_and_csv(tmp_path):
             "bad.csv:2: Unknown game 'space_invader'. Did you mean: space_invaders",
         ),
         ("", "bad.csv: the file is empty"),
+        (
+            "game,episode,score\npong,0,1\npong,-1,2\n",
+            "bad.csv:3: episode -1 is negative; episodes count from 0",
+        ),
     ],
 )
 def test_bad_scores_exit_1_with_the_line_and_no_traceback(tmp_path, text, message):
@@ -62,9 +93,82 @@ def test_bad_scores_exit_1_with_the_line_and_no_traceback(tmp_path, text, messag
     assert not (tmp_path / "r.json").exists()
 
 
-def test_missing_json_option_and_missing_file_are_usage_errors(tmp_path):
-    assert run("report", str(EXAMPLE)).exit_code == 2
-    assert run("report", str(tmp_path / "nope.csv"), "--json", "x.json").exit_code == 2
+def test_missing_scores_and_missing_file_are_usage_errors(tmp_path):
+    assert run("report").exit_code == 2
+    missing = run("report", str(tmp_path / "nope.csv"), "--json", "x.json")
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--resamples", "0"], "Invalid value for --resamples: must be >= 1, got 0"),
+        (["--plots", "f", "--dpi", "0"], "Invalid value for --dpi: must be >= 1, got 0"),
+        (["--plots", "f", "--plot-format", "png,bmp"], "Invalid value for --plot-format: bmp"),
+        (["--dpi", "300"], "--dpi needs --plots DIRECTORY"),
+        (["--plot-format", "pdf"], "--plot-format needs --plots DIRECTORY"),
+    ],
+)
+def test_bad_options_name_the_flag_and_write_nothing(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    result = run("report", str(EXAMPLE), "--json", "r.json", *args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert files(tmp_path) == []
+
+
+def test_missing_matplotlib_is_found_before_anything_is_written(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    result = run("report", str(EXAMPLE), "--json", str(tmp_path / "r.json"), "--plots", "f")
+    assert result.exit_code == 1
+    assert 'pip install "saber-ale[plots]"' in result.output
+    assert 'pip install ".[plots]"' in result.output
+    assert files(tmp_path) == []
+
+
+@pytest.mark.parametrize("flag", ["--training", "--at"])
+def test_training_flags_point_to_the_training_command(tmp_path, flag):
+    result = run("report", str(EXAMPLE), flag, "10M", "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 2
+    assert f"{flag} moved to its own command: saber training LOG --at" in result.output
+    assert files(tmp_path) == []
+
+
+def test_games_restricts_the_report(tmp_path):
+    out = tmp_path / "r.json"
+    result = run("report", str(EXAMPLE), "--games", "Pong,venture", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert sorted(report["agents"]["alpha"]["saber"]["per_game"]) == ["pong", "venture"]
+    assert sorted(report["agents"]["beta"]["saber"]["per_game"]) == ["pong", "venture"]
+
+
+def test_games_accepts_the_sets_of_saber_eval_and_warns_about_absent_games(tmp_path):
+    (tmp_path / "s.csv").write_text("game,score\nbattle_zone,3000\nqbert,300\nalien,100\n")
+    out = tmp_path / "r.json"
+    result = run("report", str(tmp_path / "s.csv"), "--games", "atari5", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    per_game = json.loads(out.read_text())["agents"]["agent"]["saber"]["per_game"]
+    assert sorted(per_game) == ["battle_zone", "qbert"]
+    assert (
+        "warning: --games atari5: no scores for double_dunk, name_this_game, phoenix"
+        in result.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("games", "message"),
+    [
+        ("pongg", "Invalid value for --games: Unknown game 'pongg'. Did you mean: pong"),
+        ("alien", "Invalid value for --games: none of these games has a score in"),
+    ],
+)
+def test_bad_games_are_usage_errors(tmp_path, games, message):
+    result = run("report", str(EXAMPLE), "--games", games, "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 2
+    assert message in result.output
+    assert files(tmp_path) == []
 
 
 def test_harness_warnings_go_to_stderr(tmp_path):
@@ -82,6 +186,60 @@ def test_harness_warnings_go_to_stderr(tmp_path):
         "30min",
         "saber",
     ]
+
+
+def test_plots_are_written_in_each_format(tmp_path):
+    pytest.importorskip("matplotlib")
+    figures = tmp_path / "figures"
+    result = run(
+        "report",
+        str(EXAMPLE),
+        "--plots",
+        str(figures),
+        "--plot-format",
+        "png,svg",
+        "--dpi",
+        "40",
+        "--resamples",
+        "20",
+    )
+    assert result.exit_code == 0, result.output
+    names = files(figures)
+    for stem in ("classes_saber", "per_game_5min", "profile_saber", "aggregates_saber"):
+        assert {f"{stem}.png", f"{stem}.svg"} <= set(names)
+    assert "time_limits.png" in names  # two time limits: 5 minutes and SABER
+    assert not (tmp_path / "report.json").exists()
+    assert result.stdout.count("wrote ") == len(names)
+
+
+def test_training_prints_the_checkpoints(tmp_path):
+    log = tmp_path / "training.jsonl"
+    episodes = [
+        {"game": "pong", "episode": i, "frames": 1000 * (i + 1), "score": i} for i in range(4)
+    ]
+    log.write_text("".join(json.dumps(e) + "\n" for e in episodes))
+    result = run("training", str(log), "--at", "2k,4k", "--json", str(tmp_path / "t.json"))
+    assert result.exit_code == 0, result.output
+    assert "| pong | 2,000 | 0.5 | 2 (fewer than 100) |" in result.stdout
+    assert "| pong | 4,000 | 1.5 | 4 (fewer than 100) |" in result.stdout
+    assert json.loads((tmp_path / "t.json").read_text())[0]["at_frames"] == 2000
+
+
+def test_training_refuses_an_empty_log(tmp_path):
+    log = tmp_path / "training.jsonl"
+    log.write_text("")
+    result = run("training", str(log))
+    assert result.exit_code == 1
+    assert f"{log}: no episodes in this training log" in result.output
+    assert "|" not in result.output  # no empty table
+
+
+def test_training_names_the_at_flag(tmp_path):
+    log = tmp_path / "training.jsonl"
+    log.write_text(json.dumps({"game": "pong", "episode": 0, "frames": 10, "score": 1}) + "\n")
+    result = run("training", str(log), "--at", "ten")
+    assert result.exit_code == 2
+    assert "Invalid value for --at:" in result.output and "'ten'" in result.output
 
 
 def test_version():

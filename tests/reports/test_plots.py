@@ -1,7 +1,10 @@
-"""Every figure renders from a report; without matplotlib the error names the extra."""
+"""Every figure renders from a report, at a paper's column widths, in every format; without
+matplotlib the error names both install forms."""
 
 from __future__ import annotations
 
+import re
+import struct
 import sys
 from pathlib import Path
 
@@ -18,6 +21,11 @@ EXAMPLE = Path(__file__).parent / "data" / "example_scores.csv"
 @pytest.fixture(scope="module")
 def report() -> dict:
     return build_report(read_scores(EXAMPLE), n_resamples=20)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height in pixels, from the PNG header (IHDR)."""
+    return struct.unpack(">II", path.read_bytes()[16:24])
 
 
 def test_save_plots_writes_every_figure(report, tmp_path):
@@ -37,19 +45,92 @@ def test_save_plots_writes_every_figure(report, tmp_path):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_each_format_at_a_papers_widths(report, tmp_path):
+    from saber.reports.plots import COLUMN_WIDTH, PAGE_WIDTH, save_plots
+
+    save_plots(report, tmp_path, formats=("png", "pdf", "svg"), dpi=100)
+    assert png_size(tmp_path / "classes_saber.png")[0] == round(100 * COLUMN_WIDTH)
+    assert png_size(tmp_path / "profile_saber.png")[0] == round(100 * COLUMN_WIDTH)
+    assert png_size(tmp_path / "aggregates_saber.png")[0] == round(100 * PAGE_WIDTH)
+    pdf = (tmp_path / "classes_saber.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF")
+    box = re.search(rb"/MediaBox \[ *0 0 ([\d.]+) ([\d.]+) *\]", pdf)
+    assert box is not None and float(box.group(1)) == pytest.approx(72 * COLUMN_WIDTH)
+    svg = (tmp_path / "aggregates_saber.svg").read_text()
+    assert f'width="{72 * PAGE_WIDTH:g}pt"' in svg
+    assert "Optimality gap" in svg  # text stays text, for editing in a paper
+
+
+def test_vector_figures_are_reproducible(report, tmp_path):
+    from saber.reports.plots import plot_aggregates, save_figure
+
+    for suffix in ("pdf", "svg"):
+        first = save_figure(plot_aggregates(report), tmp_path / f"a.{suffix}").read_bytes()
+        assert save_figure(plot_aggregates(report), tmp_path / f"b.{suffix}").read_bytes() == first
+
+
+def test_no_time_limit_figure_for_a_single_time_limit(tmp_path):
+    from saber.reports.plots import plot_time_limits, save_plots
+
+    (tmp_path / "s.csv").write_text("game,score\npong,0\nventure,100\n")
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    assert plot_time_limits(report) is None
+    names = [p.name for p in save_plots(report, tmp_path / "figures", dpi=40)]
+    assert "time_limits.png" not in names and "classes_saber.png" in names
+
+
+def test_class_counts_are_on_an_integer_axis(report):
+    from saber.reports.plots import plot_classes
+
+    ticks = plot_classes(report).axes[0].get_yticks()
+    assert len(ticks) > 1 and all(float(t).is_integer() for t in ticks)
+
+
+def test_same_agent_same_colour_and_references_drawn_apart(tmp_path):
+    from saber.reports.plots import agent_styles, plot_classes, plot_profile
+
+    (tmp_path / "s.csv").write_text(
+        "agent,game,score\nrainbow@saber-paper,pong,20\nmine,pong,21\nmine,venture,0\n"
+    )
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    styles = agent_styles(report)
+    assert not styles["mine"].reference and styles["rainbow@saber-paper"].reference
+    assert styles["rainbow@saber-paper"].linestyle != "-"
+    assert styles["rainbow@saber-paper"].facecolor == "white"  # hollow
+    profile = plot_profile(report)
+    lines = {line.get_label(): line for line in profile.axes[0].get_lines()}
+    colors = {line.get_color() for line in profile.axes[0].get_lines()}
+    assert styles["mine"].color in colors and styles["rainbow@saber-paper"].color in colors
+    assert lines  # drawn
+    labels = [t.get_text() for t in plot_classes(report).legends[0].get_texts()]
+    assert labels == ["mine", "rainbow@saber-paper (reference)"]  # the user's agents first
+
+
+def test_profile_shows_an_agent_at_or_below_zero(tmp_path):
+    from saber.reports.plots import plot_profile
+
+    # pong -21 is below the random score: (-21 + 20.34) / 41.34 = -1.6% of the record
+    (tmp_path / "s.csv").write_text("game,score\npong,-21\nventure,0\n")
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    ax = plot_profile(report).axes[0]
+    assert ax.get_xlim()[0] < -1.6
+
+
 def test_human_per_game_figure(report):
     from saber.reports.plots import plot_per_game
 
     fig = plot_per_game(report, "saber", reference="human")
     assert "human" in fig.axes[0].get_xlabel()
+    assert "Montezuma's Revenge" in [t.get_text() for t in fig.axes[0].get_yticklabels()]
 
 
-def test_missing_matplotlib_names_the_extra(report, monkeypatch):
+def test_missing_matplotlib_names_both_install_forms(report, monkeypatch):
     from saber.reports.plots import PlotsUnavailableError, plot_classes
 
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if not installed
-    with pytest.raises(PlotsUnavailableError, match=r'pip install "saber-ale\[plots\]"'):
+    with pytest.raises(PlotsUnavailableError, match=r'pip install "saber-ale\[plots\]"') as error:
         plot_classes(report)
+    assert 'pip install ".[plots]"' in str(error.value)
 
 
 def test_figures_of_games_without_a_saber_baseline(tmp_path):
@@ -57,4 +138,4 @@ def test_figures_of_games_without_a_saber_baseline(tmp_path):
 
     (tmp_path / "s.csv").write_text("game,score\nbasic_math,3\nsurround,1\n")
     report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
-    assert len(save_plots(report, tmp_path / "figures", dpi=40)) == 5
+    assert len(save_plots(report, tmp_path / "figures", dpi=40)) == 4

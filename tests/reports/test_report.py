@@ -163,13 +163,25 @@ def test_atari5_estimate_is_null_when_a_game_is_missing(report):
     assert atari5["missing"][0] == "battle_zone"  # given only as inf
 
 
+def cells(markdown: str) -> list[list[str]]:
+    """The rows of every table in ``markdown``, as lists of stripped cells."""
+    return [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in markdown.splitlines()
+        if line.startswith("|")
+    ]
+
+
 def test_markdown_layout(report):
     text = to_markdown(report)
-    assert "| alpha | SABER (unlimited) | 6 | 30.0% [30.0%, 30.0%] | 60.2% [" in text
-    assert "| Venture | 0.0 | 1,188 | 38,900 | 3,890 (10.0%) | 194 (0.5%) |" in text
-    assert "| BattleZone | 3,000 | 37,188 | 801,000 | ∞ |  |" in text
+    rows = cells(text)
+    assert rows[2][:4] == ["alpha", "5 minutes", "1", "50.0% †"]  # one episode: no interval
+    assert rows[3][:4] == ["alpha", "SABER (unlimited)", "6", "30.0% [30.0%, 30.0%]"]
+    assert rows[3][5].startswith("60.2% [")
+    assert ["Venture", "0.0", "1,188", "38,900", "3,890 (10.0%)", "194 (0.5%)"] in rows
+    assert ["Battle Zone", "3,000", "37,188", "801,000", "∞", "not run"] in rows
     assert (
-        "No world record, left out of the world-record aggregates: elevator_action, tennis." in text
+        "No world record, left out of the world-record aggregates: Elevator Action, Tennis." in text
     )
     assert "P(alpha > beta) = 0.875" in text
     assert "not SABER-compliant" not in text
@@ -209,7 +221,7 @@ def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path):
     assert wr["median"] is None and wr["median_infinite"] is True
     assert wr["mean"] == pytest.approx((10 + 200 + 200) / 3)
     assert wr["median_ci"] == [None, None]
-    assert "| agent | SABER (unlimited) | 3 | ∞ [" in to_markdown(report)
+    assert cells(to_markdown(report))[2][:4] == ["agent", "SABER (unlimited)", "3", "∞ †"]
     assert "Infinity" not in to_json(report)
 
 
@@ -231,10 +243,10 @@ def test_games_without_a_saber_baseline_are_left_out_like_surround(tmp_path):
     text = to_markdown(report)
     assert (
         "- No SABER baseline (not one of the 61 SABER games), left out of the world-record and "
-        "human-normalized aggregates: basic_math, surround.\n"
-        "- No world record, left out of the world-record aggregates: tennis.\n" in text
+        "human-normalized aggregates: Basic Math, Surround.\n"
+        "- No world record, left out of the world-record aggregates: Tennis.\n" in text
     )
-    assert "| BasicMath | – | – | – | 3.0 (–) |" in text
+    assert ["Basic Math", "–", "–", "–", "3.0 (no SABER baseline)"] in cells(text)
     json.loads(to_json(report))
 
 
@@ -247,6 +259,6 @@ def test_a_report_without_any_saber_baseline_is_valid_json(tmp_path):
     assert set(wr["profile"]["fraction_above"]) == {None}
     assert json.loads(to_json(report))["agents"]["agent"]["saber"]["world_record"]["mean"] is None
     assert (
-        "left out of the world-record and human-normalized aggregates: basic_math, surround."
+        "left out of the world-record and human-normalized aggregates: Basic Math, Surround."
         in to_markdown(report)
     )

@@ -1,0 +1,83 @@
+"""The Markdown report explains itself: titles, sources, why a cell is empty, no -0.0%."""
+
+from __future__ import annotations
+
+import pytest
+
+from saber.games import BASELINE_SOURCES
+from saber.reports import build_report, to_markdown
+from saber.scoring import read_scores
+
+
+def markdown(tmp_path, text: str) -> str:
+    (tmp_path / "s.csv").write_text(text)
+    return to_markdown(build_report(read_scores(tmp_path / "s.csv"), n_resamples=20))
+
+
+def cells(text: str) -> list[list[str]]:
+    return [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("|")
+    ]
+
+
+def test_never_minus_zero(tmp_path):
+    # pong -20.35: (-20.35 + 20.34) / 41.34 = -0.02% of the record; 1e-9 below random elsewhere
+    text = markdown(tmp_path, "game,score\npong,-20.35\nfreeway,-0.000001\n")
+    assert "-0.0" not in text
+    assert ["Pong", "-20.3", "14.6", "21.0", "-20.4 (0.0%)"] in cells(text)
+
+
+def test_game_titles_as_people_write_them(tmp_path):
+    text = markdown(tmp_path, "game,score\nms_pacman,1000\nspace_invaders,500\nqbert,300\n")
+    titles = [row[0] for row in cells(text)[5:]]
+    assert titles == ["Ms. Pac-Man", "Q*bert", "Space Invaders"]
+
+
+def test_sources_of_the_reference_columns_are_cited(tmp_path):
+    text = markdown(tmp_path, "game,score\npong,0\n")
+    for source in BASELINE_SOURCES.values():
+        assert f"- {source}." in text
+    assert "Mnih et al. 2015" in text and "arXiv:1908.04683" in text
+    assert "Human-normalized median" in text and "Human median" not in text
+
+
+def test_an_empty_atari5_cell_says_which_game_it_needs(tmp_path):
+    text = markdown(
+        tmp_path, "game,score\nbattle_zone,30000\nname_this_game,8000\nphoenix,7000\nqbert,13000\n"
+    )
+    assert cells(text)[2][-1] == "needs Double Dunk"
+    assert "Atari-5 estimate empty (agent, SABER (unlimited)): needs Double Dunk." in text
+
+
+def test_one_score_per_game_gives_no_interval_and_says_so(tmp_path):
+    text = markdown(tmp_path, "game,score\npong,0\nventure,100\n")
+    summary = cells(text)[2]
+    # (20.34 / 41.34 + 100 / 38900) / 2 = 24.7%, median, IQM and mean alike
+    assert summary[3:6] == ["24.7% †", "24.7% †", "24.7% †"]
+    assert "† No interval: one score per game" in text
+    assert "[" not in "".join(summary)  # no zero-width interval shown as measured
+
+
+def test_welch_tests_impossible_with_one_episode_say_so(tmp_path):
+    text = markdown(tmp_path, "agent,game,score\nx,pong,0\ny,pong,1\nx,venture,5\ny,venture,0\n")
+    assert "Welch t-tests: no test (one episode)." in text
+    assert "better on 0" not in text
+
+
+def test_partly_tested_pairs_name_the_untested_games(tmp_path):
+    rows = "agent,game,episode,score\n"
+    rows += "x,pong,0,0\nx,pong,1,2\ny,pong,0,10\ny,pong,1,12\nx,venture,0,5\ny,venture,0,0\n"
+    text = markdown(tmp_path, rows)
+    assert (
+        "Welch t-tests (two-tailed, p < 0.05) on 1 of 2 games: x better on 0, y on 1; "
+        "no test (one episode: Venture)." in text
+    )
+
+
+@pytest.mark.parametrize("game", ["elevator_action", "basic_math"])
+def test_a_percent_cell_without_a_record_says_why(tmp_path, game):
+    text = markdown(tmp_path, f"game,score\n{game},10\n")
+    why = "no record" if game == "elevator_action" else "no SABER baseline"
+    assert cells(text)[-1][-1] == f"10.0 ({why})"
