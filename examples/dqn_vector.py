@@ -10,14 +10,14 @@ Shows what a training loop must do on ``gymnasium.make_vec("SABER/<Game>", num_e
 * Truncations (the 5-minute stuck timeout, the 100-hour cap) are not terminal: the
   target bootstraps from the last observation; only a game over ends the return.
 * Every training episode goes to a log (``VectorTrainingRecorder``) with the cumulative
-  training frames, from which ``saber report --training LOG --at 10M,50M`` computes the
+  training frames, from which ``saber training LOG --at 10M,50M`` computes the
   paper's training-time scores (mean of 100 consecutive episodes at each checkpoint).
 
 Run (the defaults are a real, long training; flags shrink it):
 
     python examples/dqn_vector.py --game Breakout --num-envs 8 --total-steps 10000000
     python examples/dqn_vector.py --total-steps 20000 --learning-starts 2000   # a quick look
-    saber report --training runs/dqn/training.jsonl --at 10M,40M
+    saber training runs/dqn/training.jsonl --at 10M,40M
     python examples/evaluate_torch_policy.py runs/dqn/checkpoint.pt --games breakout
 
 The checkpoint (``--checkpoint``) holds the network's architecture and weights

@@ -13,7 +13,7 @@ Shows how to put SB3 on SABER without changing the protocol:
   ``info["terminal_observation"]``); ``SaberVecEnv`` below puts that interface on
   ``gymnasium.make_vec("SABER/<Game>")`` (ale-py's threaded engine: one process, every core),
   with ``VectorTrainingRecorder`` underneath logging every training episode with the
-  cumulative training frames (``saber report --training LOG --at 10M,40M``).
+  cumulative training frames (``saber training LOG --at 10M,40M``).
 * ``clip_rewards=True`` clips what PPO learns from; the logged and reported scores stay raw
   (SB3's ``rollout/ep_rew_mean`` shows the raw scores too: it reads SABER's
   ``info["episode"]["r"]``).
@@ -23,7 +23,7 @@ Shows how to put SB3 on SABER without changing the protocol:
     pip install "saber-ale[sb3]"
     python examples/train_sb3_ppo.py --game Pong --total-steps 10000000 --out runs/ppo-pong
     python examples/train_sb3_ppo.py --total-steps 4096 --eval-episodes 2   # a quick look
-    saber report --training runs/ppo-pong/training.jsonl --at 10M,40M
+    saber training runs/ppo-pong/training.jsonl --at 10M,40M
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Each line of the log is one finished episode: ``game``, ``episode`` (0-based, in
 ending), ``score`` (raw, rollovers corrected, whatever reward clipping the agent sees),
 ``episode_frames``, ``end``, and ``frames``: the cumulative emulator frames of the whole
 training (all sub-envs) when it ended. Then ``training_scores(log, [10_000_000, ...])``,
-or ``saber report --training LOG --at 10M,50M,100M,200M``.
+or ``saber training LOG --at 10M,50M,100M,200M``.
 
 The recorders count frames from ``info["episode_frame_number"]``, which SABER envs give
 at every step, so they need a SABER env underneath.

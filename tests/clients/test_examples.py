@@ -162,10 +162,8 @@ def test_train_sb3_ppo(tmp_path: Path) -> None:
     assert sorted(r["episode"] for r in records) == [0, 1]
     assert all(r["frames"] == CAP and r["agent"] == "sb3-ppo:ppo:sampled" for r in records)
     assert "# SABER report" in stdout and (out / "eval" / "report.json").is_file()
-    # What `saber report --training LOG --at ...` makes of the recorder's log.
-    result = CliRunner().invoke(
-        saber_cli, ["report", "--training", str(out / "training.jsonl"), "--at", "2k"]
-    )
+    # What `saber training LOG --at ...` makes of the recorder's log.
+    result = CliRunner().invoke(saber_cli, ["training", str(out / "training.jsonl"), "--at", "2k"])
     assert result.exit_code == 0, result.output
     mean = sum(line["score"] for line in lines) / 2
     assert f"| pong | 2,000 | {mean:,.1f} | 2 (fewer than 100) |" in result.output

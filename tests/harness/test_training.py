@@ -122,7 +122,7 @@ def test_training_scores_average_the_last_100_episodes(hand_log: Path) -> None:
 def test_report_training_cli(hand_log: Path, tmp_path: Path) -> None:
     out = tmp_path / "training.json"
     result = CliRunner().invoke(
-        main, ["report", "--training", str(hand_log), "--at", "100k,150k", "--json", str(out)]
+        main, ["training", str(hand_log), "--at", "100k,150k", "--json", str(out)]
     )
     assert result.exit_code == 0, result.output
     assert "| pong | 100,000 | 49.5 | 100 |" in result.output
