@@ -73,6 +73,7 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     "--games",
     "games_spec",
     default=None,
+    metavar="LIST",
     help="Report only these games: comma-separated names, or all, atari57, atari5, atari10 "
     "(as in saber eval).",
 )
@@ -98,7 +99,8 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     "--plots",
     "plots_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help='Write the figures into this directory (needs matplotlib: pip install "saber-ale[plots]").',
+    help='Write the figures into this directory (needs matplotlib: pip install "saber-ale[plots]", '
+    'or from a checkout pip install ".[plots]").',
 )
 @click.option(
     "--plot-format",
@@ -147,6 +149,8 @@ def report(
     # Every check before any work, so a bad option never leaves half the files written.
     if resamples < 1:
         raise click.BadParameter(f"must be >= 1, got {resamples}", param_hint="--resamples")
+    if seed < 0:
+        raise click.BadParameter(f"must be >= 0, got {seed}", param_hint="--seed")
     if plots_dir is None and (plot_format is not None or dpi is not None):
         flag = "--plot-format" if plot_format is not None else "--dpi"
         raise click.UsageError(f"{flag} needs --plots DIRECTORY")
@@ -206,6 +210,7 @@ def _only_games(table: Any, spec: str) -> Any:
     "at_frames",
     default="10M,50M,100M,200M",
     show_default=True,
+    metavar="FRAMES",
     help="Checkpoints in training frames; at each, the mean of the 100 consecutive episodes "
     "that ended last.",
 )

@@ -52,6 +52,7 @@ __all__ = [
     "agent_styles",
     "plot_aggregates",
     "plot_classes",
+    "plot_improvement",
     "plot_per_game",
     "plot_profile",
     "plot_time_limits",
@@ -487,6 +488,51 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
     return fig
 
 
+def plot_improvement(report: dict[str, Any], time_limit: str = "saber") -> Figure | None:
+    """Probability of improvement P(X > Y) for every pair of agents, as in Agarwal et al.
+    (2021): one row per pair, X named on the left and Y on the right, the interval as a
+    bar in X's colour (a hollow diamond without one), 0.5 (no difference) dashed.
+
+    None when fewer than two agents have scores at ``time_limit``. One column wide.
+    """
+    comparison = report["comparisons"].get(time_limit)
+    pairs = comparison["pairs"] if comparison is not None else []
+    if not any(p["probability_of_improvement"] is not None for p in pairs):
+        return None  # nothing to draw: say so in the tables, not with an empty figure
+    styles = agent_styles(report)
+    # Names on both sides: as wide as they need, from one column up to two.
+    names = 0.055 * (max(len(p["x"]) for p in pairs) + max(len(p["y"]) for p in pairs))
+    with _style():
+        fig = _figure(min(max(COLUMN_WIDTH, names + 1.6), PAGE_WIDTH), 0.8 + 0.25 * len(pairs))
+        ax = fig.add_subplot()
+        for row, pair in enumerate(pairs):
+            style = styles[pair["x"]]
+            value = pair["probability_of_improvement"]
+            low, high = pair.get("probability_of_improvement_ci") or (None, None)
+            if value is None:
+                ax.text(0.5, row, "no game in common", ha="center", va="center", fontsize=6)
+            elif low is not None and high is not None:
+                ax.barh(row, high - low, left=low, height=0.6, color=style.color, alpha=0.8)
+                ax.vlines(value, row - 0.3, row + 0.3, color="black", linewidth=1.2)
+            else:
+                ax.plot(value, row, **style.marker("D"))
+        ax.axvline(0.5, color="0.5", linewidth=0.6, linestyle="--", zorder=0)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-0.6, len(pairs) - 0.4)
+        ax.invert_yaxis()
+        ax.set_yticks(range(len(pairs)), [p["x"] for p in pairs])
+        right = ax.secondary_yaxis("right")
+        right.set_yticks(range(len(pairs)), [p["y"] for p in pairs])
+        right.tick_params(length=0)
+        right.spines["right"].set_visible(False)
+        ax.tick_params(axis="y", length=0)
+        ax.spines["left"].set_visible(False)
+        ax.set_xlabel("P(X > Y), X on the left, Y on the right")
+        ax.set_title(f"Probability of improvement, {_limit_title(report, time_limit)}")
+        ax.grid(axis="x", alpha=0.25, linewidth=0.5)
+    return fig
+
+
 def plot_time_limits(report: dict[str, Any]) -> Figure | None:
     """Median and mean (world-record-normalized) at each time limit, one line per agent.
 
@@ -583,6 +629,7 @@ def save_plots(
         figures[f"per_game_{limit}"] = plot_per_game(report, limit)
         figures[f"profile_{limit}"] = plot_profile(report, limit)
         figures[f"aggregates_{limit}"] = plot_aggregates(report, limit)
+        figures[f"improvement_{limit}"] = plot_improvement(report, limit)
     figures["time_limits"] = plot_time_limits(report)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

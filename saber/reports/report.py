@@ -4,7 +4,8 @@ Renderers (:mod:`saber.reports.tables`, :mod:`saber.reports.plots`) only lay thi
 out; they compute nothing. Its layout (percent everywhere; ``null`` for a value that
 does not exist, never NaN or Infinity)::
 
-    saber_compliant, sources, warnings, time_limits, bootstrap{resamples, confidence_pct, seed}
+    saber_compliant, sources, warnings, time_limits, bootstrap{resamples, confidence_pct, seed},
+    baseline_sources{random, human, world_record} (citations, as the Markdown prints them)
     agents.<agent>.<time_limit>:
         games, episodes
         world_record{median, median_infinite, mean, iqm, optimality_gap, games, left_out,
@@ -38,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saber import __version__
-from saber.games import get_game
+from saber.games import BASELINE_SOURCES, get_game
 from saber.scoring import (
     CAVEAT,
     CLASS_NAMES,
@@ -347,6 +348,7 @@ def build_report(
         "warnings": list(table.warnings),
         "time_limits": time_limits,
         "bootstrap": {"resamples": n_resamples, "confidence_pct": 100 * level, "seed": seed},
+        "baseline_sources": dict(BASELINE_SOURCES),
         "agents": agents,
         "comparisons": comparisons,
     }

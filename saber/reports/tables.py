@@ -117,8 +117,8 @@ def _atari5_cell(atari5: dict[str, Any]) -> str:
     missing = atari5["missing"]
     if not missing:
         return "–"
-    if len(missing) > 2:
-        return f"needs {len(missing)} of 5 games"
+    if len(missing) > 2:  # the note under the table names them
+        return "needs all 5 games" if len(missing) == 5 else f"needs {len(missing)} of 5 games"
     return "needs " + " and ".join(get_game(g).title for g in missing)
 
 

@@ -103,6 +103,7 @@ def test_missing_scores_and_missing_file_are_usage_errors(tmp_path):
     ("args", "message"),
     [
         (["--resamples", "0"], "Invalid value for --resamples: must be >= 1, got 0"),
+        (["--seed", "-1"], "Invalid value for --seed: must be >= 0, got -1"),
         (["--plots", "f", "--dpi", "0"], "Invalid value for --dpi: must be >= 1, got 0"),
         (["--plots", "f", "--plot-format", "png,bmp"], "Invalid value for --plot-format: bmp"),
         (["--dpi", "300"], "--dpi needs --plots DIRECTORY"),

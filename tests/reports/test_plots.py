@@ -39,7 +39,7 @@ def test_save_plots_writes_every_figure(report, tmp_path):
             for kind in ("classes", "per_game", "profile", "aggregates")
             for limit in ("5min", "saber")
         ]
-        + ["time_limits.png"]
+        + ["improvement_saber.png", "time_limits.png"]  # two agents at the SABER limit only
     )
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -114,6 +114,15 @@ def test_profile_shows_an_agent_at_or_below_zero(tmp_path):
     report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
     ax = plot_profile(report).axes[0]
     assert ax.get_xlim()[0] < -1.6
+
+
+def test_probability_of_improvement_has_a_row_per_pair(report):
+    from saber.reports.plots import plot_improvement
+
+    ax = plot_improvement(report, "saber").axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["alpha"]
+    assert ax.get_xlim() == (0.0, 1.0)
+    assert plot_improvement(report, "5min") is None  # one agent: no pair
 
 
 def test_human_per_game_figure(report):

@@ -41,6 +41,8 @@ def test_sources_of_the_reference_columns_are_cited(tmp_path):
         assert f"- {source}." in text
     assert "Mnih et al. 2015" in text and "arXiv:1908.04683" in text
     assert "Human-normalized median" in text and "Human median" not in text
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    assert report["baseline_sources"] == BASELINE_SOURCES  # the same words in the JSON
 
 
 def test_an_empty_atari5_cell_says_which_game_it_needs(tmp_path):
