@@ -163,16 +163,7 @@ def test_atari5_estimate_is_null_when_a_game_is_missing(report):
     assert atari5["missing"][0] == "battle_zone"  # given only as inf
 
 
-def cells(markdown: str) -> list[list[str]]:
-    """The rows of every table in ``markdown``, as lists of stripped cells."""
-    return [
-        [cell.strip() for cell in line.strip().strip("|").split("|")]
-        for line in markdown.splitlines()
-        if line.startswith("|")
-    ]
-
-
-def test_markdown_layout(report):
+def test_markdown_layout(report, cells):
     text = to_markdown(report)
     rows = cells(text)
     assert rows[2][:4] == ["alpha", "5 minutes", "1", "50.0% †"]  # one episode: no interval
@@ -214,7 +205,7 @@ def test_agents_without_a_common_game(tmp_path):
     assert comparison["saber"]["inter_algorithm"]["mean"] == {"x": None, "y": None}
 
 
-def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path):
+def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path, cells):
     (tmp_path / "s.csv").write_text("game,score\nventure,3890\nbattle_zone,inf\nasterix,inf\n")
     report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=20)
     wr = report["agents"]["agent"]["saber"]["world_record"]
@@ -225,7 +216,7 @@ def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path):
     assert "Infinity" not in to_json(report)
 
 
-def test_games_without_a_saber_baseline_are_left_out_like_surround(tmp_path):
+def test_games_without_a_saber_baseline_are_left_out_like_surround(tmp_path, cells):
     (tmp_path / "s.csv").write_text("game,score\npong,21\nsurround,1\nbasic_math,3\ntennis,0\n")
     report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
     section = report["agents"]["agent"]["saber"]

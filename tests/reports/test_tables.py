@@ -14,22 +14,14 @@ def markdown(tmp_path, text: str) -> str:
     return to_markdown(build_report(read_scores(tmp_path / "s.csv"), n_resamples=20))
 
 
-def cells(text: str) -> list[list[str]]:
-    return [
-        [cell.strip() for cell in line.strip().strip("|").split("|")]
-        for line in text.splitlines()
-        if line.startswith("|")
-    ]
-
-
-def test_never_minus_zero(tmp_path):
+def test_never_minus_zero(tmp_path, cells):
     # pong -20.35: (-20.35 + 20.34) / 41.34 = -0.02% of the record; 1e-9 below random elsewhere
     text = markdown(tmp_path, "game,score\npong,-20.35\nfreeway,-0.000001\n")
     assert "-0.0" not in text
     assert ["Pong", "-20.3", "14.6", "21.0", "-20.4 (0.0%)"] in cells(text)
 
 
-def test_game_titles_as_people_write_them(tmp_path):
+def test_game_titles_as_people_write_them(tmp_path, cells):
     text = markdown(tmp_path, "game,score\nms_pacman,1000\nspace_invaders,500\nqbert,300\n")
     titles = [row[0] for row in cells(text)[5:]]
     assert titles == ["Ms. Pac-Man", "Q*bert", "Space Invaders"]
@@ -45,7 +37,7 @@ def test_sources_of_the_reference_columns_are_cited(tmp_path):
     assert report["baseline_sources"] == BASELINE_SOURCES  # the same words in the JSON
 
 
-def test_an_empty_atari5_cell_says_which_game_it_needs(tmp_path):
+def test_an_empty_atari5_cell_says_which_game_it_needs(tmp_path, cells):
     text = markdown(
         tmp_path, "game,score\nbattle_zone,30000\nname_this_game,8000\nphoenix,7000\nqbert,13000\n"
     )
@@ -53,7 +45,7 @@ def test_an_empty_atari5_cell_says_which_game_it_needs(tmp_path):
     assert "Atari-5 estimate empty (agent, SABER (unlimited)): needs Double Dunk." in text
 
 
-def test_one_score_per_game_gives_no_interval_and_says_so(tmp_path):
+def test_one_score_per_game_gives_no_interval_and_says_so(tmp_path, cells):
     text = markdown(tmp_path, "game,score\npong,0\nventure,100\n")
     summary = cells(text)[2]
     # (20.34 / 41.34 + 100 / 38900) / 2 = 24.7%, median, IQM and mean alike
@@ -79,7 +71,7 @@ def test_partly_tested_pairs_name_the_untested_games(tmp_path):
 
 
 @pytest.mark.parametrize("game", ["elevator_action", "basic_math"])
-def test_a_percent_cell_without_a_record_says_why(tmp_path, game):
+def test_a_percent_cell_without_a_record_says_why(tmp_path, game, cells):
     text = markdown(tmp_path, f"game,score\n{game},10\n")
     why = "no record" if game == "elevator_action" else "no SABER baseline"
     assert cells(text)[-1][-1] == f"10.0 ({why})"
