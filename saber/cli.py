@@ -362,6 +362,14 @@ def _import_from_working_directory(agent: str) -> None:
     show_default=True,
     help="Write DIR/report.json and DIR/report.md at the end.",
 )
+@click.option(
+    "--video",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Film the first K episodes of every game: OUT/videos/<game>/episode-<n>.mp4, "
+    'every frame in colour (needs pip install "saber-ale[video]").',
+)
 @_saber_errors_as_messages
 def eval_command(
     agent: str,
@@ -378,6 +386,7 @@ def eval_command(
     allow_non_saber: bool,
     progress: bool | None,
     write_report: bool,
+    video: int,
 ) -> None:
     """Evaluate an agent under the SABER protocol: --episodes per game, resumable.
 
@@ -406,6 +415,7 @@ def eval_command(
             progress=progress,
             command=sys.argv,
             dask_timeout=dask_timeout,
+            video=video,
         )
     except KeyboardInterrupt:
         click.echo(

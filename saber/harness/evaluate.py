@@ -40,6 +40,7 @@ from saber.games import resolve_games
 from saber.harness.backends import Backend, DaskBackend, InlineBackend, LocalBackend
 from saber.harness.policies import Policy, PolicyError, resolve_spec
 from saber.harness.store import ResultsStore, provenance
+from saber.harness.video import VideoRequest, add_videos_to_run, require_video_extra
 from saber.harness.work import (
     SEED_SCHEME,
     EpisodeDone,
@@ -289,6 +290,7 @@ def evaluate(
     progress: bool | None = None,
     command: list[str] | None = None,
     dask_timeout: float = 10.0,
+    video: int = 0,
 ) -> EvaluationResult:
     """Evaluate a policy on games under the SABER protocol; resumable.
 
@@ -320,6 +322,9 @@ def evaluate(
         progress: show a progress bar on stderr (default: when stderr is a terminal).
         command: the command line recorded in ``run.json`` (default: ``sys.argv``).
         dask_timeout: seconds to wait for the Dask scheduler.
+        video: film the first ``video`` episodes of every game played in this call, as
+            ``out/videos/<game>/episode-<n>.mp4`` (every frame, in colour; listed in
+            ``run.json``); needs the ``video`` extra. The records are the same either way.
 
     Returns:
         An :class:`EvaluationResult`; ``.report()`` gives the SABER report.
@@ -336,6 +341,9 @@ def evaluate(
     _check_positive("episodes", episodes)
     _check_positive("envs_per_worker", envs_per_worker)
     _check_positive("base_seed", base_seed, minimum=0)
+    _check_positive("video", video, minimum=0)
+    if video:
+        require_video_extra()  # here, before any episode runs
     workers = (os.cpu_count() or 1) if workers is None else workers
     _check_positive("workers", workers, minimum=0 if backend == "local" else 1)
     settings = _settings(env_options, allow_non_saber)
@@ -356,7 +364,8 @@ def evaluate(
     overrides = dict(env_options or {})
     # Several processes: one emulation thread each, so W processes use W cores.
     threads = 0 if backend == "local" and workers <= 1 else 1
-    job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads)
+    films = VideoRequest(str(directory.resolve()), video) if video else None
+    job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films)
     with ResultsStore.open(directory, run_info) as store:
         pending = {
             game: [
@@ -383,6 +392,8 @@ def evaluate(
                     runner_backend.close()
         finally:
             bar.close()
+            if video:
+                add_videos_to_run(directory)
         records = [
             store.finished.get((game, index)) or _failed_record(run, game, index)
             for game in game_ids

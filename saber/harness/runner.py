@@ -196,6 +196,12 @@ def execute_unit(unit: WorkUnit, job: Job, num_threads: int | None = None) -> It
     """
     try:
         policy = _policy_of(job)
+        film = None
+        if job.video is not None:
+            from saber.harness.video import EpisodeFilm
+
+            film = EpisodeFilm(policy, job.video, unit.game, unit.episodes, job.settings)
+            policy = film
         env = SaberVectorEnv(
             unit.game,
             min(job.envs_per_worker, len(unit.episodes)),
@@ -212,6 +218,8 @@ def execute_unit(unit: WorkUnit, job: Job, num_threads: int | None = None) -> It
                 yield FramesPlayed(unit.unit_id, item)
             else:
                 yield EpisodeDone(unit.unit_id, item)
+                if film is not None:
+                    film.finish(item)  # after the record is out: a video never delays it
     except PolicyError as error:
         yield UnitFailed(unit.unit_id, "policy", str(error))
         return

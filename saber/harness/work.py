@@ -23,9 +23,12 @@ import itertools
 import math
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from saber.harness.video import VideoRequest
 
 __all__ = [
     "SEED_SCHEME",
@@ -64,6 +67,7 @@ class Job:
         settings: overrides of :class:`~saber.envs.SaberSettings` (empty for SABER).
         envs_per_worker: sub-envs of a worker's vector env (fewer for a smaller unit).
         num_threads: emulation threads per vector env (0: one per core).
+        video: the episodes to film, if any (:mod:`saber.harness.video`).
     """
 
     agent: str
@@ -71,6 +75,7 @@ class Job:
     settings: dict[str, Any] = field(default_factory=dict)
     envs_per_worker: int = 8
     num_threads: int = 0
+    video: VideoRequest | None = None
 
 
 @dataclass(frozen=True)

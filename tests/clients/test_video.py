@@ -1,0 +1,207 @@
+"""Episode videos on real ROMs: ``saber eval --video``, saber's recorders, Gymnasium's RecordVideo.
+
+Videos are decoded back with ffmpeg (imageio-ffmpeg) and their frames counted against the
+episode records: every emulator frame for the harness, one frame per agent step (plus the
+first screen) for the Python recorders.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import imageio_ffmpeg
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import saber
+from saber.cli import main
+from saber.errors import SaberError
+from saber.harness.video import (
+    VectorVideoRecorder,
+    VideoRecorder,
+    VideoWriter,
+    replay_to_video,
+    require_video_extra,
+)
+from tests.harness.helpers import read_records, short_settings, strip_timing
+
+GAMES = "breakout,freeway"  # a game over and (random Freeway) a stuck timeout
+
+
+def decode(path: Path) -> np.ndarray:
+    """Every frame of a video, ``uint8`` (n, H, W, 3)."""
+    frames = imageio_ffmpeg.read_frames(str(path))
+    meta = next(frames)
+    width, height = meta["size"]
+    return np.stack([np.frombuffer(f, np.uint8).reshape(height, width, 3) for f in frames])
+
+
+def fps(path: Path) -> float:
+    return float(next(imageio_ffmpeg.read_frames(str(path)))["fps"])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The same evaluation without videos (Python) and with two per game (the CLI)."""
+    plain, filmed = tmp_path_factory.mktemp("plain"), tmp_path_factory.mktemp("filmed")
+    saber.evaluate(
+        "random",
+        GAMES,
+        3,
+        out=plain,
+        workers=0,
+        envs_per_worker=2,
+        env_options=short_settings(),
+        allow_non_saber=True,
+        progress=False,
+    )
+    args = ["eval", "--agent", "random", "--games", GAMES, "--episodes", "3", "--out", str(filmed)]
+    args += ["--workers", "0", "--envs-per-worker", "2", "--allow-non-saber", "--no-report"]
+    args += ["--env-option", "max_frames_without_reward=400", "--video", "2"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return plain, filmed
+
+
+def test_video_changes_nothing_that_is_played(runs: tuple[Path, Path]) -> None:
+    plain, filmed = runs
+    records = read_records(filmed)
+    assert len(records) == 6
+    assert strip_timing(records) == strip_timing(read_records(plain))
+    assert {r["end"] for r in records} == {"game_over", "stuck_timeout"}
+
+
+def test_videos_are_listed_in_run_json(runs: tuple[Path, Path]) -> None:
+    _, filmed = runs
+    run = json.loads((filmed / "run.json").read_text())
+    assert run["videos"] == [
+        f"videos/{game}/episode-{n}.mp4" for game in ("breakout", "freeway") for n in (0, 1)
+    ]
+    assert not list(filmed.rglob("*.partial.mp4"))
+    assert "videos" not in json.loads((runs[0] / "run.json").read_text())
+
+
+def test_a_video_holds_every_frame_of_its_episode_in_colour(runs: tuple[Path, Path]) -> None:
+    _, filmed = runs
+    for record in read_records(filmed):
+        path = filmed / "videos" / record["game"] / f"episode-{record['episode']}.mp4"
+        if record["episode"] >= 2:
+            assert not path.exists()
+            continue
+        frames = decode(path)
+        # One video frame per emulator frame, at the ALE's full resolution, real time.
+        assert frames.shape == (record["frames"], 210, 160, 3)
+        assert fps(path) == 60
+        # Colour: Breakout's bricks and Freeway's cars are red, orange, yellow, green...
+        middle = frames[len(frames) // 2].astype(int)
+        assert (np.ptp(middle, axis=-1) > 60).sum() > 100
+
+
+def test_the_replay_refuses_actions_that_do_not_reproduce_the_record(tmp_path: Path) -> None:
+    record = {"episode": 0, "steps": 50, "frames": 200, "score": 7.0}  # not what noop scores
+    with pytest.raises(SaberError, match=r"ended at frame 200 with score 0.0, not the record's"):
+        replay_to_video("breakout", 1, [0] * 50, record, tmp_path / "x.mp4")
+    assert not list(tmp_path.iterdir())  # neither the video nor a partial file is left
+
+
+def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import raises ImportError
+    message = (
+        'Recording videos needs the "video" extra (imageio-ffmpeg): pip install '
+        '"saber-ale[video]" or, from a checkout, pip install ".[video]"'
+    )
+    with pytest.raises(SaberError) as error:
+        require_video_extra()
+    assert str(error.value) == message
+    result = CliRunner().invoke(
+        main,
+        ["eval", "--agent", "random", "--games", "pong", "--out", str(tmp_path), "--video", "1"],
+    )
+    assert result.exit_code != 0 and message in result.output
+    assert not (tmp_path / "episodes.jsonl").exists()  # refused before anything ran
+
+
+def test_writer_rejects_a_frame_of_another_size(tmp_path: Path) -> None:
+    with VideoWriter(tmp_path / "a.mp4") as writer:
+        writer.write(np.zeros((210, 160, 3), np.uint8))
+        with pytest.raises(ValueError, match=r"Expect frames of \(160, 210\)"):
+            writer.write(np.zeros((84, 84, 3), np.uint8))
+    assert decode(tmp_path / "a.mp4").shape == (1, 210, 160, 3)
+
+
+def play(env: gym.Env, seed: int, steps: int) -> int:
+    """Random actions until the episode ends or ``steps``; returns the steps played."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for step in range(1, steps + 1):
+        _, _, terminated, truncated, _ = env.step(int(rng.integers(18)))
+        if terminated or truncated:
+            return step
+    return steps
+
+
+def test_saber_recorder_streams_one_frame_per_step(tmp_path: Path) -> None:
+    env = VideoRecorder(gym.make("SABER/Breakout", render_mode="rgb_array"), tmp_path, 1)
+    steps = play(env, seed=3, steps=100)
+    play(env, seed=4, steps=10)  # the second episode is not recorded
+    env.close()
+    assert env.paths == [tmp_path / "saber-episode-0.mp4"]
+    assert decode(env.paths[0]).shape == (steps + 1, 210, 160, 3)  # + the first screen
+    assert fps(env.paths[0]) == 15  # 60 frames/s, 4 frames per step
+
+
+def test_saber_recorder_needs_rgb_array() -> None:
+    with pytest.raises(ValueError, match="render_mode='rgb_array', actually: None"):
+        VideoRecorder(gym.make("SABER/Breakout"), "unused")
+
+
+def test_gymnasium_record_video_on_the_single_env(tmp_path: Path) -> None:
+    pytest.importorskip("moviepy", reason="Gymnasium's RecordVideo writes with moviepy")
+    env = gym.make("SABER/Breakout", render_mode="rgb_array")
+    env = gym.wrappers.RecordVideo(env, str(tmp_path / "v"), episode_trigger=lambda n: n == 0)
+    steps = play(env, seed=3, steps=60)
+    env.close()
+    [path] = (tmp_path / "v").glob("*.mp4")
+    assert decode(path).shape == (steps + 1, 210, 160, 3)
+
+
+def test_gymnasium_record_video_on_make_vec_sync(tmp_path: Path) -> None:
+    # Gymnasium's vector recorder needs sub-envs that render: vectorization_mode="sync".
+    pytest.importorskip("moviepy", reason="Gymnasium's RecordVideo writes with moviepy")
+    envs = gym.make_vec(
+        "SABER/Breakout", num_envs=2, vectorization_mode="sync", render_mode="rgb_array"
+    )
+    envs = gym.wrappers.vector.RecordVideo(
+        envs, str(tmp_path / "v"), episode_trigger=lambda n: n == 0
+    )
+    envs.reset(seed=3)
+    for _ in range(40):
+        envs.step(np.zeros(2, dtype=np.int64))
+    envs.close()
+    [path] = (tmp_path / "v").glob("*.mp4")
+    frames = decode(path)
+    # Both sub-envs side by side, one frame per step (first screen included).
+    assert frames.shape[0] == 41 and frames.shape[2] == 2 * 160
+
+
+def test_saber_vector_env_does_not_render_so_saber_records_it(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="does not render"):
+        gym.make_vec("SABER/Breakout", num_envs=2, render_mode="rgb_array")
+    envs = gym.make_vec("SABER/Breakout", num_envs=2, max_frames_without_reward=400)
+    envs = VectorVideoRecorder(envs, tmp_path, episodes=2, row=1)
+    envs.reset(seed=5)
+    rng = np.random.default_rng(0)
+    lengths: list[int] = []
+    while len(lengths) < 2:
+        _, _, _, _, info = envs.step(rng.integers(0, 18, 2))
+        if "_episode" in info and info["_episode"][1]:
+            lengths.append(int(info["episode"]["steps"][1]))
+    envs.step(rng.integers(0, 18, 2))  # the autoreset step starts episode 3: not recorded
+    envs.close()
+    assert envs.paths == [tmp_path / f"saber-env-1-episode-{n}.mp4" for n in (0, 1)]
+    for path, steps in zip(envs.paths, lengths, strict=True):
+        assert decode(path).shape == (steps + 1, 210, 160, 3)
