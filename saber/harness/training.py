@@ -14,12 +14,26 @@ or ``saber training LOG --at 10M,50M,100M,200M``.
 
 The recorders count frames from ``info["episode_frame_number"]``, which SABER envs give
 at every step, so they need a SABER env underneath.
+
+Live metrics for whatever logger a training uses: ``recorder.metrics()`` (the plain-Python
+hook) returns :class:`TrainingMetrics`' dict of ``saber/...`` numbers (mean of the last
+100 episodes, raw and world-record-normalized, the 5- and 30-minute scores, the scores at
+the 10M/50M/100M/200M-frame checkpoints once reached, infinite and stuck episodes), e.g.
+for TensorBoard's ``SummaryWriter``::
+
+    for key, value in envs.metrics().items():
+        writer.add_scalar(key, value, envs.total_frames)
+
+With Stable-Baselines3, :class:`saber.harness.sb3.SaberMetricsCallback` writes the same
+dict through SB3's logger (TensorBoard, CSV, W&B, as SB3 is configured).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,17 +42,22 @@ from typing import Any, TextIO
 import gymnasium as gym
 import numpy as np
 
-from saber.envs import saber_settings
+from saber.envs import CHECKPOINT_FRAMES, saber_settings
 from saber.errors import SaberError
 
 __all__ = [
     "TRAINING_CHECKPOINTS",
     "CheckpointScore",
+    "FrameCounter",
+    "TrainingLog",
+    "TrainingMetrics",
     "TrainingRecorder",
     "VectorTrainingRecorder",
+    "checkpoint_label",
     "format_training_scores",
     "parse_frames",
     "saber_game",
+    "saber_record",
     "training_scores",
 ]
 
@@ -46,23 +65,182 @@ TRAINING_CHECKPOINTS = (10_000_000, 50_000_000, 100_000_000, 200_000_000)  # fra
 WINDOW = 100  # consecutive training episodes averaged at each checkpoint
 
 
-class _Log:
-    """The JSON-lines writer and the cumulative frame count shared by both recorders."""
+def checkpoint_label(frames: int) -> str:
+    """``10_000_000`` -> ``"10M"``, ``500_000`` -> ``"500k"`` (the inverse of :func:`parse_frames`)."""
+    for suffix, unit in (("B", 1_000_000_000), ("M", 1_000_000), ("k", 1_000)):
+        if frames >= unit and frames % unit == 0:
+            return f"{frames // unit}{suffix}"
+    return str(frames)
 
-    def __init__(self, path: str | Path, game: str, start_frames: int) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+class TrainingMetrics:
+    """SABER's training-time numbers, kept up to date episode by episode.
+
+    Feed it the cumulative training frames (:meth:`advance`) and each finished episode's
+    record (:meth:`add`); :meth:`as_dict` gives the numbers. The checkpoint rule is
+    :func:`training_scores`': at C frames, the mean of the last 100 episodes that ended
+    at or before C.
+
+    Args:
+        game: ale id (for the world-record normalization).
+        checkpoints: training frames at which to keep the score.
+        window: episodes averaged (the protocol: 100).
+    """
+
+    def __init__(
+        self, game: str, checkpoints: Iterable[int] = TRAINING_CHECKPOINTS, window: int = WINDOW
+    ) -> None:
         self.game = game
-        self.frames = int(start_frames)
+        self.frames = 0
         self.episodes = 0
-        self._handle: TextIO | None = self.path.open("a", encoding="utf-8")
+        self.infinite = 0
+        self.stuck = 0
+        self._fields = ["score", *(f"score_{name}" for name in CHECKPOINT_FRAMES)]
+        self._window: deque[tuple[float, ...]] = deque(maxlen=window)
+        self._checkpoints: dict[int, float | None] = dict.fromkeys(sorted(checkpoints))
+        self._reached: set[int] = set()
+
+    def advance(self, frames: int) -> None:
+        """The training has played ``frames`` emulator frames in all (cumulative)."""
+        self.frames = int(frames)
+
+    def add(self, episode: dict[str, Any]) -> None:
+        """An episode (its SABER record) ended at the current :attr:`frames`."""
+        self._capture(lambda checkpoint: checkpoint < self.frames)
+        self._window.append(tuple(float(episode.get(key, math.nan)) for key in self._fields))
+        self.episodes += 1
+        self.infinite += bool(episode.get("infinite", False))
+        self.stuck += episode.get("end") == "stuck_timeout"
+
+    def _capture(self, passed: Any) -> None:
+        for checkpoint in self._checkpoints:
+            if checkpoint not in self._reached and passed(checkpoint):
+                self._reached.add(checkpoint)
+                self._checkpoints[checkpoint] = self._mean(0)
+
+    def _mean(self, column: int) -> float | None:
+        if not self._window:
+            return None
+        return float(np.mean([scores[column] for scores in self._window]))
+
+    def as_dict(self) -> dict[str, float]:
+        """The ``saber/...`` numbers; a mean is left out until an episode has ended.
+
+        Keys: ``saber/frames``, ``saber/episodes``, ``saber/infinite_episodes``,
+        ``saber/stuck_episodes``; ``saber/mean_score`` (raw, last 100 episodes),
+        ``saber/mean_score_wr_normalized`` (percent of the world record; games with a
+        record), ``saber/mean_score_5min``, ``saber/mean_score_30min``; and
+        ``saber/score_at_10M`` ... ``saber/score_at_200M`` once the training passed them.
+        """
+        self._capture(lambda checkpoint: checkpoint <= self.frames)
+        metrics: dict[str, float] = {
+            "saber/frames": float(self.frames),
+            "saber/episodes": float(self.episodes),
+            "saber/infinite_episodes": float(self.infinite),
+            "saber/stuck_episodes": float(self.stuck),
+        }
+        for column, field in enumerate(self._fields):
+            mean = self._mean(column)
+            if mean is not None:
+                metrics[f"saber/mean_{field}"] = mean
+        if "saber/mean_score" in metrics:
+            normalized = _world_record_normalized(self.game, metrics["saber/mean_score"])
+            if normalized is not None:
+                metrics["saber/mean_score_wr_normalized"] = normalized
+        for checkpoint, mean in self._checkpoints.items():
+            if mean is not None:
+                metrics[f"saber/score_at_{checkpoint_label(checkpoint)}"] = mean
+        return metrics
+
+
+def _world_record_normalized(game: str, score: float) -> float | None:
+    from saber.scoring.normalize import normalize  # scoring comes after the harness
+
+    try:
+        value = float(normalize([[score]], [game], "world_record")[0, 0])
+    except Exception:  # a game outside the SABER tables
+        return None
+    return None if math.isnan(value) else value
+
+
+def saber_record(info: dict[str, Any]) -> dict[str, Any] | None:
+    """The SABER episode record in a single env's ``info``, if an episode ended there."""
+    record = info.get("saber")
+    if record is None and "score" in info.get("episode", {}):
+        record = info["episode"]  # saber before info["saber"]; Monitor's has no score
+    return record
+
+
+class FrameCounter:
+    """Emulator frames played by N envs, from their ``episode_frame_number`` at each step."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.last = np.zeros(num_envs, dtype=np.int64)
+
+    def played(self, frames: Any) -> int:
+        """Frames played since the last call; a number below the last one is a new episode."""
+        now = np.asarray(frames, dtype=np.int64).reshape(self.last.shape)
+        played = np.where(now >= self.last, now - self.last, now)
+        self.last = now
+        return int(played.sum())
+
+    def restart(self, rows: Any = slice(None)) -> None:
+        """``rows`` start a new episode from frame 0."""
+        self.last[rows] = 0
+
+
+class TrainingLog:
+    """The JSON-lines training log (optional) and the live metrics, shared by every recorder.
+
+    Args:
+        path: the log to append to, or None for metrics only.
+        game: ale id.
+        start_frames: training frames already done.
+        checkpoints: training frames at which the metrics keep the score.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None,
+        game: str,
+        start_frames: int = 0,
+        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+    ) -> None:
+        self.path = None if path is None else Path(path)
+        self.game = game
+        self.metrics = TrainingMetrics(game, checkpoints)
+        self.metrics.advance(start_frames)
+        self._handle: TextIO | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("a", encoding="utf-8")
+
+    @property
+    def frames(self) -> int:
+        """Cumulative training frames."""
+        return self.metrics.frames
+
+    @property
+    def episodes(self) -> int:
+        """Episodes logged."""
+        return self.metrics.episodes
+
+    def advance(self, played: int) -> None:
+        """``played`` more frames were played."""
+        self.metrics.advance(self.metrics.frames + played)
 
     def write(self, episode: dict[str, Any], row: int | None = None) -> None:
+        """Log one finished episode (its SABER record) at the current frame count."""
         record = {
             "game": self.game,
             "episode": self.episodes,
             "frames": self.frames,
             "score": float(episode["score"]),
+            **{
+                f"score_{name}": float(episode[f"score_{name}"])
+                for name in CHECKPOINT_FRAMES
+                if f"score_{name}" in episode
+            },
             "episode_frames": int(episode["frames"]),
             "end": str(episode["end"]),
         }
@@ -71,7 +249,7 @@ class _Log:
         if self._handle is not None:
             self._handle.write(json.dumps(record) + "\n")
             self._handle.flush()  # a crashed training keeps its log
-        self.episodes += 1
+        self.metrics.add(episode)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -93,32 +271,42 @@ class TrainingRecorder(gym.Wrapper):
 
     Args:
         env: a SABER env (possibly wrapped).
-        path: the JSON-lines log; appended to.
+        path: the JSON-lines log, appended to; None keeps only :meth:`metrics`.
         start_frames: training frames already done (when resuming a training: the
             ``frames`` of the log's last line, or your own count).
+        checkpoints: training frames at which :meth:`metrics` keeps the score.
     """
 
-    def __init__(self, env: gym.Env, path: str | Path, start_frames: int = 0) -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        path: str | Path | None,
+        start_frames: int = 0,
+        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+    ) -> None:
         super().__init__(env)
-        self.log = _Log(path, saber_game(env), start_frames)
-        self._last_frame = 0
+        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints)
+        self._counter = FrameCounter(1)
 
     @property
     def total_frames(self) -> int:
         """Emulator frames played since the start of the training."""
         return self.log.frames
 
+    def metrics(self) -> dict[str, float]:
+        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
+        return self.log.metrics.as_dict()
+
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        self._last_frame = 0
+        self._counter.restart()
         return self.env.reset(**kwargs)
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        frame = int(_frame_numbers(info))
-        self.log.frames += frame - self._last_frame
-        self._last_frame = frame
-        if "episode" in info:
-            self.log.write(info["episode"])
+        self.log.advance(self._counter.played(_frame_numbers(info)))
+        record = saber_record(info)
+        if record is not None:
+            self.log.write(record)
         return obs, reward, terminated, truncated, info
 
     def close(self) -> None:
@@ -133,14 +321,21 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
 
     Args:
         env: ``SaberVectorEnv`` or ``gymnasium.make_vec("SABER/<Game>", ...)``.
-        path: the JSON-lines log; appended to.
+        path: the JSON-lines log, appended to; None keeps only :meth:`metrics`.
         start_frames: training frames already done.
+        checkpoints: training frames at which :meth:`metrics` keeps the score.
     """
 
-    def __init__(self, env: gym.vector.VectorEnv, path: str | Path, start_frames: int = 0) -> None:
+    def __init__(
+        self,
+        env: gym.vector.VectorEnv,
+        path: str | Path | None,
+        start_frames: int = 0,
+        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+    ) -> None:
         super().__init__(env)
-        self.log = _Log(path, saber_game(env), start_frames)
-        self._last_frames = np.zeros(env.num_envs, dtype=np.int64)
+        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints)
+        self._counter = FrameCounter(env.num_envs)
 
     @property
     def total_frames(self) -> int:
@@ -152,21 +347,21 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
         # Only the rows reset start from frame 0: a partial reset (``reset_mask``) leaves
         # the others mid-episode, and their frames since the last step are still to count.
         mask = (kwargs.get("options") or {}).get("reset_mask")
-        rows = slice(None) if mask is None else np.asarray(mask, dtype=bool)
-        self._last_frames[rows] = 0
+        self._counter.restart(slice(None) if mask is None else np.asarray(mask, dtype=bool))
         return obs, info
+
+    def metrics(self) -> dict[str, float]:
+        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
+        return self.log.metrics.as_dict()
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        frames = np.asarray(_frame_numbers(info), dtype=np.int64)
-        # A frame number below the last one is a new episode (an autoreset): count from 0.
-        played = np.where(frames >= self._last_frames, frames - self._last_frames, frames)
-        self.log.frames += int(played.sum())
-        self._last_frames = frames
-        if "_episode" in info:
-            episode = info["episode"]
-            for row in np.flatnonzero(info["_episode"]).tolist():
-                self.log.write({key: values[row] for key, values in episode.items()}, row=row)
+        self.log.advance(self._counter.played(_frame_numbers(info)))
+        key = "saber" if "_saber" in info else "episode"  # saber before info["saber"]
+        if f"_{key}" in info:
+            episode = info[key]
+            for row in np.flatnonzero(info[f"_{key}"]).tolist():
+                self.log.write({name: values[row] for name, values in episode.items()}, row=row)
         return obs, rewards, terminated, truncated, info
 
     def close(self, **kwargs: Any) -> None:

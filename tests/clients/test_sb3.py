@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import saber
-from saber.harness.training import TrainingRecorder
+from saber.harness.training import TrainingRecorder, training_scores
 
 try:
     import torch
@@ -287,3 +287,61 @@ def test_dqn_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
     )
     assert result.non_saber and not result.failed and result.new_episodes == 2
     assert_sane_records(result.records, "sb3-dqn", 2)
+
+
+def test_metrics_callback_reaches_tensorboard(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from saber.harness.sb3 import SaberMetricsCallback
+
+    # Breakout with a 400-frame stuck timeout: random-ish episodes end within ~100 steps.
+    def make() -> gym.Env:
+        return gym.make("SABER/Breakout", clip_rewards=True, max_frames_without_reward=400)
+
+    venv = DummyVecEnv([make, make])
+    venv.seed(0)
+    model = PPO(
+        "CnnPolicy",
+        venv,
+        n_steps=128,
+        batch_size=128,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        tensorboard_log=str(tmp_path / "tb"),
+    )
+    callback = SaberMetricsCallback(tmp_path / "training.jsonl", checkpoints=(2_000,))
+    model.learn(total_timesteps=1_024, callback=callback, tb_log_name="ppo")
+    venv.close()
+    final = callback.metrics()
+
+    [run] = (tmp_path / "tb").iterdir()
+    events = EventAccumulator(str(run))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {
+        "saber/frames",
+        "saber/episodes",
+        "saber/mean_score",
+        "saber/mean_score_wr_normalized",
+        "saber/mean_score_5min",
+        "saber/mean_score_30min",
+        "saber/score_at_2k",
+        "saber/stuck_episodes",
+        "saber/infinite_episodes",
+    } <= tags
+    last = {tag: events.Scalars(tag)[-1] for tag in tags if tag.startswith("saber/")}
+    # PPO dumps after each of its 4 rollouts of 2 x 128 steps: the last one holds the end.
+    assert len(events.Scalars("saber/frames")) == 4
+    assert last["saber/frames"].step == 1_024
+    lines = [json.loads(line) for line in (tmp_path / "training.jsonl").read_text().splitlines()]
+    scores = [line["score"] for line in lines]
+    assert last["saber/episodes"].value == len(lines) == final["saber/episodes"] > 2
+    assert last["saber/mean_score"].value == pytest.approx(np.mean(scores))  # raw, not clipped
+    assert last["saber/stuck_episodes"].value == sum(ln["end"] == "stuck_timeout" for ln in lines)
+    assert last["saber/frames"].value == final["saber/frames"]
+    # 1,024 steps of 4 frames, less the frames cut short by game overs.
+    assert 4 * 1_024 - 3 * len(lines) <= final["saber/frames"] <= 4 * 1_024
+    assert last["saber/score_at_2k"].value == pytest.approx(
+        training_scores(tmp_path / "training.jsonl", [2_000])[0].mean
+    )

@@ -148,3 +148,61 @@ def test_parse_frames(text: str, frames: int) -> None:
 def test_parse_frames_rejects(text: str) -> None:
     with pytest.raises(SaberError, match="Expect"):
         parse_frames(text)
+
+
+def test_metrics_hook_matches_the_log_and_the_checkpoint_rule(tmp_path: Path) -> None:
+    log = tmp_path / "train.jsonl"
+    checkpoints = (2_000, 5_000, 10**12)
+    env = VectorTrainingRecorder(
+        gym.make_vec("SABER/Breakout", 2, max_frames_without_reward=400), log, 0, checkpoints
+    )
+    assert env.metrics() == {
+        "saber/frames": 0.0,
+        "saber/episodes": 0.0,
+        "saber/infinite_episodes": 0.0,
+        "saber/stuck_episodes": 0.0,
+    }
+    env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    while len(log.read_text().splitlines()) < 8:
+        env.step(rng.integers(0, 18, 2))
+    metrics = env.metrics()
+    env.close()
+    lines = _lines(log)
+    scores = [line["score"] for line in lines]
+    assert metrics["saber/frames"] == env.total_frames > lines[-1]["frames"] - 8
+    assert metrics["saber/episodes"] == 8
+    assert metrics["saber/mean_score"] == pytest.approx(np.mean(scores))
+    # Episodes shorter than 5 minutes: their 5- and 30-minute scores are their scores.
+    assert metrics["saber/mean_score_5min"] == metrics["saber/mean_score_30min"]
+    assert metrics["saber/mean_score_5min"] == pytest.approx(np.mean(scores))
+    assert [line["score_5min"] for line in lines] == scores
+    # Breakout: random 1.5, world record 864 (saber/data/saber_baselines.csv).
+    assert metrics["saber/mean_score_wr_normalized"] == pytest.approx(
+        100 * (np.mean(scores) - 1.5) / (864 - 1.5)
+    )
+    assert metrics["saber/stuck_episodes"] == sum(line["end"] == "stuck_timeout" for line in lines)
+    assert metrics["saber/infinite_episodes"] == 0
+    # The checkpoints passed, by the same rule as training_scores on the log.
+    expected = {score.at_frames: score.mean for score in training_scores(log, [2_000, 5_000])}
+    assert metrics["saber/score_at_2k"] == pytest.approx(expected[2_000])
+    assert metrics["saber/score_at_5k"] == pytest.approx(expected[5_000])
+    assert "saber/score_at_1000B" not in metrics and len(metrics) == 10
+
+
+def test_metrics_count_infinite_and_stuck_episodes() -> None:
+    from saber.harness.training import TrainingMetrics
+
+    metrics = TrainingMetrics("pong", checkpoints=(100,))
+    metrics.advance(50)
+    metrics.add({"score": 1.0, "end": "stuck_timeout", "infinite": False})
+    metrics.advance(100)
+    metrics.add({"score": 3.0, "end": "time_cap", "infinite": True})  # ends at 100: counts
+    metrics.advance(150)
+    metrics.add({"score": 8.0, "end": "game_over", "infinite": False})
+    numbers = metrics.as_dict()
+    assert numbers["saber/score_at_100"] == 2.0  # (1 + 3) / 2
+    assert numbers["saber/mean_score"] == 4.0
+    assert (numbers["saber/stuck_episodes"], numbers["saber/infinite_episodes"]) == (1, 1)
+    # Pong: random -20.34, world record 21 -> 100 * (4 + 20.34) / 41.34.
+    assert numbers["saber/mean_score_wr_normalized"] == pytest.approx(100 * 24.34 / 41.34)
