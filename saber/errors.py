@@ -23,3 +23,12 @@ class ScoreFileError(SaberError, ValueError):
 
 class ProtocolError(SaberError, ValueError):
     """Settings that are invalid, or that break the SABER protocol where it is required."""
+
+
+class UnknownSettingError(ProtocolError, TypeError):
+    """A keyword that is not a SABER setting.
+
+    Also a ``TypeError`` saying "unexpected keyword argument", as Python says of any
+    unknown keyword: libraries that try a keyword and retry without it on that error
+    (TorchRL's ``GymEnv`` passes ``frameskip``) then work with ``SABER/<Game>`` ids.
+    """

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from saber.errors import ProtocolError
+from saber.errors import ProtocolError, UnknownSettingError
 
 __all__ = [
     "CHECKPOINT_FRAMES",
@@ -104,9 +104,9 @@ class SaberSettings:
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise ProtocolError(
+            raise UnknownSettingError(
                 f"Unknown SABER setting(s): {', '.join(unknown)}. Known settings: "
-                f"{', '.join(sorted(known))}"
+                f"{', '.join(sorted(known))} (unexpected keyword argument {unknown[0]!r})"
             )
         return cls(**overrides)
 

@@ -1,4 +1,9 @@
-"""Shared by the client tests: sb3-marked tests fail (never skip) without their libraries."""
+"""Shared by the client tests: marked tests fail (never skip) without their libraries.
+
+Library-marked tests (sb3, torchrl, rllib) are deselected by default; whoever selects
+them (``-m sb3``, as CI's stages do) wants them run, so a missing library is a failure
+with the install command, not a skip.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,28 @@ import importlib.util
 import pytest
 
 
-@pytest.fixture
-def sb3_installed() -> None:
-    """Fail, with the install command, where torch or stable-baselines3 is missing.
-
-    sb3-marked tests are deselected by default; whoever selects them (``-m sb3``, as CI's
-    second stage does) wants them run, so a missing library is a failure, not a skip.
-    """
-    missing = [
-        name for name in ("torch", "stable_baselines3") if importlib.util.find_spec(name) is None
-    ]
+def _require(modules: tuple[str, ...], extra: str) -> None:
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if missing:
         pytest.fail(
-            f"-m sb3 needs {' and '.join(missing)}: pip install torch==<a CPU or CUDA build> "
-            f'then pip install ".[test,sb3]"'
+            f"-m {extra} needs {' and '.join(missing)}: pip install torch==<a CPU or CUDA "
+            f'build> then pip install ".[test,{extra}]"'
         )
+
+
+@pytest.fixture
+def sb3_installed() -> None:
+    """Fail, with the install command, where torch or stable-baselines3 is missing."""
+    _require(("torch", "stable_baselines3", "tensorboard"), "sb3")
+
+
+@pytest.fixture
+def torchrl_installed() -> None:
+    """Fail, with the install command, where torch or TorchRL is missing."""
+    _require(("torch", "torchrl", "tensordict"), "torchrl")
+
+
+@pytest.fixture
+def rllib_installed() -> None:
+    """Fail, with the install command, where torch or Ray RLlib is missing."""
+    _require(("torch", "ray"), "rllib")
