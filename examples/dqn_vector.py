@@ -17,6 +17,7 @@ Run (the defaults are a real, long training; flags shrink it):
 
     python examples/dqn_vector.py --game Breakout --num-envs 8 --total-steps 10000000
     python examples/dqn_vector.py --total-steps 20000 --learning-starts 2000   # a quick look
+    python examples/dqn_vector.py --tensorboard runs/dqn/tb   # SABER's metrics in TensorBoard
     saber training runs/dqn/training.jsonl --at 10M,40M
     python examples/evaluate_torch_policy.py runs/dqn/checkpoint.pt --games breakout
 
@@ -68,6 +69,10 @@ class Args:
     log: Path = field(default=Path("runs/dqn/training.jsonl"), metadata={"help": "training log"})
     checkpoint: Path = field(default=Path("runs/dqn/checkpoint.pt"), metadata={"help": "output"})
     save_every: int = field(default=1_000_000, metadata={"help": "agent steps between saves"})
+    tensorboard: Path | None = field(
+        default=None,
+        metadata={"help": "TensorBoard log dir for SABER's metrics (saber/...) and the loss"},
+    )
     max_episode_frames: int | None = field(
         default=None,
         metadata={"help": "cap episodes (smoke tests); not SABER, so the log is not SABER's"},
@@ -79,7 +84,14 @@ def parse_args(argv: list[str] | None = None) -> Args:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for item in dataclasses.fields(Args):
         # The annotations are strings (from __future__ import annotations).
-        kind = {"int": int, "float": float, "str": str, "Path": Path, "int | None": int}
+        kind = {
+            "int": int,
+            "float": float,
+            "str": str,
+            "Path": Path,
+            "int | None": int,
+            "Path | None": Path,
+        }
         parser.add_argument(
             "--" + item.name.replace("_", "-"),
             type=kind[str(item.type)],
@@ -165,6 +177,11 @@ def main(argv: list[str] | None = None) -> None:
     target_network.load_state_dict(q_network.state_dict())
     optimizer = torch.optim.Adam(q_network.parameters(), lr=args.learning_rate)
     buffer = ReplayBuffer(args.buffer_size, envs.single_observation_space.shape)
+    writer = None
+    if args.tensorboard is not None:
+        from torch.utils.tensorboard import SummaryWriter  # needs the tensorboard package
+
+        writer = SummaryWriter(str(args.tensorboard))
 
     def save(step: int, updates: int) -> None:
         metadata = {
@@ -210,6 +227,12 @@ def main(argv: list[str] | None = None) -> None:
                     f"score {info['episode']['score'][row]:8.1f} ({info['episode']['end'][row]}) "
                     f"epsilon {epsilon:.3f}"
                 )
+            if writer is not None:
+                # SABER's training numbers (mean of the last 100 episodes raw and
+                # world-record-normalized, 5/30-minute scores, checkpoints, infinite and
+                # stuck episodes), against the training's emulator frames.
+                for key, value in envs.metrics().items():
+                    writer.add_scalar(key, value, envs.total_frames)
 
         if step >= args.learning_starts and buffer.size >= args.batch_size:
             # train_frequency counts agent steps: N sub-envs bring N steps per call.
@@ -222,6 +245,8 @@ def main(argv: list[str] | None = None) -> None:
                     target = batch["rewards"] + args.gamma * next_q * (1.0 - batch["terminated"])
                 q = q_network(batch["obs"]).gather(1, batch["actions"][:, None]).squeeze(1)
                 loss = F.smooth_l1_loss(q, target)  # Huber, as in Mnih et al. (2015)
+                if writer is not None and gradient_steps % 100 == 0:
+                    writer.add_scalar("losses/td_loss", loss.item(), envs.total_frames)
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -235,6 +260,10 @@ def main(argv: list[str] | None = None) -> None:
             last_save = step
 
     save(step, gradient_steps)
+    if writer is not None:
+        for key, value in envs.metrics().items():
+            writer.add_scalar(key, value, envs.total_frames)
+        writer.close()
     envs.close()
     seconds = time.monotonic() - started
     print(

@@ -125,12 +125,23 @@ def test_dqn_vector_then_evaluate_its_checkpoint(tmp_path: Path) -> None:
         *("--game", "Pong", "--num-envs", "2", "--total-steps", "1200"),
         *("--learning-starts", "800", "--batch-size", "8", "--buffer-size", "2000"),
         *("--target-network-frequency", "200", "--max-episode-frames", str(CAP)),
-        *("--log", "dqn/training.jsonl", "--checkpoint", "dqn/net.pt"),
+        *("--log", "dqn/training.jsonl", "--checkpoint", "dqn/net.pt", "--tensorboard", "tb"),
         cwd=tmp_path,
     )
     # 600 real steps per sub-env: two 250-step episodes each (the autoreset steps between
     # them are not transitions, and not agent steps).
-    check_training_log(tmp_path / "dqn" / "training.jsonl", num_envs=2, episodes=4)
+    lines = check_training_log(tmp_path / "dqn" / "training.jsonl", num_envs=2, episodes=4)
+    # The metrics hook through TensorBoard's SummaryWriter: the last values are the log's.
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    assert events.Scalars("saber/episodes")[-1].value == 4
+    assert events.Scalars("saber/frames")[-1].value == events.Scalars("saber/frames")[-1].step
+    assert events.Scalars("saber/mean_score")[-1].value == pytest.approx(
+        sum(line["score"] for line in lines) / 4
+    )
+    assert "saber/mean_score_wr_normalized" in events.Tags()["scalars"]
     # Updates start at 800 steps, one per 4 steps: 1200 // 4 - 798 // 4 (2 steps per call).
     assert "1,200 agent steps, 4,800 frames, 4 episodes, 101 updates" in stdout
     stdout = run_example(
