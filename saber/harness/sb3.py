@@ -36,11 +36,8 @@ from saber.harness.training import (
 
 try:
     from stable_baselines3.common.callbacks import BaseCallback
-except ImportError:
-    raise SaberError(
-        'saber.harness.sb3 needs Stable-Baselines3: install PyTorch first, then pip install "saber-ale[sb3]" '
-        'or, from a checkout, pip install ".[sb3]"'
-    ) from None
+except ImportError:  # importable without SB3 (doctests); building the callback says what to do
+    BaseCallback = object  # type: ignore[assignment,misc]
 
 __all__ = ["SaberMetricsCallback"]
 
@@ -64,6 +61,11 @@ class SaberMetricsCallback(BaseCallback):
         start_frames: int = 0,
         verbose: int = 0,
     ) -> None:
+        if BaseCallback is object:
+            raise SaberError(
+                "SaberMetricsCallback needs Stable-Baselines3: install PyTorch first, then "
+                'pip install "saber-ale[sb3]" or, from a checkout, pip install ".[sb3]"'
+            )
         super().__init__(verbose)
         self.log_path = log_path
         self.game = game

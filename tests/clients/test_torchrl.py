@@ -41,30 +41,33 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-class QNetwork(nn.Module):
+def q_network() -> torch.nn.Module:
     """A small convolutional Q-network on SABER's uint8 (..., 4, 84, 84) observations."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.layers = nn.Sequential(
-            nn.Conv2d(4, 16, 8, stride=4),
-            nn.ReLU(),
-            nn.Conv2d(16, 32, 4, stride=2),
-            nn.ReLU(),
-            nn.Flatten(),
-            nn.Linear(32 * 9 * 9, 18),
-        )
+    class QNetwork(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = nn.Sequential(
+                nn.Conv2d(4, 16, 8, stride=4),
+                nn.ReLU(),
+                nn.Conv2d(16, 32, 4, stride=2),
+                nn.ReLU(),
+                nn.Flatten(),
+                nn.Linear(32 * 9 * 9, 18),
+            )
 
-    def forward(self, observation: torch.Tensor) -> torch.Tensor:
-        batch = observation.shape[:-3]
-        x = observation.reshape(-1, 4, 84, 84).float() / 255.0  # SABER gives raw uint8 pixels
-        return self.layers(x).reshape(*batch, 18)
+        def forward(self, observation: torch.Tensor) -> torch.Tensor:
+            batch = observation.shape[:-3]
+            x = observation.reshape(-1, 4, 84, 84).float() / 255.0  # SABER gives raw pixels
+            return self.layers(x).reshape(*batch, 18)
+
+    return QNetwork()
 
 
 class GreedyPolicy:
     """A saber policy from the trained Q-network: argmax over the 18 actions."""
 
-    def __init__(self, network: QNetwork) -> None:
+    def __init__(self, network: torch.nn.Module) -> None:
         self.network = network
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
@@ -113,7 +116,7 @@ def test_dqn_collects_trains_then_saber_evaluates(tmp_path: Path) -> None:
     torch.manual_seed(0)
     env = SerialEnv(2, functools.partial(GymEnv, "saber:SABER/Breakout", clip_rewards=True))
     env.set_seed(0)
-    network = QNetwork()
+    network = q_network()
     actor = QValueActor(network, in_keys=["observation"], spec=env.action_spec)
     explore = EGreedyModule(env.action_spec, eps_init=1.0, eps_end=0.1, annealing_num_steps=2_000)
     policy = TensorDictSequential(actor, explore)
@@ -156,3 +159,23 @@ def test_dqn_collects_trains_then_saber_evaluates(tmp_path: Path) -> None:
     for record in result.records:
         assert record["agent"] == "torchrl-dqn" and record["frames"] <= EVAL_FRAMES
         assert record["end"] in {"game_over", "time_cap", "stuck_timeout"}
+
+
+def test_torchrl_image_transforms_that_break_saber() -> None:
+    # ToTensorImage expects (H, W, C) and moves the last axis first: SABER's (4, 84, 84)
+    # becomes (84, 4, 84). CatFrames stacks stacks: 16 frames.
+    from torchrl.envs import CatFrames, ToTensorImage, TransformedEnv
+
+    env = TransformedEnv(GymEnv("SABER/Pong"), ToTensorImage(in_keys=["observation"]))
+    assert env.reset()["observation"].shape == (84, 4, 84)
+    env.close()
+    env = TransformedEnv(
+        GymEnv("SABER/Pong"), ToTensorImage(in_keys=["observation"], shape_tolerant=True)
+    )
+    observation = env.reset()["observation"]
+    assert observation.shape == (4, 84, 84) and observation.dtype == torch.float32
+    assert observation.max() <= 1.0  # scaled only: the one safe use
+    env.close()
+    env = TransformedEnv(GymEnv("SABER/Pong"), CatFrames(N=4, dim=-3, in_keys=["observation"]))
+    assert env.reset()["observation"].shape == (16, 84, 84)
+    env.close()
