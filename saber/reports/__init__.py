@@ -1,4 +1,4 @@
-"""Reports: every statistic of a score table as one dict, and its renderings.
+"""Reports: every statistic of a score table as typed objects (a JSON document), and renderings.
 
 Example:
     >>> from saber.reports import build_report, to_markdown   # doctest: +SKIP
@@ -11,7 +11,17 @@ only when used.
 
 from __future__ import annotations
 
-from saber.reports.report import REPORT_FORMAT, build_report
+from saber.reports.model import SCHEMA_VERSION, Report
+from saber.reports.report import REPORT_FORMAT, build_report, make_report
 from saber.reports.tables import to_csv, to_json, to_markdown
 
-__all__ = ["REPORT_FORMAT", "build_report", "to_csv", "to_json", "to_markdown"]
+__all__ = [
+    "REPORT_FORMAT",
+    "SCHEMA_VERSION",
+    "Report",
+    "build_report",
+    "make_report",
+    "to_csv",
+    "to_json",
+    "to_markdown",
+]

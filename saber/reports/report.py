@@ -1,354 +1,570 @@
-"""The report: every statistic of a score table, as one JSON-ready dict.
+"""The report: every statistic of a score table, as typed objects (:mod:`saber.reports.model`).
 
-Renderers (:mod:`saber.reports.tables`, :mod:`saber.reports.plots`) only lay this dict
-out; they compute nothing. Its layout (percent everywhere; ``null`` for a value that
-does not exist, never NaN or Infinity)::
+:func:`make_report` returns a :class:`~saber.reports.model.Report`; :func:`build_report`
+returns its JSON document (``Report.to_dict()``). The layout, keys in brackets are new
+in schema version 2 (percent everywhere; ``null`` for a value that does not exist)::
 
-    saber_compliant, sources, warnings, time_limits, bootstrap{resamples, confidence_pct, seed},
-    baseline_sources{random, human, world_record} (citations, as the Markdown prints them)
+    format, [schema_version], saber_version, saber_compliant, sources, warnings,
+    time_limits, bootstrap{resamples, confidence_pct, seed, [method]},
+    baseline_sources{random, human, world_record} (citations, as the Markdown prints them),
+    [references[{name, agents, description, citation, mean_only}]]
     agents.<agent>.<time_limit>:
-        games, episodes
+        games, episodes, [runs, runs_incomplete, resampled, interval_note, reference,
+        mean_only]
         world_record{median, median_infinite, mean, iqm, optimality_gap, games, left_out,
-                     left_out_reasons, infinite, median_ci, mean_ci, iqm_ci,
-                     optimality_gap_ci, profile{thresholds_pct, fraction_above}}
-        human{median, median_infinite, mean, iqm, games, left_out, left_out_reasons,
-              infinite, left_out_of_mean, classes, median_ci, mean_ci}
-        classes{failing, poor, medium, fair, superhuman}
-        atari5{estimate, missing, estimates{atari1, atari3, atari5, atari10, ...},
-               measured_median_57, predicted{atari5, atari10}, caveat}
-        per_game.<ale_id>{score, infinite, episodes, world_record_pct, human_pct,
-                          human_average_pct, class}
+                     left_out_reasons, infinite, left_out_of_mean, classes, median_ci,
+                     mean_ci, iqm_ci, optimality_gap_ci,
+                     profile{thresholds_pct, fraction_above, [fraction_above_low,
+                     fraction_above_high]}}
+        human{the same keys; profile null}
+        classes{failing, poor, medium, fair, superhuman}, [classes_per_run.<run>{...}]
+        atari5{estimate, missing, estimates{...}, measured_median_57, predicted, caveat}
+        per_game.<ale_id>{score, infinite, episodes, [runs, run_scores.<run>],
+                          world_record_pct, human_pct, human_average_pct, class}
     comparisons.<time_limit> (two agents or more):
         agents, games, inter_algorithm{per_game.<ale_id>.<agent>, mean.<agent>}
-        pairs[{x, y, probability_of_improvement, welch.<ale_id>{t, df, p_value},
-               significant{alpha, x_better, y_better}}]
+        pairs[{x, y, probability_of_improvement, [probability_of_improvement_ci, unit,
+               skipped], welch.<ale_id>{t, df, p_value}, significant{alpha, x_better,
+               y_better}}]
 
-``left_out_reasons`` maps each game of ``left_out`` to why it is not counted: ``"no SABER
-baseline"`` (a ROM outside the 61 SABER games, Surround or any other ROM of ale-py: no
-SABER random score), ``"no world record"`` or ``"no human score"``. Such games are still
-in ``per_game``, with null percentages.
+Every key is documented in ``docs/reports.md`` and on the dataclasses.
+
+**Runs.** With R >= 2 runs of an agent (a ``run`` column, ``saber eval --run``, or several
+result directories), the statistics work on the (R x G) matrix of per-run, per-game
+mean normalized scores, with rliable's definitions, and the intervals resample runs
+within each game. A run that lacks a game the other runs have is listed in
+``runs_incomplete`` and left out of the aggregates. With one run, the matrix has one row
+and the intervals resample that run's episodes (``resampled: "episodes"``).
+
+**Infinite gameplay** (SABER): 200% in the world-record mean and IQM; in the human
+mean and IQM an infinite game is left out (``left_out_of_mean``), because the 200% rule
+is defined for world-record scores only; ``+inf`` everywhere else (median, classes,
+score distribution, optimality gap).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from saber import __version__
 from saber.games import BASELINE_SOURCES, get_game
+from saber.reports.model import (
+    NO_INTERVAL,
+    SCHEMA_VERSION,
+    Aggregates,
+    Atari5,
+    Bootstrap,
+    Comparison,
+    GameScore,
+    InterAlgorithm,
+    Interval,
+    Pair,
+    Profile,
+    ReferenceUsed,
+    Report,
+    Resampled,
+    Section,
+    Welch,
+)
 from saber.scoring import (
     CAVEAT,
     CLASS_NAMES,
     ESTIMATE_SUBSETS,
-    INFINITE_MEAN_VALUE,
     GameEpisodes,
     Reference,
     ScoreTable,
     atari57_median,
     atari_n_estimate,
-    bootstrap_game_means,
-    classify,
-    has_baseline,
-    inter_algorithm_normalize,
-    interquartile_mean,
-    mean_score,
-    median_score,
     missing_games,
     normalize,
-    optimality_gap,
-    percentile_interval,
-    performance_profile,
     predict_game_scores,
+)
+from saber.scoring.references import list_references
+from saber.scoring.rules import class_counts, classify, counted_in_means, game_mean
+from saber.scoring.stats import (
+    aggregate_iqm,
+    aggregate_mean,
+    aggregate_median,
+    bootstrap_episode_means,
+    bootstrap_runs,
+    inter_algorithm_normalize,
+    optimality_gap,
+    pairwise_improvement,
+    percentile_interval,
     probability_of_improvement,
-    summarize,
+    score_distribution,
     welch_t_test,
 )
 
-__all__ = ["NO_SABER_BASELINE", "REPORT_FORMAT", "build_report"]
+__all__ = ["NO_SABER_BASELINE", "REPORT_FORMAT", "build_report", "make_report"]
 
-REPORT_FORMAT = "saber-report/1"
+REPORT_FORMAT = "saber-report/2"
 SIGNIFICANCE_LEVEL = 0.05  # two-tailed Welch tests, as in the ALE paper
 # Thresholds of the score distribution: 0% and 0.1% .. 1000% of the record, 20 per decade.
 PROFILE_THRESHOLDS = np.concatenate([[0.0], np.logspace(-1, 3, 81)])
+NO_SABER_BASELINE = "no SABER baseline"
+_MISSING_SCORE = {"world_record": "no world record", "human": "no human score"}
+MEAN_ONLY_NOTE = (
+    "published per-game means only (one number per game, no runs or episodes): "
+    "no interval can be computed"
+)
+ONE_SCORE_NOTE = "one score per game and a single run: nothing to resample, so no interval"
+NO_COMPLETE_RUN_NOTE = "no run has every game: no aggregate over all games"
+
+Statistic = Callable[[NDArray], NDArray]
 
 
-def number(value: float | None) -> float | None:
-    """A JSON-safe float: None for None, NaN and infinities."""
+def _number(value: float | None) -> float | None:
     if value is None:
         return None
     value = float(value)
-    return value if math.isfinite(value) else None
+    return value if np.isfinite(value) else None
 
 
-def _interval(low_high: tuple[float, float]) -> list[float | None]:
-    return [number(low_high[0]), number(low_high[1])]
-
-
-def _normalized_episodes(
-    episodes: list[GameEpisodes], reference: Reference
-) -> tuple[list[NDArray], NDArray]:
-    """Normalized episodes of the G' games that have the reference score.
-
-    Returns:
-        G' arrays (n_g,) in percent, and their games' infinite flags (G',).
-    """
-    kept = [e for e in episodes if has_baseline(e.game, reference)]
-    scaled = [normalize(e.scores[:, None], [e.game], reference)[:, 0] for e in kept]
-    return scaled, np.array([e.infinite for e in kept], dtype=bool)
-
-
-def _bootstrap(
-    episodes: list[GameEpisodes],
-    reference: Reference,
-    statistics: dict[str, Callable[[NDArray], NDArray]],
-    seed: int,
-    n_resamples: int,
-    level: float,
-) -> dict[str, list[float | None]]:
-    scaled, infinite = _normalized_episodes(episodes, reference)
-    if not scaled:
-        return {f"{name}_ci": [None, None] for name in statistics}
-    # A fresh generator per section: a section's intervals do not depend on which other
-    # agents or time limits share the file.
-    means = bootstrap_game_means(scaled, np.random.default_rng(seed), n_resamples, infinite)
-    return {
-        f"{name}_ci": _interval(percentile_interval(statistic(means), level))
-        for name, statistic in statistics.items()
-    }
-
-
-NO_SABER_BASELINE = "no SABER baseline"
-_MISSING_SCORE = {"world_record": "no world record", "human": "no human score"}
+def _interval(low: float, high: float) -> Interval:
+    return (_number(low), _number(high))
 
 
 def _left_out_reason(game: str, reference: Reference) -> str:
     return _MISSING_SCORE[reference] if get_game(game).in_saber else NO_SABER_BASELINE
 
 
-def _aggregates(
-    normalized: dict[str, float], infinite_mean_value: float | None, reference: Reference
-) -> dict[str, Any]:
-    summary = summarize(normalized, infinite_mean_value)
+class _Resampler:
+    """Bootstrap resamples of a section's (R, G) matrix, as rliable or (one run) by episodes."""
+
+    def __init__(self, unit: Resampled | None, seed: int, n_resamples: int) -> None:
+        self.unit, self.seed, self.n_resamples = unit, seed, n_resamples
+
+    def samples(self, matrix: NDArray, episode_scores: list[NDArray]) -> NDArray | None:
+        """(B, R, G) resampled matrices; None when the section has no intervals.
+
+        Args:
+            matrix: the (R, G) matrix of per-run, per-game means (games with the reference).
+            episode_scores: per game, the single run's normalized episodes (``"episodes"``).
+        """
+        # A fresh generator per call: a block's intervals do not depend on which other
+        # agents, time limits or normalizations share the report.
+        rng = np.random.default_rng(self.seed)
+        if self.unit == "runs":
+            return bootstrap_runs(matrix, rng, self.n_resamples)
+        if self.unit == "episodes":
+            return bootstrap_episode_means(episode_scores, rng, self.n_resamples)[:, None, :]
+        return None
+
+
+def _statistics(infinite_in_means: bool) -> dict[str, Statistic]:
+    # World record: infinite counts 200% in the means. Human: infinite columns are removed
+    # before (left_out_of_mean), so what reaches the means is finite.
+    def means_view(x: NDArray) -> NDArray:
+        return counted_in_means(x) if infinite_in_means else x
+
     return {
-        "median": number(summary.median),
-        "median_infinite": math.isinf(summary.median),
-        "mean": number(summary.mean),
-        "iqm": number(summary.iqm),
-        "optimality_gap": number(summary.optimality_gap),
-        "games": len(summary.games),
-        "left_out": list(summary.left_out),
-        "left_out_reasons": {g: _left_out_reason(g, reference) for g in summary.left_out},
-        "infinite": list(summary.infinite),
-        "left_out_of_mean": list(summary.left_out_of_mean),
-        "classes": summary.classes,
+        "median": aggregate_median,
+        "mean": lambda x: aggregate_mean(means_view(x)),
+        "iqm": lambda x: aggregate_iqm(means_view(x)),
+        "optimality_gap": optimality_gap,
     }
 
 
-def _for_aggregation(normalized: NDArray, infinite: NDArray) -> NDArray:
-    # An infinite game counts as +inf in aggregates even when its recorded score is finite
-    # (the harness keeps the score reached at the 100-hour cap); NaN stays NaN.
-    return np.where(infinite & ~np.isnan(normalized), np.inf, normalized)
+def _aggregates(
+    games: list[str],
+    matrix: NDArray,
+    episode_scores: list[NDArray],
+    reference: Reference,
+    resampler: _Resampler,
+    level: float,
+) -> Aggregates:
+    """Aggregates of one normalization over the (R, G) matrix (NaN columns: no reference)."""
+    has_score = ~np.isnan(matrix).any(axis=0) if matrix.size else np.zeros(len(games), bool)
+    kept = [g for g, ok in zip(games, has_score, strict=True) if ok]
+    left_out = sorted(g for g, ok in zip(games, has_score, strict=True) if not ok)
+    x = matrix[:, has_score]
+    eps = [e for e, ok in zip(episode_scores, has_score, strict=True) if ok]
+    infinite_cols = np.isposinf(x).any(axis=0)
+    infinite = [g for g, inf in zip(kept, infinite_cols, strict=True) if inf]
+    world_record = reference == "world_record"
+    # Human scores: the 200% rule is SABER's world-record rule, so an infinite game has no
+    # value in a human-normalized mean: it is left out of the mean and the IQM (listed).
+    mean_cols = np.ones(len(kept), bool) if world_record else ~infinite_cols
+    left_out_of_mean = [] if world_record else infinite
+    reasons = {g: _left_out_reason(g, reference) for g in left_out}
+    per_game_mean = np.array([game_mean(x[:, j]) for j in range(len(kept))] if x.shape[0] else [])
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        return Aggregates(
+            median=None,
+            median_infinite=False,
+            mean=None,
+            iqm=None,
+            optimality_gap=None,
+            games=len(kept),
+            left_out=left_out,
+            left_out_reasons=reasons,
+            infinite=infinite,
+            left_out_of_mean=left_out_of_mean,
+            classes=class_counts(per_game_mean),
+            profile=_profile(None, None, level) if world_record else None,
+        )
+    stats = _statistics(world_record)
+    values: dict[str, float | None] = {}
+    cis: dict[str, Interval] = {}
+    samples = resampler.samples(x, eps)
+    for name, statistic in stats.items():
+        cols = mean_cols if name in ("mean", "iqm") else slice(None)
+        data = x[:, cols]
+        if data.shape[1] == 0:
+            values[name], cis[name] = None, NO_INTERVAL
+            continue
+        values[name] = float(statistic(data))
+        cis[name] = (
+            NO_INTERVAL
+            if samples is None
+            else _interval(*percentile_interval(statistic(samples[..., cols]), level))
+        )
+    median = values["median"]
+    return Aggregates(
+        median=_number(median),
+        median_infinite=median is not None and bool(np.isposinf(median)),
+        mean=_number(values["mean"]),
+        iqm=_number(values["iqm"]),
+        optimality_gap=_number(values["optimality_gap"]),
+        games=len(kept),
+        left_out=left_out,
+        left_out_reasons=reasons,
+        infinite=infinite,
+        left_out_of_mean=left_out_of_mean,
+        classes=class_counts(per_game_mean),
+        median_ci=cis["median"],
+        mean_ci=cis["mean"],
+        iqm_ci=cis["iqm"],
+        optimality_gap_ci=cis["optimality_gap"],
+        profile=_profile(x, samples, level) if world_record else None,
+    )
+
+
+def _profile(x: NDArray | None, samples: NDArray | None, level: float) -> Profile:
+    thresholds = [float(t) for t in PROFILE_THRESHOLDS]
+    nothing: list[float | None] = [None] * len(thresholds)
+    if x is None or x.size == 0:
+        return Profile(thresholds, nothing, list(nothing), list(nothing))
+    fractions = [float(f) for f in score_distribution(x, PROFILE_THRESHOLDS)]
+    if samples is None:
+        return Profile(thresholds, list(fractions), list(nothing), list(nothing))
+    low, high = percentile_interval(score_distribution(samples, PROFILE_THRESHOLDS), level)
+    return Profile(thresholds, list(fractions), [float(v) for v in low], [float(v) for v in high])
+
+
+def _run_matrix(
+    runs: dict[str, dict[str, GameEpisodes]], counted: list[str], games: list[str]
+) -> NDArray:
+    """Raw (R, G) matrix of each counted run's mean per game; ``+inf`` for infinite games."""
+    return np.array(
+        [[game_mean(runs[r][g].scores, runs[r][g].infinite) for g in games] for r in counted]
+    ).reshape(len(counted), len(games))
 
 
 def _section(
-    episodes: dict[str, GameEpisodes], seed: int, n_resamples: int, level: float
-) -> dict[str, Any]:
+    table: ScoreTable, agent: str, time_limit: str, seed: int, n_resamples: int, level: float
+) -> Section:
     """Everything about one agent at one time limit."""
-    rows = list(episodes.values())
-    games = [e.game for e in rows]
-    means = np.array([e.mean for e in rows])  # (G,)
-    infinite = np.array([e.infinite for e in rows])  # (G,)
-    pct = {ref: normalize(means, games, ref) for ref in ("world_record", "human", "human_average")}
-
-    world_record = _aggregates(
-        dict(zip(games, _for_aggregation(pct["world_record"], infinite), strict=True)),
-        INFINITE_MEAN_VALUE,
-        "world_record",
-    )
-    classes = world_record.pop("classes")
-    world_record.pop("left_out_of_mean")
-    counted = _for_aggregation(pct["world_record"], infinite)
-    counted = counted[~np.isnan(counted)]
-    world_record["profile"] = {
-        "thresholds_pct": [float(t) for t in PROFILE_THRESHOLDS],
-        # null everywhere when no game has the reference score (no distribution at all).
-        "fraction_above": [float(f) for f in performance_profile(counted, PROFILE_THRESHOLDS)]
-        if counted.size
-        else [None] * len(PROFILE_THRESHOLDS),
+    runs = table.run_episodes(agent, time_limit)
+    games = sorted({g for by_game in runs.values() for g in by_game})
+    incomplete = {
+        r: sorted(set(games) - set(by_game))
+        for r, by_game in runs.items()
+        if set(by_game) != set(games)
     }
-    world_record.update(
-        _bootstrap(
-            rows,
-            "world_record",
-            {
-                "median": median_score,
-                "mean": mean_score,
-                "iqm": interquartile_mean,
-                "optimality_gap": optimality_gap,
-            },
-            seed,
-            n_resamples,
-            level,
-        )
-    )
-    # SABER defines the 200% rule for world-record scores only: an infinite game is left
-    # out of the human-normalized mean (and listed), and is +inf in the median and classes.
-    human = _aggregates(
-        dict(zip(games, _for_aggregation(pct["human"], infinite), strict=True)), None, "human"
-    )
-    human.pop("optimality_gap")
-    human.update(
-        _bootstrap(
-            rows,
-            "human",
-            {"median": median_score, "mean": lambda m: mean_score(m, None)},
-            seed,
-            n_resamples,
-            level,
-        )
-    )
+    counted = [r for r in runs if r not in incomplete]
+    mean_only = agent in table.mean_only
+    matrix = _run_matrix(runs, counted, games)  # (R, G) raw
+    pct = {ref: normalize(matrix, games, ref) for ref in ("world_record", "human", "human_average")}
+    pooled = table.episodes(agent, time_limit)
 
+    unit: Resampled | None
+    note: str | None = None
+    if mean_only:
+        unit, note = None, MEAN_ONLY_NOTE
+    elif len(counted) >= 2:
+        unit = "runs"
+    elif len(counted) == 1:
+        one_each = all(runs[counted[0]][g].scores.size == 1 for g in games)
+        unit, note = (None, ONE_SCORE_NOTE) if one_each else ("episodes", None)
+    else:
+        unit, note = None, NO_COMPLETE_RUN_NOTE
+
+    blocks = {}
+    for ref in ("world_record", "human"):
+        # One run: the episodes of each game, normalized; an infinite game stays infinite.
+        if unit == "episodes":
+            run = runs[counted[0]]
+            episode_scores = [
+                np.full(run[g].scores.shape, np.inf)
+                if run[g].infinite
+                else normalize(run[g].scores[:, None], [g], ref)[:, 0]
+                for g in games
+            ]
+        else:
+            episode_scores = [np.empty(0)] * len(games)
+        resampler = _Resampler(unit, seed, n_resamples)
+        blocks[ref] = _aggregates(games, pct[ref], episode_scores, ref, resampler, level)
+
+    # Per game: the mean over the counted runs (all runs when none has every game).
+    shown = counted or list(runs)
     per_game = {}
-    for g, game in enumerate(games):
-        wr = _for_aggregation(pct["world_record"][g : g + 1], infinite[g : g + 1])[0]
-        per_game[game] = {
-            "score": number(means[g]),
-            "infinite": bool(infinite[g]),
-            "episodes": int(rows[g].scores.size),
-            "world_record_pct": number(pct["world_record"][g]),
-            "human_pct": number(pct["human"][g]),
-            "human_average_pct": number(pct["human_average"][g]),
-            "class": None if np.isnan(wr) else CLASS_NAMES[int(classify(wr))],
+    for game in games:
+        with_game = [r for r in shown if game in runs[r]]
+        run_means = {r: runs[r][game].mean for r in runs if game in runs[r]}
+        raw = float(np.mean([run_means[r] for r in with_game]))
+        infinite = any(runs[r][game].infinite for r in with_game)
+        normalized = {
+            ref: normalize(np.array([raw]), [game], ref)[0]
+            for ref in ("world_record", "human", "human_average")
         }
-    return {
-        "games": len(games),
-        "episodes": int(sum(e.scores.size for e in rows)),
-        "world_record": world_record,
-        "human": human,
-        "classes": classes,
-        "atari5": _atari5(dict(zip(games, pct["human_average"], strict=True))),
-        "per_game": per_game,
-    }
+        wr = np.inf if infinite else normalized["world_record"]
+        per_game[game] = GameScore(
+            score=_number(raw),
+            infinite=infinite,
+            episodes=int(sum(runs[r][game].scores.size for r in runs if game in runs[r])),
+            runs=len(run_means),
+            run_scores={r: _number(m) for r, m in run_means.items()},
+            world_record_pct=_number(normalized["world_record"]),
+            human_pct=_number(normalized["human"]),
+            human_average_pct=_number(normalized["human_average"]),
+            class_=None if np.isnan(wr) else CLASS_NAMES[int(classify(wr))],
+        )
+
+    wr_rows = pct["world_record"]
+    with_record = ~np.isnan(wr_rows).any(axis=0) if wr_rows.size else np.zeros(len(games), bool)
+    classes_per_run = {r: class_counts(wr_rows[i, with_record]) for i, r in enumerate(counted)}
+    human_average = {g: per_game[g].human_average_pct for g in games}
+    return Section(
+        games=len(games),
+        episodes=int(sum(e.scores.size for e in pooled.values())),
+        runs=counted,
+        runs_incomplete=incomplete,
+        resampled=unit,
+        interval_note=note,
+        reference=table.references.get(agent),
+        mean_only=mean_only,
+        world_record=blocks["world_record"],
+        human=blocks["human"],
+        classes=dict(blocks["world_record"].classes),
+        classes_per_run=classes_per_run,
+        atari5=_atari5({g: s for g, s in human_average.items() if s is not None}),
+        per_game=per_game,
+    )
 
 
-def _atari5(human_average: dict[str, float]) -> dict[str, Any]:
+def _atari5(human_average: dict[str, float]) -> Atari5:
     # Atari-N regressions take the numbers they were fitted on: finite scores (an
     # infinite game with a recorded score uses it; one given only as "inf" is missing).
-    z = {g: s for g, s in human_average.items() if math.isfinite(s)}
-    predicted = {}
+    z = {g: s for g, s in human_average.items() if np.isfinite(s)}
+    predicted: dict[str, dict[str, float | None] | None] = {}
     for model in ("atari5", "atari10"):
         scores = predict_game_scores(z, model)
-        predicted[model] = None if scores is None else {g: number(s) for g, s in scores.items()}
-    return {
-        "estimate": number(atari_n_estimate(z, "atari5")),
-        "missing": missing_games(z, "atari5"),
-        "estimates": {s: number(atari_n_estimate(z, s)) for s in ESTIMATE_SUBSETS},
-        "measured_median_57": number(atari57_median(z)),
-        "predicted": predicted,
-        "caveat": CAVEAT,
-    }
+        predicted[model] = None if scores is None else {g: _number(s) for g, s in scores.items()}
+    return Atari5(
+        estimate=_number(atari_n_estimate(z, "atari5")),
+        missing=missing_games(z, "atari5"),
+        estimates={s: _number(atari_n_estimate(z, s)) for s in ESTIMATE_SUBSETS},
+        measured_median_57=_number(atari57_median(z)),
+        predicted=predicted,
+        caveat=CAVEAT,
+    )
 
 
-def _comparison(table: ScoreTable, time_limit: str) -> dict[str, Any] | None:
-    agents = [a for a in table.agents() if table.episodes(a, time_limit)]
+def _comparison(
+    table: ScoreTable,
+    sections: dict[str, Section],
+    time_limit: str,
+    seed: int,
+    n_resamples: int,
+    level: float,
+) -> Comparison | None:
+    agents = list(sections)
     if len(agents) < 2:
         return None
-    episodes = {a: table.episodes(a, time_limit) for a in agents}
-    common = sorted(set.intersection(*(set(e) for e in episodes.values())))
-    means = np.array([[episodes[a][g].mean for g in common] for a in agents])  # (A, G)
-    infinite = np.array([[episodes[a][g].infinite for g in common] for a in agents])
-    scaled = inter_algorithm_normalize(np.where(infinite, np.inf, means)) if common else means
-    inter = {
-        "per_game": {
-            g: {a: number(scaled[i, j]) for i, a in enumerate(agents)} for j, g in enumerate(common)
+    common = sorted(set.intersection(*(set(s.per_game) for s in sections.values())))
+    means = np.array(
+        [
+            [
+                np.inf if sections[a].per_game[g].infinite else sections[a].per_game[g].score or 0.0
+                for g in common
+            ]
+            for a in agents
+        ]
+    ).reshape(len(agents), len(common))
+    scaled = inter_algorithm_normalize(means) if common else means
+    inter = InterAlgorithm(
+        per_game={
+            g: {a: _number(scaled[i, j]) for i, a in enumerate(agents)}
+            for j, g in enumerate(common)
         },
-        "mean": {
-            a: number(np.nanmean(scaled[i])) if np.isfinite(scaled[i]).any() else None
+        mean={
+            a: _number(np.nanmean(scaled[i])) if np.isfinite(scaled[i]).any() else None
             for i, a in enumerate(agents)
         },
-    }
-    pairs = []
-    for i, x in enumerate(agents):
-        for y in agents[i + 1 :]:
-            pairs.append(_pair(x, y, episodes[x], episodes[y], common))
-    return {"agents": agents, "games": common, "inter_algorithm": inter, "pairs": pairs}
+    )
+    pairs = [
+        _pair(table, sections, x, y, time_limit, common, seed, n_resamples, level)
+        for i, x in enumerate(agents)
+        for y in agents[i + 1 :]
+    ]
+    return Comparison(agents=agents, games=common, inter_algorithm=inter, pairs=pairs)
+
+
+def _scores_by_game(
+    table: ScoreTable,
+    agent: str,
+    section: Section,
+    time_limit: str,
+    unit: Resampled,
+    games: list[str],
+) -> list[NDArray]:
+    """Per game, the scores a pair compares: per-run means, or the single run's episodes."""
+    runs = table.run_episodes(agent, time_limit)
+    if unit == "runs":
+        return [
+            np.array([game_mean(runs[r][g].scores, runs[r][g].infinite) for r in section.runs])
+            for g in games
+        ]
+    (run,) = section.runs
+    # Infinite gameplay beats any finite episode, so the whole game counts as infinite.
+    return [
+        np.full(runs[run][g].scores.shape, np.inf) if runs[run][g].infinite else runs[run][g].scores
+        for g in games
+    ]
 
 
 def _pair(
-    x: str, y: str, ex: dict[str, GameEpisodes], ey: dict[str, GameEpisodes], games: list[str]
-) -> dict[str, Any]:
-    welch: dict[str, dict[str, float | None] | None] = {}
+    table: ScoreTable,
+    sections: dict[str, Section],
+    x: str,
+    y: str,
+    time_limit: str,
+    games: list[str],
+    seed: int,
+    n_resamples: int,
+    level: float,
+) -> Pair:
+    sx, sy = sections[x], sections[y]
+    no_test = {"alpha": SIGNIFICANCE_LEVEL, "x_better": 0, "y_better": 0}
+    mean_only = [a for a in (x, y) if sections[a].mean_only]
+    skipped = None
+    if mean_only:
+        skipped = (
+            f"{' and '.join(mean_only)}: published per-game means only; the probability of "
+            "improvement and the t-tests need scores per run or per episode"
+        )
+    elif not sx.runs or not sy.runs:
+        skipped = "an agent has no run with every game"
+    elif not games:
+        skipped = "no game in common"
+    if skipped is not None:
+        return Pair(x, y, None, NO_INTERVAL, None, skipped, {}, no_test)
+    unit: Resampled = "runs" if max(len(sx.runs), len(sy.runs)) >= 2 else "episodes"
+    xs = _scores_by_game(table, x, sx, time_limit, unit, games)
+    ys = _scores_by_game(table, y, sy, time_limit, unit, games)
+    ci = NO_INTERVAL
+    if unit == "runs":
+        mx, my = np.stack(xs, axis=1), np.stack(ys, axis=1)  # (R_x, G), (R_y, G)
+        poi = probability_of_improvement(mx, my)
+        rng = np.random.default_rng(seed)
+        # rliable's StratifiedIndependentBootstrap: each agent's runs resampled on its own.
+        bx, by = bootstrap_runs(mx, rng, n_resamples), bootstrap_runs(my, rng, n_resamples)
+        ci = _interval(*percentile_interval(pairwise_improvement(bx, by), level))
+    else:
+        # One run each: P(X > Y) over episode pairs, the same statistic with episodes for runs.
+        poi = float(
+            np.mean(
+                [pairwise_improvement(a[:, None], b[:, None]) for a, b in zip(xs, ys, strict=True)]
+            )
+        )
+    welch: dict[str, Welch | None] = {}
     better = {"x_better": 0, "y_better": 0}
-    for g in games:
-        finite = not (ex[g].infinite or ey[g].infinite)
-        if not finite or ex[g].scores.size < 2 or ey[g].scores.size < 2:
+    for g, a, b in zip(games, xs, ys, strict=True):
+        if a.size < 2 or b.size < 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
             welch[g] = None  # no variance to test, or infinite gameplay
             continue
-        result = welch_t_test(ex[g].scores, ey[g].scores)
-        welch[g] = {
-            "t": number(result.t),
-            "df": number(result.df),
-            "p_value": number(result.p_value),
-        }
+        result = welch_t_test(a, b)
+        welch[g] = Welch(_number(result.t), _number(result.df), _number(result.p_value))
         if result.p_value < SIGNIFICANCE_LEVEL:
             better["x_better" if result.t > 0 else "y_better"] += 1
-    poi = (
-        probability_of_improvement(
-            [_with_infinite(ex[g]) for g in games], [_with_infinite(ey[g]) for g in games]
-        )
-        if games
-        else None  # no game in common
+    return Pair(
+        x=x,
+        y=y,
+        probability_of_improvement=_number(poi),
+        probability_of_improvement_ci=ci,
+        unit=unit,
+        skipped=None,
+        welch=welch,
+        significant={"alpha": SIGNIFICANCE_LEVEL, **better},
     )
-    return {
-        "x": x,
-        "y": y,
-        "probability_of_improvement": number(poi),
-        "welch": welch,
-        "significant": {"alpha": SIGNIFICANCE_LEVEL, **better},
-    }
 
 
-def _with_infinite(episodes: GameEpisodes) -> NDArray:
-    # Infinite gameplay beats any finite episode, so the whole game counts as infinite.
-    return np.full(episodes.scores.shape, np.inf) if episodes.infinite else episodes.scores
-
-
-def build_report(
+def make_report(
     table: ScoreTable, seed: int = 0, n_resamples: int = 2000, level: float = 0.95
-) -> dict[str, Any]:
-    """Compute every statistic of a score table (layout in the module docstring).
+) -> Report:
+    """Compute every statistic of a score table.
 
     Args:
-        table: the scores, e.g. from :func:`saber.scoring.read_scores`.
+        table: the scores, e.g. from :func:`saber.scoring.read_scores`, merged with
+            :func:`saber.scoring.references.reference_table` for references.
         seed: seed of the bootstrap generators (``numpy.random.default_rng(seed)``).
         n_resamples: bootstrap resamples per interval.
         level: coverage of the intervals (0.95 for 95%).
 
     Returns:
-        A dict of str, numbers, lists, bools and None, ready for ``json.dump``.
+        The :class:`~saber.reports.model.Report`.
     """
     time_limits = table.time_limits()
-    agents: dict[str, dict[str, Any]] = {}
-    for agent in table.agents():
+    agents: dict[str, dict[str, Section]] = {}
+    warnings = list(table.warnings)
+    # The user's agents first, then references, each in order of appearance.
+    order = sorted(table.agents(), key=lambda a: a in table.references)
+    for agent in order:
         agents[agent] = {}
         for time_limit in time_limits:
-            episodes = table.episodes(agent, time_limit)
-            if episodes:
-                agents[agent][time_limit] = _section(episodes, seed, n_resamples, level)
-    comparisons = {t: c for t in time_limits if (c := _comparison(table, t)) is not None}
-    return {
-        "format": REPORT_FORMAT,
-        "saber_version": __version__,
-        "saber_compliant": table.saber_compliant,
-        "sources": list(table.sources),
-        "warnings": list(table.warnings),
-        "time_limits": time_limits,
-        "bootstrap": {"resamples": n_resamples, "confidence_pct": 100 * level, "seed": seed},
-        "baseline_sources": dict(BASELINE_SOURCES),
-        "agents": agents,
-        "comparisons": comparisons,
-    }
+            if table.runs(agent, time_limit):
+                section = _section(table, agent, time_limit, seed, n_resamples, level)
+                agents[agent][time_limit] = section
+                for run, missing in section.runs_incomplete.items():
+                    warnings.append(
+                        f"agent {agent!r}, run {run!r} at {time_limit}: no scores for "
+                        f"{', '.join(missing)}; the run is left out of the aggregates"
+                    )
+    comparisons = {}
+    for time_limit in time_limits:
+        sections = {a: s[time_limit] for a, s in agents.items() if time_limit in s}
+        comparison = _comparison(table, sections, time_limit, seed, n_resamples, level)
+        if comparison is not None:
+            comparisons[time_limit] = comparison
+    used = set(table.references.values())
+    references = [
+        ReferenceUsed(r.name, list(r.agents), r.description, r.citation, r.mean_only)
+        for r in list_references()
+        if r.name in used
+    ]
+    return Report(
+        format=REPORT_FORMAT,
+        schema_version=SCHEMA_VERSION,
+        saber_version=__version__,
+        saber_compliant=table.saber_compliant,
+        sources=list(table.sources),
+        warnings=warnings,
+        time_limits=time_limits,
+        bootstrap=Bootstrap(n_resamples, 100 * level, seed),
+        baseline_sources=dict(BASELINE_SOURCES),
+        references=references,
+        agents=agents,
+        comparisons=comparisons,
+    )
+
+
+def build_report(
+    table: ScoreTable, seed: int = 0, n_resamples: int = 2000, level: float = 0.95
+) -> dict:
+    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``)."""
+    return make_report(table, seed, n_resamples, level).to_dict()

@@ -38,7 +38,9 @@ def to_json(report: dict[str, Any]) -> str:
 def to_csv(report: dict[str, Any]) -> str:
     """One row per agent, time limit and game: the per-game part of the report."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=PER_GAME_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(
+        out, fieldnames=PER_GAME_COLUMNS, lineterminator="\n", extrasaction="ignore"
+    )
     writer.writeheader()
     for agent, sections in report["agents"].items():
         for time_limit, section in sections.items():

@@ -1,50 +1,30 @@
 """Scoring: normalized scores, SABER's aggregates over games, Atari-N estimates.
 
-Pure numpy; every function states the shapes it takes. The pieces:
+Pure numpy (and scipy for the textbook tests); every function states the shapes it takes:
 
 - :mod:`~saber.scoring.normalize`: world-record, beginner-human and average-human
   normalization (percent).
-- :mod:`~saber.scoring.aggregate`: per-game means, median / mean (infinite gameplay at
-  200%) / classes, IQM, optimality gap, stratified bootstrap intervals, probability of
-  improvement, Welch t-tests, inter-algorithm normalization.
+- :mod:`~saber.scoring.stats`: rliable's aggregates over a (runs x games) matrix (median,
+  mean, IQM, optimality gap, score distributions, probability of improvement), the
+  stratified bootstraps over runs or episodes, Welch t-tests, inter-algorithm normalization.
+- :mod:`~saber.scoring.rules`: SABER's own rules: infinite gameplay at 200% in means, the
+  five classes.
 - :mod:`~saber.scoring.atari5`: Atari-1/3/5/10 estimates of the 57-game median, and
   per-game predictions.
-- :mod:`~saber.scoring.scorefile`: reading score CSVs and harness results.
+- :mod:`~saber.scoring.scorefile`: reading score CSVs and harness results (with runs).
+- :mod:`~saber.scoring.references`: shipped reference agents (the SABER paper's, a
+  measured random agent).
 
 Example:
-    >>> from saber.scoring import normalize, summarize
+    >>> import numpy as np
+    >>> from saber.scoring import aggregate_median, class_counts, normalize
     >>> wr = normalize([21.0, 50000.0], ["pong", "breakout"], "world_record")
-    >>> summary = summarize(dict(zip(["pong", "breakout"], wr)))
-    >>> summary.classes["superhuman"], summary.games
-    (2, ('pong', 'breakout'))
+    >>> class_counts(wr)["superhuman"], float(aggregate_median(wr[None, :])) > 100
+    (2, True)
 """
 
 from __future__ import annotations
 
-from saber.scoring.aggregate import (
-    CLASS_NAMES,
-    CLASS_THRESHOLDS,
-    INFINITE_MEAN_VALUE,
-    Summary,
-    WelchResult,
-    bootstrap_game_means,
-    class_counts,
-    classify,
-    game_means,
-    inter_algorithm_normalize,
-    interquartile_mean,
-    mean_score,
-    median_score,
-    optimality_gap,
-    percentile_interval,
-    performance_profile,
-    probability_of_improvement,
-    regularized_incomplete_beta,
-    stratified_bootstrap_ci,
-    student_t_two_tailed_p,
-    summarize,
-    welch_t_test,
-)
 from saber.scoring.atari5 import (
     CAVEAT,
     ESTIMATE_SUBSETS,
@@ -63,7 +43,24 @@ from saber.scoring.normalize import (
     normalize,
     world_record_normalize,
 )
+from saber.scoring.references import (
+    ReferenceInfo,
+    UnknownReferenceError,
+    list_references,
+    reference_table,
+    training_reference,
+)
+from saber.scoring.rules import (
+    CLASS_NAMES,
+    CLASS_THRESHOLDS,
+    INFINITE_MEAN_VALUE,
+    class_counts,
+    classify,
+    counted_in_means,
+    game_mean,
+)
 from saber.scoring.scorefile import (
+    DEFAULT_RUN,
     TIME_LIMITS,
     EpisodeScore,
     GameEpisodes,
@@ -73,11 +70,26 @@ from saber.scoring.scorefile import (
     read_score_csv,
     read_scores,
 )
+from saber.scoring.stats import (
+    WelchResult,
+    aggregate_iqm,
+    aggregate_mean,
+    aggregate_median,
+    bootstrap_episode_means,
+    bootstrap_runs,
+    inter_algorithm_normalize,
+    optimality_gap,
+    percentile_interval,
+    probability_of_improvement,
+    score_distribution,
+    welch_t_test,
+)
 
 __all__ = [
     "CAVEAT",
     "CLASS_NAMES",
     "CLASS_THRESHOLDS",
+    "DEFAULT_RUN",
     "ESTIMATE_SUBSETS",
     "INFINITE_MEAN_VALUE",
     "REFERENCES",
@@ -85,38 +97,40 @@ __all__ = [
     "EpisodeScore",
     "GameEpisodes",
     "Reference",
+    "ReferenceInfo",
     "ScoreTable",
-    "Summary",
+    "UnknownReferenceError",
     "WelchResult",
+    "aggregate_iqm",
+    "aggregate_mean",
+    "aggregate_median",
     "atari57_median",
     "atari_n_estimate",
     "baseline_arrays",
-    "bootstrap_game_means",
+    "bootstrap_episode_means",
+    "bootstrap_runs",
     "class_counts",
     "classify",
-    "game_means",
+    "counted_in_means",
+    "game_mean",
     "has_baseline",
     "human_normalize",
     "inter_algorithm_normalize",
-    "interquartile_mean",
-    "mean_score",
-    "median_score",
+    "list_references",
     "merge_tables",
     "missing_games",
     "normalize",
     "optimality_gap",
     "percentile_interval",
-    "performance_profile",
     "predict_game_scores",
     "probability_of_improvement",
     "read_harness_results",
     "read_score_csv",
     "read_scores",
-    "regularized_incomplete_beta",
-    "stratified_bootstrap_ci",
-    "student_t_two_tailed_p",
+    "reference_table",
+    "score_distribution",
     "subset_weights",
-    "summarize",
+    "training_reference",
     "welch_t_test",
     "world_record_normalize",
 ]

@@ -11,8 +11,9 @@ game, time limit and episode), read with the standard library only.
     my-dqn,Battle Zone,saber,0,inf
 
 Required columns ``game`` and ``score``; optional ``agent`` (default ``"agent"``),
-``episode`` (an integer; several rows of a game are its episodes, averaged into the
-game's mean), ``time_limit`` (``5min``, ``30min`` or ``saber``; default ``saber``) and
+``episode`` (an integer >= 0; several rows of a game are its episodes, averaged into the
+game's mean), ``run`` (any non-empty text: a seed, a run name; rows of different runs are
+independent training runs of the agent, default ``"default"``), ``time_limit`` (``5min``, ``30min`` or ``saber``; default ``saber``) and
 ``infinite`` (``true``/``false``). Column names are case-insensitive; other columns are
 ignored. A score of ``inf`` or ``infinite`` marks infinite gameplay, which only the
 ``saber`` limit can have. Without an ``episode`` column a game may appear once per agent
@@ -23,7 +24,10 @@ time limits were mixed up.
 one JSON object per finished episode with keys ``game``, ``episode``, ``agent``,
 ``score``, ``score_5min``, ``score_30min`` and ``infinite``. Each record becomes three
 rows, one per time limit; records with an ``error`` key are skipped with a warning. A
-``run.json`` beside it with ``"non_saber": true`` marks the table non-compliant.
+``run.json`` beside it with ``"non_saber": true`` marks the table non-compliant. The
+run's name is the record's ``run`` key, else ``run.json``'s ``"run"`` (``saber eval
+--run NAME``), else the directory's name; ``run.json``'s ``"games"`` is the game set the
+run was evaluated on, and runs of one agent on different game sets are refused.
 
 Every error names the file and line, and the game where there is one.
 """
@@ -45,6 +49,7 @@ from saber.games import get_game
 
 __all__ = [
     "DEFAULT_AGENT",
+    "DEFAULT_RUN",
     "TIME_LIMITS",
     "EpisodeScore",
     "GameEpisodes",
@@ -61,6 +66,7 @@ __all__ = [
 # frames), and the SABER limit (100 hours, with the 5-minute stuck timeout).
 TIME_LIMITS: tuple[str, ...] = ("5min", "30min", "saber")
 DEFAULT_AGENT = "agent"
+DEFAULT_RUN = "default"
 
 _TIME_LIMIT_SPELLINGS = {
     "5min": "5min",
@@ -88,6 +94,7 @@ class EpisodeScore:
         infinite: the episode was infinite gameplay (SABER limit only).
         episode: the episode index, or None when the file gave none.
         where: ``"file:line"``, for messages.
+        run: the training run (seed) the episode belongs to.
     """
 
     agent: str
@@ -97,6 +104,7 @@ class EpisodeScore:
     infinite: bool
     episode: int | None
     where: str
+    run: str = DEFAULT_RUN
 
 
 @dataclass(frozen=True)
@@ -129,12 +137,20 @@ class ScoreTable:
         sources: the files read.
         saber_compliant: False when a run declared non-SABER settings.
         warnings: things the reader skipped or noticed, for the report.
+        mean_only: agents whose scores are published per-game means, not episodes (a
+            paper's table): no intervals, no comparison that needs episodes.
+        references: agent -> the name of the shipped reference it comes from.
+        game_sets: (agent, run) -> (the game set the run was evaluated on, the file that
+            says so), from harness ``run.json`` files.
     """
 
     records: list[EpisodeScore] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     saber_compliant: bool = True
     warnings: list[str] = field(default_factory=list)
+    mean_only: set[str] = field(default_factory=set)
+    references: dict[str, str] = field(default_factory=dict)
+    game_sets: dict[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
 
     def agents(self) -> list[str]:
         """Agent names in order of first appearance."""
@@ -149,11 +165,27 @@ class ScoreTable:
         """Game ids present, alphabetical."""
         return sorted({r.game for r in self.records})
 
-    def episodes(self, agent: str, time_limit: str) -> dict[str, GameEpisodes]:
-        """Per-game episodes of one agent at one time limit, alphabetical by game id."""
+    def runs(self, agent: str, time_limit: str) -> list[str]:
+        """Run names of one agent at one time limit, in order of first appearance."""
+        return list(
+            dict.fromkeys(
+                r.run for r in self.records if r.agent == agent and r.time_limit == time_limit
+            )
+        )
+
+    def episodes(
+        self, agent: str, time_limit: str, run: str | None = None
+    ) -> dict[str, GameEpisodes]:
+        """Per-game episodes of one agent at one time limit, alphabetical by game id.
+
+        Args:
+            agent: the agent.
+            time_limit: one of :data:`TIME_LIMITS`.
+            run: only this run's episodes; None pools every run's.
+        """
         by_game: dict[str, list[EpisodeScore]] = {}
         for r in self.records:
-            if r.agent == agent and r.time_limit == time_limit:
+            if r.agent == agent and r.time_limit == time_limit and run in (None, r.run):
                 by_game.setdefault(r.game, []).append(r)
         return {
             game: GameEpisodes(
@@ -163,6 +195,10 @@ class ScoreTable:
             )
             for game, rows in sorted(by_game.items())
         }
+
+    def run_episodes(self, agent: str, time_limit: str) -> dict[str, dict[str, GameEpisodes]]:
+        """``{run: {game: episodes}}`` of one agent at one time limit."""
+        return {run: self.episodes(agent, time_limit, run) for run in self.runs(agent, time_limit)}
 
 
 def parse_time_limit(text: str, where: str = "") -> str:
@@ -227,7 +263,7 @@ class _Builder:
 
     def __init__(self) -> None:
         self.table = ScoreTable()
-        self._seen: dict[tuple[str, str, str, int | None], str] = {}
+        self._seen: dict[tuple[str, str, str, str, int | None], str] = {}
 
     def add(self, record: EpisodeScore) -> None:
         if record.infinite and record.time_limit != "saber":
@@ -235,9 +271,10 @@ class _Builder:
                 f"{record.where}: infinite score for game {record.game} at time limit "
                 f"{record.time_limit}: only the saber limit can have infinite gameplay"
             )
-        key = (record.agent, record.game, record.time_limit, record.episode)
+        key = (record.agent, record.run, record.game, record.time_limit, record.episode)
         if key in self._seen:
             episode = "" if record.episode is None else f", episode {record.episode}"
+            run = "" if record.run == DEFAULT_RUN else f", run {record.run!r}"
             hint = (
                 "add an `episode` column if these rows are episodes, or a `time_limit` column "
                 "if they are different time limits"
@@ -246,7 +283,7 @@ class _Builder:
             )
             raise ScoreFileError(
                 f"{record.where}: game {record.game} given twice for agent {record.agent!r} "
-                f"at time limit {record.time_limit}{episode} (first at {self._seen[key]}); {hint}"
+                f"at time limit {record.time_limit}{run}{episode} (first at {self._seen[key]}); {hint}"
             )
         self._seen[key] = record.where
         self.table.records.append(record)
@@ -292,6 +329,12 @@ def read_score_csv(path: str | Path) -> ScoreTable:
             agent = cell("agent", DEFAULT_AGENT)
             if not agent:
                 raise ScoreFileError(f"{where}: empty agent name for game {game}")
+            run = cell("run", DEFAULT_RUN)
+            if not run:
+                raise ScoreFileError(
+                    f"{where}: empty run for game {game}; give every row a run name "
+                    "(a seed, a run id), or drop the run column"
+                )
             builder.add(
                 EpisodeScore(
                     agent=agent,
@@ -303,6 +346,7 @@ def read_score_csv(path: str | Path) -> ScoreTable:
                     if "episode" in columns
                     else None,
                     where=where,
+                    run=run,
                 )
             )
     if not builder.table.records:
@@ -334,11 +378,59 @@ def _number(record: dict, key: str, where: str, game: str) -> float:
     return float(value)
 
 
+def add_harness_record(
+    builder: _Builder, record: dict, where: str, run: str, agent: str = DEFAULT_AGENT
+) -> None:
+    """Add one finished harness episode record as one row per time limit.
+
+    ``record`` has the keys of an ``episodes.jsonl`` line (``game``, ``episode``,
+    ``score``, ``score_5min``, ``score_30min``, ``infinite``, optional ``agent`` and
+    ``run``, which override ``agent`` and ``run``).
+
+    Raises:
+        ScoreFileError: a missing or bad key (``where``, game); a duplicate.
+    """
+    game = _game_id(str(record["game"]), where)
+    episode = record.get("episode")
+    if episode is not None and (
+        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
+    ):
+        raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer >= 0")
+    run_name = record.get("run", run)
+    if not isinstance(run_name, str | int) or isinstance(run_name, bool) or str(run_name) == "":
+        raise ScoreFileError(f"{where}: run {run_name!r} of game {game} must be a non-empty name")
+    for time_limit, key in _HARNESS_COLUMNS.items():
+        builder.add(
+            EpisodeScore(
+                agent=str(record.get("agent") or agent),
+                game=game,
+                time_limit=time_limit,
+                score=_number(record, key, where, game),
+                infinite=time_limit == "saber" and record.get("infinite") is True,
+                episode=episode,
+                where=where,
+                run=str(run_name),
+            )
+        )
+
+
+def _run_json(directory: Path) -> tuple[dict, Path]:
+    run_file = directory / "run.json"
+    if not run_file.is_file():
+        return {}, run_file
+    try:
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ScoreFileError(f"{run_file}: not valid JSON ({error.msg})") from None
+    return (run if isinstance(run, dict) else {}), run_file
+
+
 def read_harness_results(path: str | Path) -> ScoreTable:
     """Read the harness's results: a run directory or its ``episodes.jsonl``.
 
     Each record gives three rows: ``score_5min`` at ``5min``, ``score_30min`` at
-    ``30min``, and ``score`` with its ``infinite`` flag at ``saber``.
+    ``30min``, and ``score`` with its ``infinite`` flag at ``saber``. The run's name is
+    the record's ``run``, else ``run.json``'s ``"run"``, else the directory's name.
 
     Raises:
         ScoreFileError: unreadable lines, missing keys, duplicates (``file:line``, game).
@@ -350,6 +442,8 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     )
     if not episodes_file.is_file():
         raise ScoreFileError(f"{path}: no episodes.jsonl in this directory")
+    run, run_file = _run_json(directory)
+    run_name = str(run.get("run") or directory.resolve().name or DEFAULT_RUN)
     builder = _Builder()
     table = builder.table
     table.sources.append(str(episodes_file))
@@ -357,56 +451,64 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     for where, record in _jsonl_records(episodes_file):
         if "game" not in record:
             raise ScoreFileError(f"{where}: record without a game")
-        game = _game_id(str(record["game"]), where)
         if record.get("error"):
+            game = _game_id(str(record["game"]), where)
             failed.append(f"{game} episode {record.get('episode')} ({record['error']})")
             continue
-        episode = record.get("episode")
-        if episode is not None and (isinstance(episode, bool) or not isinstance(episode, int)):
-            raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer")
-        for time_limit, key in _HARNESS_COLUMNS.items():
-            builder.add(
-                EpisodeScore(
-                    agent=str(record.get("agent") or DEFAULT_AGENT),
-                    game=game,
-                    time_limit=time_limit,
-                    score=_number(record, key, where, game),
-                    infinite=time_limit == "saber" and record.get("infinite") is True,
-                    episode=episode,
-                    where=where,
-                )
-            )
+        add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))
     if failed:
         table.warnings.append(
             f"{episodes_file}: {len(failed)} failed episode(s) skipped: {'; '.join(failed)}"
         )
     if not table.records:
         raise ScoreFileError(f"{episodes_file}: no finished episodes")
-    run_file = directory / "run.json"
-    if run_file.is_file():
-        try:
-            run = json.loads(run_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ScoreFileError(f"{run_file}: not valid JSON ({error.msg})") from None
-        if isinstance(run, dict) and run.get("non_saber"):
-            table.saber_compliant = False
-            table.warnings.append(
-                f"{run_file}: the run used settings that break the SABER protocol; "
-                "its scores are not SABER scores"
-            )
+    if isinstance(run.get("games"), list) and run["games"]:
+        games = frozenset(_game_id(str(g), str(run_file)) for g in run["games"])
+        for agent, name in {(r.agent, r.run) for r in table.records}:
+            table.game_sets[(agent, name)] = (games, str(run_file))
+    if run.get("non_saber"):
+        table.saber_compliant = False
+        table.warnings.append(
+            f"{run_file}: the run used settings that break the SABER protocol; "
+            "its scores are not SABER scores"
+        )
     return table
 
 
+def _check_game_sets(merged: ScoreTable, table: ScoreTable) -> None:
+    for (agent, run), (games, source) in table.game_sets.items():
+        for (other_agent, other_run), (other_games, other_source) in merged.game_sets.items():
+            if other_agent == agent and other_games != games:
+                extra = sorted(games ^ other_games)
+                raise ScoreFileError(
+                    f"{source}: run {run!r} of agent {agent!r} was evaluated on another game "
+                    f"set than run {other_run!r} ({other_source}); they differ in "
+                    f"{', '.join(extra[:5])}{' ...' if len(extra) > 5 else ''}. Runs of one "
+                    "agent must cover the same games: report them separately, or evaluate the "
+                    "missing games into each run"
+                )
+        merged.game_sets[(agent, run)] = (games, source)
+
+
 def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
-    """One table from several (e.g. one harness run per agent); duplicates are errors."""
+    """One table from several (e.g. one harness run per agent or per seed).
+
+    Raises:
+        ScoreFileError: a duplicate (agent, run, game, time limit, episode), or runs of
+            one agent evaluated on different game sets.
+    """
     builder = _Builder()
+    merged = builder.table
     for table in tables:
+        _check_game_sets(merged, table)
         for record in table.records:
             builder.add(record)
-        builder.table.sources.extend(table.sources)
-        builder.table.warnings.extend(table.warnings)
-        builder.table.saber_compliant &= table.saber_compliant
-    return builder.table
+        merged.sources.extend(table.sources)
+        merged.warnings.extend(table.warnings)
+        merged.saber_compliant &= table.saber_compliant
+        merged.mean_only |= table.mean_only
+        merged.references.update(table.references)
+    return merged
 
 
 def read_scores(*paths: str | Path) -> ScoreTable:

@@ -41,7 +41,12 @@ def test_report_writes_json_markdown_and_csv(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert report["agents"]["alpha"]["saber"]["world_record"]["median"] == 30.0
-    assert report["bootstrap"] == {"resamples": 50, "confidence_pct": 95.0, "seed": 0}
+    assert report["bootstrap"] == {
+        "resamples": 50,
+        "confidence_pct": 95.0,
+        "seed": 0,
+        "method": "percentile",
+    }
     assert md.read_text().startswith("# SABER report")
     assert csv.read_text().startswith("agent,time_limit,game")
     assert result.stdout == f"wrote {out}\nwrote {md}\nwrote {csv}\n"

@@ -80,6 +80,8 @@ def test_per_game_entries(report):
         "score": 21.0,
         "infinite": False,
         "episodes": 2,
+        "runs": 1,
+        "run_scores": {"default": 21.0},
         "world_record_pct": 100.0,
         "human_pct": pytest.approx(100 * 41.34 / 34.94),
         "human_average_pct": pytest.approx(100 * (21 + 20.71) / (14.6 + 20.71)),

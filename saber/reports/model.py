@@ -1,0 +1,370 @@
+"""The report's data model: typed objects, serialised to JSON with a ``schema_version``.
+
+:func:`saber.reports.make_report` returns a :class:`Report`; ``report.to_dict()`` is the
+JSON document (``saber report --json``), and :func:`saber.reports.build_report` returns that
+dict directly. Renderers (tables, plots) read either; they compute nothing.
+
+Conventions, everywhere below:
+
+- Scores are **percent** of the reference (100 = the world record, or the human) unless
+  a field says "raw" (game points).
+- ``None`` (JSON ``null``) is a value that does not exist: a game without the reference
+  score, an interval that cannot be computed, an infinite statistic. JSON never holds NaN
+  or Infinity: an infinite median is ``null`` with ``median_infinite: true``.
+- An interval is ``[low, high]`` (``Interval``); ``[null, null]`` when there is none, and
+  then the section's ``interval_note`` says why. A ``high`` of ``null`` with a finite
+  ``low`` means the upper end is infinite (infinite gameplay).
+- ``resampled`` says what the intervals resample: ``"runs"`` (several training runs:
+  stratified bootstrap over runs within each game, rliable's), ``"episodes"`` (one run:
+  stratified bootstrap over its episodes within each game: evaluation noise only), or
+  ``None`` (no interval: a published table of means, or one score per game).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Aggregates",
+    "Atari5",
+    "Bootstrap",
+    "Comparison",
+    "GameScore",
+    "InterAlgorithm",
+    "Interval",
+    "Pair",
+    "Profile",
+    "ReferenceUsed",
+    "Report",
+    "Section",
+    "Welch",
+]
+
+# Version of the JSON layout: 2 added runs, resampled, interval keys for every aggregate,
+# references and schema_version itself (version 1 had only "format": "saber-report/1").
+SCHEMA_VERSION = 2
+
+Interval = tuple[float | None, float | None]
+"""``(low, high)`` in the unit of the statistic; ``(None, None)`` when there is none."""
+
+NO_INTERVAL: Interval = (None, None)
+Resampled = Literal["runs", "episodes"]
+
+
+@dataclass
+class Profile:
+    """Score distribution (rliable's performance profile) of world-record-normalized scores.
+
+    Attributes:
+        thresholds_pct: T thresholds tau, percent (0%, then 0.1% .. 1000% on a log grid).
+        fraction_above: for each tau, the fraction of all (run, game) entries scoring
+            above it (infinite gameplay is above every tau); ``None`` everywhere when no
+            game has the reference score.
+        fraction_above_low, fraction_above_high: the band: the interval's ends at each tau
+            (same resampling as the section), or ``None`` everywhere without intervals.
+    """
+
+    thresholds_pct: list[float]
+    fraction_above: list[float | None]
+    fraction_above_low: list[float | None]
+    fraction_above_high: list[float | None]
+
+
+@dataclass
+class Aggregates:
+    """Aggregates over games of one agent at one time limit, for one normalization.
+
+    Computed on the (runs x games) matrix of per-run, per-game mean normalized scores
+    with rliable's definitions (:mod:`saber.scoring.stats`) and SABER's rules
+    (:mod:`saber.scoring.rules`). With one run, the matrix has one row.
+
+    Attributes:
+        median: median over games of the per-game mean over runs; ``None`` if infinite.
+        median_infinite: the median falls on infinite games (shown as ∞).
+        mean: mean over games of the per-game mean over runs. World record: infinite
+            gameplay counts 200%. Human: infinite games are left out (``left_out_of_mean``).
+        iqm: interquartile mean of all (run, game) entries (``trim_mean(x, 0.25)``), with
+            the same treatment of infinite gameplay as ``mean``.
+        optimality_gap: ``100 - mean(min(score, 100))`` over all entries (infinite: 100).
+        games: number of games counted.
+        left_out: games not counted (no reference score), alphabetical.
+        left_out_reasons: game -> why: ``"no SABER baseline"``, ``"no world record"``,
+            ``"no human score"``.
+        infinite: counted games with infinite gameplay (in any counted run).
+        left_out_of_mean: infinite games left out of ``mean`` and ``iqm`` (human only).
+        classes: games per SABER class of the per-game mean over runs (thresholds on this
+            normalization: world record's are SABER's; the human block's are for
+            comparison only).
+        median_ci, mean_ci, iqm_ci, optimality_gap_ci: 95% (``Report.bootstrap``)
+            percentile intervals; ``(None, None)`` without intervals.
+        profile: the score distribution with its band (world record only, else None).
+    """
+
+    median: float | None
+    median_infinite: bool
+    mean: float | None
+    iqm: float | None
+    optimality_gap: float | None
+    games: int
+    left_out: list[str]
+    left_out_reasons: dict[str, str]
+    infinite: list[str]
+    left_out_of_mean: list[str]
+    classes: dict[str, int]
+    median_ci: Interval = NO_INTERVAL
+    mean_ci: Interval = NO_INTERVAL
+    iqm_ci: Interval = NO_INTERVAL
+    optimality_gap_ci: Interval = NO_INTERVAL
+    profile: Profile | None = None
+
+
+@dataclass
+class Atari5:
+    """Atari-N estimates of the 57-game median human-normalized score (a guide under SABER).
+
+    Attributes:
+        estimate: the Atari-5 estimate, percent; None if a game is missing.
+        missing: Atari-5 games without a finite score.
+        estimates: subset name (atari1, atari3, atari5, atari10, validation sets) -> estimate.
+        measured_median_57: the measured median over the 57 games when all are present.
+        predicted: model (atari5, atari10) -> {game: predicted human-average-normalized
+            score}, None when the model's inputs are missing.
+        caveat: why the estimate is a guide, not a measurement.
+    """
+
+    estimate: float | None
+    missing: list[str]
+    estimates: dict[str, float | None]
+    measured_median_57: float | None
+    predicted: dict[str, dict[str, float | None] | None]
+    caveat: str
+
+
+@dataclass
+class GameScore:
+    """One game of one agent at one time limit.
+
+    Attributes:
+        score: raw mean score: the mean over runs of each run's mean over its episodes;
+            ``None`` when infinite gameplay was given without a number.
+        infinite: infinite gameplay in any run (SABER counts the game as infinite).
+        episodes: episodes over all runs.
+        runs: runs that have this game.
+        run_scores: run -> that run's raw mean score (None: infinite without a number).
+        world_record_pct, human_pct, human_average_pct: ``score`` normalized (percent);
+            None without the reference score (or without a number).
+        class_: SABER class of the world-record-normalized mean over runs (JSON key
+            ``class``); None without a world record.
+    """
+
+    score: float | None
+    infinite: bool
+    episodes: int
+    runs: int
+    run_scores: dict[str, float | None]
+    world_record_pct: float | None
+    human_pct: float | None
+    human_average_pct: float | None
+    class_: str | None
+
+
+@dataclass
+class Section:
+    """Everything about one agent at one time limit (``agents.<agent>.<time_limit>``).
+
+    Attributes:
+        games: games with scores (in any run).
+        episodes: episodes over all runs and games (for a published table: one per game).
+        runs: the runs counted in the aggregates (those that have every game).
+        runs_incomplete: run -> its missing games: such a run is left out of the
+            aggregates (never filled in); its scores still appear in ``per_game``.
+        resampled: ``"runs"``, ``"episodes"`` or None (see the module docstring).
+        interval_note: why there are no intervals, when ``resampled`` is None.
+        reference: the shipped reference this agent comes from (``"saber-paper"``,
+            ``"saber-random"``), None for the user's own agents. Draw it as a reference.
+        mean_only: the scores are published per-game means (no runs, no episodes).
+        world_record: aggregates of world-record-normalized scores (SABER's headline).
+        human: aggregates of beginner-human-normalized scores (Mnih et al. 2015).
+        classes: games per SABER class of the world-record-normalized mean over runs.
+        classes_per_run: run -> games per class of that run's own scores.
+        atari5: Atari-N estimates.
+        per_game: ale id -> :class:`GameScore`, alphabetical.
+    """
+
+    games: int
+    episodes: int
+    runs: list[str]
+    runs_incomplete: dict[str, list[str]]
+    resampled: Resampled | None
+    interval_note: str | None
+    reference: str | None
+    mean_only: bool
+    world_record: Aggregates
+    human: Aggregates
+    classes: dict[str, int]
+    classes_per_run: dict[str, dict[str, int]]
+    atari5: Atari5
+    per_game: dict[str, GameScore]
+
+
+@dataclass
+class Welch:
+    """Two-tailed Welch t-test on one game (scipy's ``ttest_ind(equal_var=False)``)."""
+
+    t: float | None
+    df: float | None
+    p_value: float | None
+
+
+@dataclass
+class Pair:
+    """Agent X against agent Y at one time limit, on the games they share.
+
+    Attributes:
+        x, y: agent names.
+        probability_of_improvement: P(X > Y), rliable's definition (Mann-Whitney per game,
+            averaged over games); None when skipped or without a common game.
+        probability_of_improvement_ci: its interval (``unit`` = runs only), else (None, None).
+        unit: what P(X > Y) compares: ``"runs"`` (per-run means, when either agent has
+            several runs) or ``"episodes"`` (one run each); None when skipped.
+        skipped: why there is no probability of improvement or t-test (a published
+            table of means has neither runs nor episodes), else None.
+        welch: game -> t-test of X's against Y's ``unit`` scores; None for a game without
+            two finite scores on each side.
+        significant: ``{"alpha": 0.05, "x_better": n, "y_better": n}``: games where the
+            t-test is significant for each side.
+    """
+
+    x: str
+    y: str
+    probability_of_improvement: float | None
+    probability_of_improvement_ci: Interval
+    unit: Resampled | None
+    skipped: str | None
+    welch: dict[str, Welch | None]
+    significant: dict[str, float | int]
+
+
+@dataclass
+class InterAlgorithm:
+    """Inter-algorithm normalization (Bellemare et al. 2013): each game scaled to the agents' range.
+
+    Attributes:
+        per_game: game -> agent -> percent (0 = worst agent, 100 = best; None: all equal).
+        mean: agent -> mean over games (None when no game has a range).
+    """
+
+    per_game: dict[str, dict[str, float | None]]
+    mean: dict[str, float | None]
+
+
+@dataclass
+class Comparison:
+    """All agents at one time limit (``comparisons.<time_limit>``), with two agents or more.
+
+    Attributes:
+        agents: the agents compared, report order.
+        games: the games they all have, alphabetical.
+        inter_algorithm: inter-algorithm normalized scores.
+        pairs: every pair (x before y in ``agents``).
+    """
+
+    agents: list[str]
+    games: list[str]
+    inter_algorithm: InterAlgorithm
+    pairs: list[Pair]
+
+
+@dataclass
+class Bootstrap:
+    """How the intervals were computed.
+
+    Attributes:
+        resamples: bootstrap resamples per interval.
+        confidence_pct: coverage, percent (95).
+        seed: seed of ``numpy.random.default_rng``; each section starts a fresh generator.
+        method: ``"percentile"`` (rliable's default).
+    """
+
+    resamples: int
+    confidence_pct: float
+    seed: int
+    method: str = "percentile"
+
+
+@dataclass
+class ReferenceUsed:
+    """A shipped reference added with ``--reference`` (see :mod:`saber.scoring.references`)."""
+
+    name: str
+    agents: list[str]
+    description: str
+    citation: str
+    mean_only: bool
+
+
+@dataclass
+class Report:
+    """A SABER report: every statistic of a score table.
+
+    Attributes:
+        format: ``"saber-report/2"``.
+        schema_version: :data:`SCHEMA_VERSION`.
+        saber_version: the package version that computed it.
+        saber_compliant: False when a run declared non-SABER settings.
+        sources: the files read.
+        warnings: what the readers skipped or noticed (failed episodes, incomplete runs).
+        time_limits: time limits present, in ``TIME_LIMITS`` order.
+        bootstrap: how the intervals were computed.
+        baseline_sources: ``random``, ``human``, ``world_record`` -> the citation of that
+            column's scores, as the Markdown prints it.
+        references: shipped references included, in order.
+        agents: agent -> time limit -> :class:`Section` (user agents first, then references).
+        comparisons: time limit -> :class:`Comparison` (two agents or more).
+    """
+
+    format: str
+    schema_version: int
+    saber_version: str
+    saber_compliant: bool
+    sources: list[str]
+    warnings: list[str]
+    time_limits: list[str]
+    bootstrap: Bootstrap
+    baseline_sources: dict[str, str]
+    references: list[ReferenceUsed]
+    agents: dict[str, dict[str, Section]]
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document: plain dicts, lists, str, numbers, bools and None (no NaN/inf)."""
+        return _plain(self)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            # ``class`` is a keyword in Python: the attribute is class_.
+            f.name.rstrip("_"): _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+        }
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    try:
+        return _plain(float(value))  # numpy scalars
+    except (TypeError, ValueError):
+        raise TypeError(f"Cannot put {type(value).__name__} into a report") from None

@@ -1,0 +1,237 @@
+"""Shipped reference agents, to report beside the user's: the SABER paper's, a measured random agent.
+
+Each reference is a name (``saber report --reference NAME``) that adds one or more agents,
+named ``<agent>@<source>``, to a :class:`~saber.scoring.scorefile.ScoreTable`:
+
+- ``saber-paper``: the SABER paper's Rainbow and Rainbow-IQN (Toromanoff, Wirbel and
+  Moutarde 2019, Table 7: 200M training frames, evaluated at 5 minutes, 30 minutes and
+  SABER), agents ``rainbow@saber-paper`` and ``rainbow-iqn@saber-paper``. Published
+  per-game **means** only (one number per game; for 14 games the mean over 5 training
+  seeds): one run, no episodes, so no intervals and no comparison that needs episodes.
+  The file also holds Rainbow-IQN under SABER at 10M, 50M and 100M training frames
+  (Table 6), for training-time reports (:func:`training_reference`).
+- ``saber-random``: the built-in random agent evaluated by this package under the full
+  protocol (100 episodes per game, ``saber_random_provenance.json``), agent
+  ``random@saber``. Episodes, so intervals over episodes.
+
+The numbers live in ``saber/data`` (read with :mod:`importlib.resources`), never in code.
+
+Example:
+    >>> [r.name for r in list_references()]
+    ['saber-paper', 'saber-random']
+    >>> table = reference_table("saber-paper")
+    >>> sorted(table.agents()), sorted(table.mean_only)
+    (['rainbow-iqn@saber-paper', 'rainbow@saber-paper'], ['rainbow-iqn@saber-paper', 'rainbow@saber-paper'])
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+
+from saber.errors import ScoreFileError
+from saber.scoring.scorefile import (
+    EpisodeScore,
+    ScoreTable,
+    _Builder,
+    add_harness_record,
+    parse_score,
+    parse_time_limit,
+)
+
+__all__ = [
+    "PAPER_TRAINING_FRAMES",
+    "ReferenceInfo",
+    "UnknownReferenceError",
+    "list_references",
+    "reference_table",
+    "training_reference",
+]
+
+PAPER_FILE = "saber_paper_agents.csv"
+RANDOM_FILE = "saber_random_episodes.csv"
+# Training frames of the paper's final agents (Table 7); the other rows are Table 6.
+PAPER_TRAINING_FRAMES = 200_000_000
+_PAPER_AGENTS = {"rainbow": "rainbow@saber-paper", "rainbow_iqn": "rainbow-iqn@saber-paper"}
+_FRAMES = {"10M": 10_000_000, "50M": 50_000_000, "100M": 100_000_000, "200M": 200_000_000}
+PAPER_CITATION = (
+    "Toromanoff, Wirbel and Moutarde (2019), Is Deep Reinforcement Learning Really "
+    "Superhuman on Atari? Leveling the playing field, arXiv:1908.04683, Tables 6 and 7"
+)
+
+
+class UnknownReferenceError(ScoreFileError):
+    """A reference name that is not shipped."""
+
+
+@dataclass(frozen=True)
+class ReferenceInfo:
+    """One shipped reference.
+
+    Attributes:
+        name: what ``--reference`` takes, e.g. ``"saber-paper"``.
+        agents: the agent names it adds.
+        description: one sentence: what it is.
+        citation: where the numbers come from.
+        mean_only: only per-game means were published (no episodes, no intervals).
+        file: the data file in ``saber/data``.
+    """
+
+    name: str
+    agents: tuple[str, ...]
+    description: str
+    citation: str
+    mean_only: bool
+    file: str
+
+
+def _data_text(name: str) -> str:
+    return resources.files("saber.data").joinpath(name).read_text(encoding="utf-8")
+
+
+def _paper_rows() -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(_data_text(PAPER_FILE))))
+
+
+def _paper_table() -> ScoreTable:
+    builder = _Builder()
+    for line, row in enumerate(_paper_rows(), start=2):
+        if _FRAMES[row["training_frames"]] != PAPER_TRAINING_FRAMES:
+            continue
+        where = f"saber/data/{PAPER_FILE}:{line}"
+        score, infinite = parse_score(row["score"], where, row["game"])
+        builder.add(
+            EpisodeScore(
+                agent=_PAPER_AGENTS[row["agent"]],
+                game=row["game"],
+                time_limit=parse_time_limit(row["time_limit"], where),
+                score=score,
+                infinite=infinite,
+                episode=None,
+                where=where,
+                run="paper",
+            )
+        )
+    table = builder.table
+    table.sources.append(f"saber/data/{PAPER_FILE} (--reference saber-paper)")
+    table.mean_only = set(_PAPER_AGENTS.values())
+    table.references = dict.fromkeys(_PAPER_AGENTS.values(), "saber-paper")
+    return table
+
+
+def _random_table() -> ScoreTable:
+    builder = _Builder()
+    for line, row in enumerate(csv.DictReader(io.StringIO(_data_text(RANDOM_FILE))), start=2):
+        where = f"saber/data/{RANDOM_FILE}:{line}"
+        try:
+            record = {
+                "game": row["game"],
+                "episode": int(row["episode"]),
+                "score": float(row["score"]),
+                "score_5min": float(row["score_5min"]),
+                "score_30min": float(row["score_30min"]),
+                "infinite": row["infinite"].strip().lower() == "true",
+            }
+        except (KeyError, ValueError) as error:
+            raise ScoreFileError(f"{where}: not a harness record ({error})") from None
+        add_harness_record(builder, record, where, run="saber", agent="random@saber")
+    table = builder.table
+    table.sources.append(f"saber/data/{RANDOM_FILE} (--reference saber-random)")
+    table.references = {"random@saber": "saber-random"}
+    return table
+
+
+_REFERENCES: dict[str, tuple[ReferenceInfo, Callable[[], ScoreTable]]] = {
+    "saber-paper": (
+        ReferenceInfo(
+            name="saber-paper",
+            agents=tuple(_PAPER_AGENTS.values()),
+            description="The SABER paper's Rainbow and Rainbow-IQN after 200M training "
+            "frames, at 5 minutes, 30 minutes and SABER (published per-game means: one run, "
+            "no intervals); Rainbow-IQN at 10M/50M/100M frames for training-time reports",
+            citation=PAPER_CITATION,
+            mean_only=True,
+            file=PAPER_FILE,
+        ),
+        _paper_table,
+    ),
+    "saber-random": (
+        ReferenceInfo(
+            name="saber-random",
+            agents=("random@saber",),
+            description="The built-in random agent (uniform over 18 actions) evaluated by "
+            "this package under the full SABER protocol, 100 episodes per game",
+            citation="saber/data/saber_random_provenance.json (saber eval --agent random)",
+            mean_only=False,
+            file=RANDOM_FILE,
+        ),
+        _random_table,
+    ),
+}
+
+
+def list_references() -> list[ReferenceInfo]:
+    """Every shipped reference, in ``--list-references`` order."""
+    return [info for info, _ in _REFERENCES.values()]
+
+
+@functools.cache
+def _cached_table(name: str) -> ScoreTable:
+    return _REFERENCES[name][1]()
+
+
+def reference_table(name: str) -> ScoreTable:
+    """The score table of a shipped reference, ready to merge with the user's.
+
+    Args:
+        name: one of :func:`list_references` (``"saber-paper"``, ``"saber-random"``).
+
+    Raises:
+        UnknownReferenceError: the name is not shipped; the message lists those that are.
+    """
+    key = name.strip().lower()
+    if key not in _REFERENCES:
+        raise UnknownReferenceError(
+            f"Unknown reference {name!r} for --reference; shipped: {', '.join(_REFERENCES)} "
+            "(saber report --list-references)"
+        )
+    table = _cached_table(key)
+    # A copy: merging appends to the table's lists.
+    return ScoreTable(
+        records=list(table.records),
+        sources=list(table.sources),
+        saber_compliant=True,
+        warnings=[],
+        mean_only=set(table.mean_only),
+        references=dict(table.references),
+    )
+
+
+def training_reference(name: str = "saber-paper") -> dict[str, dict[int, dict[str, float]]]:
+    """Training-time scores of a reference: ``{agent: {training_frames: {game: score}}}``.
+
+    The SABER paper's Rainbow-IQN under SABER at 10M, 50M, 100M (Table 6) and 200M
+    (Table 7) training frames; ``inf`` for infinite gameplay. Only ``saber-paper`` has
+    training-time scores.
+
+    Raises:
+        UnknownReferenceError: another name.
+    """
+    if name.strip().lower() != "saber-paper":
+        reference_table(name)  # an unknown name gets the message listing the shipped ones
+        raise UnknownReferenceError(f"Reference {name!r} has no training-time scores")
+    scores: dict[str, dict[int, dict[str, float]]] = {}
+    for line, row in enumerate(_paper_rows(), start=2):
+        if row["time_limit"] != "saber" or row["agent"] != "rainbow_iqn":
+            continue
+        where = f"saber/data/{PAPER_FILE}:{line}"
+        value, _ = parse_score(row["score"], where, row["game"])
+        frames = _FRAMES[row["training_frames"]]
+        scores.setdefault(_PAPER_AGENTS[row["agent"]], {}).setdefault(frames, {})[row["game"]] = (
+            value
+        )
+    return scores

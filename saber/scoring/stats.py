@@ -1,0 +1,358 @@
+"""rliable's statistics over a (runs x games) matrix, and the bootstraps that give intervals.
+
+The definitions are those of rliable 1.2 (Agarwal et al. 2021, ``rliable/metrics.py`` and
+``library.py``), computed here without depending on it; ``tests/scoring/test_rliable.py``
+checks them against rliable itself. Conventions:
+
+- ``scores`` has shape (..., R, G): R runs (independent training runs, seeds) by G games,
+  each entry the mean normalized score (percent) of one run on one game. Leading axes
+  are bootstrap resamples. With one run, R = 1.
+- These functions know nothing of infinite gameplay: :mod:`saber.scoring.rules` says
+  how SABER feeds it in (200% in the means, ``+inf`` elsewhere). ``+inf`` passes through
+  the median, the optimality gap and the score distribution as "above everything".
+
+Aggregates (rliable's names in brackets):
+
+- median [aggregate_median]: median over games of the per-game mean over runs;
+- mean [aggregate_mean]: mean over games of the per-game mean over runs;
+- IQM [aggregate_iqm]: ``scipy.stats.trim_mean(scores, 0.25)`` over all R x G entries;
+- optimality gap [aggregate_optimality_gap]: ``gamma - mean(min(scores, gamma))`` over all
+  entries, gamma = 100%;
+- score distribution [score_distributions]: the fraction of all R x G entries above each
+  threshold;
+- probability of improvement [probability_of_improvement]: per game, the Mann-Whitney U
+  statistic of X's runs against Y's runs divided by ``R_x * R_y``; averaged over games.
+
+Intervals: percentile intervals of a stratified bootstrap, over runs within each game
+(:func:`bootstrap_runs`, rliable's ``StratifiedBootstrap``), or, with a single run,
+over the episodes within each game (:func:`bootstrap_episode_means`).
+
+Example:
+    >>> scores = np.array([[0.0, 10.0, 50.0, 200.0], [2.0, 20.0, 70.0, 100.0]])  # (R=2, G=4)
+    >>> float(aggregate_median(scores)), float(aggregate_mean(scores)), float(aggregate_iqm(scores))
+    (37.5, 56.5, 37.5)
+    >>> float(optimality_gap(scores))
+    56.0
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.stats
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "OPTIMALITY_TARGET",
+    "WelchResult",
+    "aggregate_iqm",
+    "aggregate_mean",
+    "aggregate_median",
+    "bootstrap_episode_means",
+    "bootstrap_runs",
+    "inter_algorithm_normalize",
+    "optimality_gap",
+    "percentile_interval",
+    "probability_of_improvement",
+    "score_distribution",
+    "welch_t_test",
+]
+
+# The optimality gap's gamma, percent: the world record (or the human score).
+OPTIMALITY_TARGET = 100.0
+
+
+def _matrix(scores: ArrayLike) -> NDArray:
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim < 2 or 0 in scores.shape[-2:]:
+        raise ValueError(
+            f"Expect scores of shape (..., runs, games) with at least one of each, "
+            f"actually: {scores.shape}"
+        )
+    if np.isnan(scores).any():
+        raise ValueError("Expect no NaN scores: leave games without a reference score out")
+    return scores
+
+
+def aggregate_median(scores: ArrayLike) -> NDArray:
+    """Median over games of the per-game mean over runs (rliable ``aggregate_median``).
+
+    Args:
+        scores: shape (..., R, G), percent.
+
+    Returns:
+        Shape (...); ``+inf`` when the middle game(s) are infinite.
+    """
+    return np.median(np.mean(_matrix(scores), axis=-2), axis=-1)
+
+
+def aggregate_mean(scores: ArrayLike) -> NDArray:
+    """Mean over games of the per-game mean over runs (rliable ``aggregate_mean``).
+
+    Args:
+        scores: shape (..., R, G), percent, finite (see :func:`~saber.scoring.rules.counted_in_means`).
+
+    Returns:
+        Shape (...).
+    """
+    return np.mean(np.mean(_matrix(scores), axis=-2), axis=-1)
+
+
+def aggregate_iqm(scores: ArrayLike) -> NDArray:
+    """Interquartile mean of all R x G entries: ``scipy.stats.trim_mean(x, 0.25)``.
+
+    rliable ``aggregate_iqm``: ``floor(R * G / 4)`` entries are cut at each end.
+
+    Args:
+        scores: shape (..., R, G), percent, finite.
+
+    Returns:
+        Shape (...).
+    """
+    scores = _matrix(scores)
+    flat = scores.reshape(*scores.shape[:-2], -1)
+    return np.asarray(scipy.stats.trim_mean(flat, proportiontocut=0.25, axis=-1))
+
+
+def optimality_gap(scores: ArrayLike, target: float = OPTIMALITY_TARGET) -> NDArray:
+    """How far below ``target`` the entries stay on average (rliable ``aggregate_optimality_gap``).
+
+    ``target - mean(min(scores, target))`` over all R x G entries; lower is better.
+
+    Args:
+        scores: shape (..., R, G), percent; ``+inf`` counts as ``target``.
+        target: percent counted as optimal (gamma).
+
+    Returns:
+        Shape (...), percent.
+    """
+    return target - np.mean(np.minimum(_matrix(scores), target), axis=(-2, -1))
+
+
+def score_distribution(scores: ArrayLike, thresholds: ArrayLike) -> NDArray:
+    """Performance profile: the fraction of all R x G entries above each threshold.
+
+    rliable's ``score_distributions`` (``use_score_distribution=True``).
+
+    Args:
+        scores: shape (..., R, G), percent; ``+inf`` is above every threshold.
+        thresholds: T thresholds in percent, shape (T,).
+
+    Returns:
+        Shape (..., T), fractions in [0, 1].
+    """
+    scores = _matrix(scores)
+    thresholds = np.asarray(thresholds, dtype=float)
+    flat = scores.reshape(*scores.shape[:-2], 1, -1)
+    return np.mean(flat > thresholds[:, None], axis=-1)
+
+
+def probability_of_improvement(x: ArrayLike, y: ArrayLike) -> float:
+    """P(X > Y): per game, Mann-Whitney's U over runs divided by ``R_x * R_y``; averaged.
+
+    rliable ``probability_of_improvement``, with ``scipy.stats.mannwhitneyu``. Raw or
+    normalized scores give the same answer (normalization is increasing per game).
+
+    Args:
+        x: X's scores, shape (R_x, G).
+        y: Y's scores, shape (R_y, G), the same games in the same order.
+
+    Returns:
+        A probability in [0, 1]; 0.5 on a game where both are identical.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1] or x.shape[1] == 0:
+        raise ValueError(
+            f"Expect (runs, games) arrays of the same games, got {x.shape} and {y.shape}"
+        )
+    per_game = []
+    for game in range(x.shape[1]):
+        if np.array_equal(x[:, game], y[:, game]):
+            per_game.append(0.5)  # rliable's special case; mannwhitneyu agrees
+            continue
+        u = scipy.stats.mannwhitneyu(x[:, game], y[:, game], alternative="greater").statistic
+        per_game.append(u / (x.shape[0] * y.shape[0]))
+    return float(np.mean(per_game))
+
+
+def pairwise_improvement(x: ArrayLike, y: ArrayLike) -> NDArray:
+    """:func:`probability_of_improvement` over leading (resample) axes, by counting pairs.
+
+    U / (n m) is the fraction of (x, y) pairs with x > y, ties counting one half; this
+    counts them directly so that thousands of bootstrap resamples need no loop.
+
+    Args:
+        x: shape (..., R_x, G).
+        y: shape (..., R_y, G).
+
+    Returns:
+        Shape (...).
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    a, b = x[..., :, None, :], y[..., None, :, :]
+    return np.mean((a > b) + 0.5 * (a == b), axis=(-3, -2, -1))
+
+
+def bootstrap_runs(scores: ArrayLike, rng: np.random.Generator, n_resamples: int) -> NDArray:
+    """Stratified bootstrap over runs: each game's R entries are redrawn from its own R.
+
+    rliable's ``StratifiedBootstrap`` (``task_bootstrap=False``): for every resample and
+    every game, R run indices drawn with replacement, independently per game.
+
+    Args:
+        scores: shape (R, G).
+        rng: the random generator; its state advances.
+        n_resamples: B.
+
+    Returns:
+        Shape (B, R, G).
+    """
+    scores = _matrix(scores)
+    runs, games = scores.shape
+    picks = rng.integers(0, runs, size=(n_resamples, runs, games))
+    return np.take_along_axis(scores[None], picks, axis=1)
+
+
+def bootstrap_episode_means(
+    episodes: Sequence[ArrayLike],
+    rng: np.random.Generator,
+    n_resamples: int,
+    chunk: int = 250,
+) -> NDArray:
+    """Stratified bootstrap over episodes (one run): per-game means of redrawn episodes.
+
+    Each resample draws n_g episodes with replacement from game g's n_g, for every game,
+    and averages them. Vectorized over resamples (in chunks, to bound memory at about
+    ``chunk * max(n_g) * G`` floats); reproducible for a given ``rng`` state. A game with
+    an infinite episode stays infinite in every resample (SABER's rule, not a sampling
+    question).
+
+    Args:
+        episodes: G arrays of episode scores (normalized or raw), shapes (n_g,).
+        rng: the random generator; its state advances.
+        n_resamples: B.
+        chunk: resamples drawn at once.
+
+    Returns:
+        Shape (B, G).
+    """
+    counts = np.array([np.size(e) for e in episodes])
+    if counts.size == 0 or counts.min() < 1:
+        raise ValueError("Expect at least one game and one episode per game")
+    n_max = int(counts.max())
+    padded = np.zeros((len(episodes), n_max))
+    for g, scores in enumerate(episodes):
+        padded[g, : counts[g]] = np.asarray(scores, dtype=float)
+    infinite = np.isposinf(padded).any(axis=1)
+    padded[infinite] = 0.0  # overwritten below; keeps inf out of the sums
+    used = np.arange(n_max)[:, None] < counts[None, :]  # (n_max, G): draw j counts for game g
+    ragged = not used.all()
+    flat, offsets = padded.ravel(), np.arange(len(episodes)) * n_max  # flat index: g * n_max + j
+    means = np.empty((n_resamples, len(episodes)))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        # One uniform draw per (resample, slot, game), scaled to that game's own n_g.
+        picks = (rng.random((size, n_max, len(episodes))) * counts).astype(np.intp)
+        drawn = np.take(flat, picks + offsets)  # (size, n_max, G)
+        if ragged:
+            drawn *= used
+        means[start : start + size] = drawn.sum(axis=1) / counts
+    means[:, infinite] = np.inf
+    return means
+
+
+def percentile_interval(samples: ArrayLike, level: float = 0.95) -> tuple[NDArray, NDArray]:
+    """Percentile interval of bootstrap statistics (rliable's ``method="percentile"``).
+
+    Args:
+        samples: B statistics along the first axis, shape (B, ...).
+        level: coverage, e.g. 0.95 for a 95% interval.
+
+    Returns:
+        ``(low, high)``, each of shape (...): the ``(1 - level) / 2`` and ``(1 + level) / 2``
+        quantiles (linear interpolation); ``inf`` where they fall among infinite statistics.
+    """
+    samples = np.asarray(samples, dtype=float)
+    # Infinite statistics (a median landing on infinite games) make numpy interpolate
+    # inf - inf = NaN between two infinite neighbours; that quantile is infinite.
+    with np.errstate(invalid="ignore"):
+        low, high = np.quantile(samples, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    if np.isposinf(samples).any():
+        low, high = (np.where(np.isnan(q), np.inf, q) for q in (low, high))
+    return low, high
+
+
+@dataclass(frozen=True)
+class WelchResult:
+    """Welch's two-sample t-test (``scipy.stats.ttest_ind(equal_var=False)``).
+
+    Attributes:
+        t: the t statistic, positive when X's mean is higher.
+        df: Welch-Satterthwaite degrees of freedom.
+        p_value: two-tailed p-value.
+    """
+
+    t: float
+    df: float
+    p_value: float
+
+
+def welch_t_test(x: ArrayLike, y: ArrayLike) -> WelchResult:
+    """Two-tailed Welch t-test between two agents' scores on one game.
+
+    As in the ALE paper (Bellemare et al. 2013): unequal variances and Welch-Satterthwaite
+    degrees of freedom, computed by ``scipy.stats.ttest_ind(x, y, equal_var=False)``.
+
+    Args:
+        x: X's finite scores (episodes, or per-run means), shape (n,), n >= 2.
+        y: Y's finite scores, shape (m,), m >= 2.
+
+    Returns:
+        The statistic, degrees of freedom and two-tailed p-value. If both samples have
+        zero variance (where scipy has no answer), equal means give ``t = 0, p = 1`` and
+        different ones ``t = ±inf, p = 0``, with df ``n + m - 2``.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 2 or y.size < 2:
+        raise ValueError(f"Expect at least 2 scores per agent, actually: {x.size} and {y.size}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("Expect finite scores for a t-test (infinite gameplay has none)")
+    if x.var() == 0.0 and y.var() == 0.0:
+        df = float(x.size + y.size - 2)
+        diff = float(x.mean() - y.mean())
+        if diff == 0.0:
+            return WelchResult(0.0, df, 1.0)
+        return WelchResult(float(np.copysign(np.inf, diff)), df, 0.0)
+    with warnings.catch_warnings():
+        # One constant sample (every episode the same score) is a valid Welch test, yet
+        # scipy warns about "catastrophic cancellation" in its variance.
+        warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
+        result = scipy.stats.ttest_ind(x, y, equal_var=False)
+    return WelchResult(float(result.statistic), float(result.df), float(result.pvalue))
+
+
+def inter_algorithm_normalize(scores: ArrayLike) -> NDArray:
+    """Inter-algorithm normalization of the ALE paper (Bellemare et al. 2013), in percent.
+
+    Each game is scaled to the range of the agents compared: ``100 * (s - min) / (max -
+    min)`` over agents, so the worst agent gets 0 and the best 100 on every game. An
+    infinite score is the limit of that formula: it gets 100 and every finite score 0.
+    A game where all agents score the same (all infinite included) has no range: NaN.
+
+    Args:
+        scores: raw per-game scores of shape (A, G).
+
+    Returns:
+        Array of shape (A, G), percent.
+    """
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 2 or np.isnan(scores).any():
+        raise ValueError(f"Expect scores of shape (agents, games) without NaN, got {scores.shape}")
+    low, high = scores.min(axis=0), scores.max(axis=0)
+    with np.errstate(invalid="ignore"):
+        scaled = 100.0 * (scores - low) / (high - low)  # finite / inf -> 0 when one is infinite
+    scaled = np.where(np.isposinf(scores), 100.0, scaled)
+    return np.where(high > low, scaled, np.nan)
