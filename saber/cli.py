@@ -115,6 +115,19 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     default=None,
     help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
 )
+@click.option(
+    "--reference",
+    "references",
+    multiple=True,
+    metavar="NAME",
+    help="Add a shipped reference's agents beside yours, e.g. saber-paper (the SABER paper's "
+    "Rainbow and Rainbow-IQN) or saber-random. Repeatable; see --list-references.",
+)
+@click.option(
+    "--list-references",
+    is_flag=True,
+    help="List the shipped references and exit.",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option(
     "--resamples", default=2000, show_default=True, help="Bootstrap resamples per interval."
@@ -133,6 +146,8 @@ def report(
     plots_dir: Path | None,
     plot_format: str | None,
     dpi: int | None,
+    references: tuple[str, ...],
+    list_references: bool,
     seed: int,
     resamples: int,
 ) -> None:
@@ -140,12 +155,16 @@ def report(
     --markdown, --csv and --plots say (each writes only what it names).
 
     SCORES: CSV files with a header and at least the columns game,score (optional: agent,
-    episode, time_limit as 5min/30min/saber, infinite; a score of inf marks infinite
-    gameplay), or harness run directories / their episodes.jsonl. Several are merged.
+    run, episode, time_limit as 5min/30min/saber, infinite; a score of inf marks infinite
+    gameplay), or harness run directories / their episodes.jsonl. Several are merged:
+    several runs (seeds) of one agent give intervals over runs.
     """
     from saber.reports import build_report, to_csv, to_json, to_markdown
-    from saber.scoring import read_scores
+    from saber.scoring import merge_tables, read_scores, reference_table
 
+    if list_references:
+        _print_references()
+        return
     # Every check before any work, so a bad option never leaves half the files written.
     if resamples < 1:
         raise click.BadParameter(f"must be >= 1, got {resamples}", param_hint="--resamples")
@@ -161,7 +180,11 @@ def report(
         from saber.reports.plots import require_matplotlib
 
         require_matplotlib()
+    # References first: an unknown name fails before any file is read or written.
+    extra = [reference_table(name) for name in references]
     table = read_scores(*scores)
+    if extra:
+        table = merge_tables([table, *extra])
     if games_spec is not None:
         table = _only_games(table, games_spec)
     for warning in table.warnings:
@@ -178,6 +201,16 @@ def report(
         written += save_plots(result, plots_dir, formats=formats, dpi=dpi or 300)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _print_references() -> None:
+    """``saber report --list-references``: name, agents, what and where from."""
+    from saber.scoring import list_references
+
+    for info in list_references():
+        click.echo(f"{info.name}: {', '.join(info.agents)}")
+        click.echo(f"  {info.description}.")
+        click.echo(f"  Source: {info.citation}.")
 
 
 def _only_games(table: Any, spec: str) -> Any:

@@ -16,8 +16,8 @@ game's mean), ``run`` (any non-empty text: a seed, a run name; rows of different
 independent training runs of the agent, default ``"default"``), ``time_limit`` (``5min``, ``30min`` or ``saber``; default ``saber``) and
 ``infinite`` (``true``/``false``). Column names are case-insensitive; other columns are
 ignored. A score of ``inf`` or ``infinite`` marks infinite gameplay, which only the
-``saber`` limit can have. Without an ``episode`` column a game may appear once per agent
-and time limit: a second row is an error, as it usually means that rows of different
+``saber`` limit can have. Without an ``episode`` column a game may appear once per agent,
+run and time limit: a second row is an error, as it usually means that rows of different
 time limits were mixed up.
 
 **Harness results**: a run directory holding ``episodes.jsonl`` (or that file itself),
@@ -279,7 +279,8 @@ class _Builder:
                 "add an `episode` column if these rows are episodes, or a `time_limit` column "
                 "if they are different time limits"
                 if record.episode is None
-                else "each episode may appear once"
+                else "each episode may appear once per run (a `run` column tells runs apart; "
+                "for harness results: saber eval --run NAME)"
             )
             raise ScoreFileError(
                 f"{record.where}: game {record.game} given twice for agent {record.agent!r} "

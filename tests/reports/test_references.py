@@ -1,0 +1,147 @@
+"""Shipped references: the SABER paper's agents (a known-answer test) and the measured random agent."""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from importlib import resources
+
+import pytest
+from click.testing import CliRunner
+
+from saber.cli import main
+from saber.reports import make_report
+from saber.scoring import (
+    UnknownReferenceError,
+    list_references,
+    merge_tables,
+    read_scores,
+    reference_table,
+    training_reference,
+)
+
+DATA = resources.files("saber.data")
+
+
+def _csv(name: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(DATA.joinpath(name).read_text(encoding="utf-8").splitlines()))
+
+
+def paper_median(agent: str, time_limit: str) -> float:
+    """The median world-record-normalized score, computed by hand from the shipped CSVs.
+
+    SABER's rule: ``100 * (score - random) / |record - random|`` per game, games without a
+    record left out, infinite gameplay above every finite score.
+    """
+    baselines = {r["game"]: r for r in _csv("saber_baselines.csv")}
+    scores = []
+    for row in _csv("saber_paper_agents.csv"):
+        if (row["agent"], row["training_frames"], row["time_limit"]) != (agent, "200M", time_limit):
+            continue
+        base = baselines[row["game"]]
+        if base["world_record"] == "NA":
+            continue
+        random, record = float(base["random"]), float(base["world_record"])
+        score = float(row["score"])
+        scores.append(
+            math.inf if score == math.inf else 100 * (score - random) / abs(record - random)
+        )
+    assert len(scores) == 58
+    return statistics.median(scores)
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return make_report(reference_table("saber-paper"), n_resamples=10)
+
+
+# The SABER paper's Table 7 (200M frames), median world-record-normalized score over the 58
+# games with a record, percent: the numbers `saber report --reference saber-paper` prints.
+PAPER_MEDIANS = {
+    ("rainbow", "5min"): 2.352,
+    ("rainbow", "30min"): 2.608,
+    ("rainbow", "saber"): 2.835,
+    ("rainbow_iqn", "5min"): 2.606,
+    ("rainbow_iqn", "30min"): 2.809,
+    ("rainbow_iqn", "saber"): 3.127,
+}
+
+
+@pytest.mark.parametrize(("agent", "time_limit"), list(PAPER_MEDIANS))
+def test_the_paper_table_alone_reproduces_its_medians(paper, agent, time_limit):
+    name = {"rainbow": "rainbow@saber-paper", "rainbow_iqn": "rainbow-iqn@saber-paper"}[agent]
+    section = paper.agents[name][time_limit]
+    assert section.world_record.games == 58
+    assert section.world_record.median == pytest.approx(paper_median(agent, time_limit), abs=1e-9)
+    assert section.world_record.median == pytest.approx(PAPER_MEDIANS[agent, time_limit], abs=5e-4)
+
+
+def test_paper_agents_are_one_run_of_means_without_intervals(paper):
+    section = paper.agents["rainbow-iqn@saber-paper"]["saber"]
+    assert section.mean_only and section.reference == "saber-paper"
+    assert section.resampled is None and "published per-game means" in section.interval_note
+    assert section.world_record.median_ci == (None, None)
+    assert section.runs == ["paper"] and section.episodes == 61
+    # Rainbow-IQN plays Asteroids, Atlantis and Defender forever under SABER.
+    assert section.world_record.infinite == ["asteroids", "atlantis", "defender"]
+    assert section.per_game["atlantis"].infinite and section.per_game["atlantis"].score is None
+    assert [r.name for r in paper.references] == ["saber-paper"]
+
+
+def test_comparisons_with_a_mean_only_reference_are_skipped_with_the_reason(tmp_path):
+    (tmp_path / "s.csv").write_text("game,episode,score\npong,0,20\npong,1,21\nbreakout,0,30\n")
+    table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
+    report = make_report(table, n_resamples=10)
+    assert list(report.agents) == ["agent", "rainbow@saber-paper", "rainbow-iqn@saber-paper"]
+    pair = report.comparisons["saber"].pairs[0]
+    assert (pair.x, pair.y) == ("agent", "rainbow@saber-paper")
+    assert pair.probability_of_improvement is None and pair.welch == {}
+    assert pair.skipped.startswith("rainbow@saber-paper: published per-game means only")
+    # Inter-algorithm normalization needs only means: it includes the references.
+    assert set(report.comparisons["saber"].inter_algorithm.mean) == set(report.agents)
+
+
+def test_random_reference_reads_the_shipped_episodes_like_harness_records():
+    rows = _csv("saber_random_episodes.csv")
+    table = reference_table("saber-random")
+    assert table.agents() == ["random@saber"]
+    assert len(table.records) == 3 * len(rows)  # one row per time limit
+    section = make_report(table, n_resamples=10).agents["random@saber"]["saber"]
+    assert section.resampled == "episodes" and section.reference == "saber-random"
+    game = rows[0]["game"]
+    expected = statistics.fmean(float(r["score"]) for r in rows if r["game"] == game)
+    assert section.per_game[game].score == pytest.approx(expected)
+
+
+def test_list_and_unknown_references():
+    assert [r.name for r in list_references()] == ["saber-paper", "saber-random"]
+    with pytest.raises(UnknownReferenceError, match="shipped: saber-paper, saber-random"):
+        reference_table("saber-papers")
+
+
+def test_training_reference_has_table_6_and_7():
+    scores = training_reference("saber-paper")["rainbow-iqn@saber-paper"]
+    assert sorted(scores) == [10_000_000, 50_000_000, 100_000_000, 200_000_000]
+    assert scores[10_000_000]["air_raid"] == 7765.25
+    assert scores[200_000_000]["atlantis"] == math.inf
+    with pytest.raises(UnknownReferenceError):
+        training_reference("saber-random")
+
+
+def test_cli_reference_and_list(tmp_path):
+    runner = CliRunner()
+    listed = runner.invoke(main, ["report", "--list-references"])
+    assert listed.exit_code == 0 and "rainbow-iqn@saber-paper" in listed.output
+    (tmp_path / "s.csv").write_text("game,score\npong,20\n")
+    out = tmp_path / "r.json"
+    bad = runner.invoke(
+        main, ["report", str(tmp_path / "s.csv"), "--json", str(out), "--reference", "nope"]
+    )
+    assert bad.exit_code == 1 and "Unknown reference 'nope' for --reference" in bad.output
+    assert not out.exists()
+    good = runner.invoke(
+        main, ["report", str(tmp_path / "s.csv"), "--json", str(out), "--reference", "saber-paper"]
+    )
+    assert good.exit_code == 0, good.output
+    assert "rainbow@saber-paper" in out.read_text()

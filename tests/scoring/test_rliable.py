@@ -1,0 +1,197 @@
+"""saber's statistics against rliable 1.2 itself, on identical (runs x games) matrices.
+
+Marker ``rliable`` (deselected by default; CI's rliable stage runs ``-m rliable`` after
+``pip install ".[test,rliable-check]"``). Selected without rliable installed, these tests
+fail: whoever asks for them wants them run.
+
+- Point estimates (median, mean, IQM, optimality gap, score distribution, probability of
+  improvement) must equal rliable's to 1e-9.
+- Interval ends must agree within Monte Carlo error: both are percentile intervals of
+  B = 5,000 stratified-bootstrap resamples with different random numbers, so their ends
+  differ by about ``3.8 * sd / sqrt(B)`` (sd: the spread of the bootstrap statistic; the
+  standard error of a 2.5% quantile of a normal is ``2.67 * sd / sqrt(B)``, times sqrt(2)
+  for the difference of two). The tolerance is four times that.
+
+Where saber deliberately differs (infinite gameplay, SABER's classes) rliable has no
+counterpart; those rules are tested in ``test_rules.py`` and ``tests/reports``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from saber.scoring import (
+    aggregate_iqm,
+    aggregate_mean,
+    aggregate_median,
+    bootstrap_runs,
+    optimality_gap,
+    percentile_interval,
+    probability_of_improvement,
+    score_distribution,
+)
+from saber.scoring.stats import pairwise_improvement
+
+pytestmark = pytest.mark.rliable
+
+B = 5000
+TAUS = np.linspace(-10.0, 250.0, 27)
+
+
+@pytest.fixture(autouse=True)
+def rliable_installed() -> None:
+    missing = [m for m in ("rliable", "arch") if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.fail(
+            f'-m rliable needs {" and ".join(missing)}: pip install "saber-ale[rliable-check]" '
+            'or, from a checkout, pip install ".[test,rliable-check]"'
+        )
+
+
+def matrices() -> list[np.ndarray]:
+    """Runs x games matrices of normalized scores (percent), shapes as papers have them."""
+    rng = np.random.default_rng(2021)
+    return [
+        rng.gamma(0.6, 60.0, size=(5, 57)),  # 5 seeds, 57 games, a heavy right tail
+        rng.normal(40.0, 30.0, size=(3, 10)),  # negative scores too
+        rng.gamma(1.0, 50.0, size=(10, 5)),
+        np.round(rng.gamma(1.0, 50.0, size=(4, 7)), -1),  # ties
+        rng.gamma(1.0, 50.0, size=(1, 26)),  # one run
+    ]
+
+
+def rliable_metrics():
+    from rliable import metrics
+
+    return {
+        "median": (aggregate_median, metrics.aggregate_median),
+        "mean": (aggregate_mean, metrics.aggregate_mean),
+        "iqm": (aggregate_iqm, metrics.aggregate_iqm),
+        "optimality_gap": (
+            optimality_gap,
+            lambda x: metrics.aggregate_optimality_gap(x, gamma=100.0),
+        ),
+    }
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_point_estimates_equal_rliable(index):
+    scores = matrices()[index]
+    for name, (ours, theirs) in rliable_metrics().items():
+        assert float(ours(scores)) == pytest.approx(float(theirs(scores)), abs=1e-9), name
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_score_distribution_equals_rliable(index):
+    from rliable import library
+
+    scores = matrices()[index]
+    profiles, _ = library.create_performance_profile({"a": scores}, TAUS, reps=2)
+    assert score_distribution(scores, TAUS) == pytest.approx(profiles["a"], abs=1e-9)
+
+
+def test_probability_of_improvement_equals_rliable():
+    from rliable import metrics
+
+    rng = np.random.default_rng(7)
+    for runs_x, runs_y in ((5, 5), (3, 10), (1, 4), (4, 4)):
+        x = np.round(rng.gamma(1.0, 50.0, size=(runs_x, 12)), -1)  # rounded: ties happen
+        y = np.round(rng.gamma(1.0, 45.0, size=(runs_y, 12)), -1)
+        expected = float(metrics.probability_of_improvement(x, y))
+        assert probability_of_improvement(x, y) == pytest.approx(expected, abs=1e-9)
+        assert float(pairwise_improvement(x, y)) == pytest.approx(expected, abs=1e-9)
+    same = rng.normal(size=(3, 4))
+    assert probability_of_improvement(same, same) == float(
+        metrics.probability_of_improvement(same, same)
+    )
+
+
+def tolerance(samples: np.ndarray) -> float:
+    """Four Monte Carlo standard errors of the difference of two percentile-interval ends."""
+    return 4 * 3.8 * float(np.std(samples)) / np.sqrt(B) + 1e-9
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_intervals_agree_with_rliable_within_monte_carlo_error(index):
+    from rliable import library
+
+    scores = matrices()[index]
+    samples = bootstrap_runs(scores, np.random.default_rng(index), B)
+    np.random.seed(index)  # rliable draws its run indices from numpy's global generator
+    for name, (ours, theirs) in rliable_metrics().items():
+        _, intervals = library.get_interval_estimates(
+            {"a": scores}, lambda x, f=theirs: np.array([f(x)]), reps=B
+        )
+        statistic = ours(samples)
+        low, high = percentile_interval(statistic)
+        expected_low, expected_high = intervals["a"][:, 0]
+        assert float(low) == pytest.approx(expected_low, abs=tolerance(statistic)), name
+        assert float(high) == pytest.approx(expected_high, abs=tolerance(statistic)), name
+
+
+def test_score_distribution_bands_agree_with_rliable():
+    from rliable import library
+
+    scores = matrices()[0]
+    np.random.seed(1)
+    _, bands = library.create_performance_profile({"a": scores}, TAUS, reps=B)
+    samples = score_distribution(bootstrap_runs(scores, np.random.default_rng(1), B), TAUS)
+    low, high = percentile_interval(samples)
+    for t in range(len(TAUS)):
+        tol = tolerance(samples[:, t]) + 1.0 / scores.size  # fractions move in 1/(R G) steps
+        assert low[t] == pytest.approx(bands["a"][0, t], abs=tol)
+        assert high[t] == pytest.approx(bands["a"][1, t], abs=tol)
+
+
+def test_probability_of_improvement_interval_agrees_with_rliable():
+    from rliable import library, metrics
+
+    rng = np.random.default_rng(11)
+    x, y = rng.gamma(1.0, 55.0, size=(5, 20)), rng.gamma(1.0, 45.0, size=(4, 20))
+    np.random.seed(2)
+    _, intervals = library.get_interval_estimates(
+        {"x,y": [x, y]},
+        lambda a, b: np.array([metrics.probability_of_improvement(a, b)]),
+        reps=2000,
+    )
+    generator = np.random.default_rng(2)
+    samples = pairwise_improvement(
+        bootstrap_runs(x, generator, 2000), bootstrap_runs(y, generator, 2000)
+    )
+    low, high = percentile_interval(samples)
+    tol = 4 * 3.8 * float(np.std(samples)) / np.sqrt(2000)
+    assert float(low) == pytest.approx(intervals["x,y"][0, 0], abs=tol)
+    assert float(high) == pytest.approx(intervals["x,y"][1, 0], abs=tol)
+
+
+def test_a_report_with_runs_equals_rliable_on_its_matrix(tmp_path):
+    """End to end: a CSV of 3 runs x 4 games through saber report, against rliable."""
+    from rliable import metrics
+
+    from saber.reports import make_report
+    from saber.scoring import normalize, read_scores
+
+    games = ["pong", "breakout", "venture", "qbert"]
+    raw = np.array(
+        [[10.0, 30.0, 100.0, 5000.0], [12.0, 45.0, 0.0, 7000.0], [-5.0, 20.0, 300.0, 2500.0]]
+    )
+    rows = [
+        f"s{r},{g},{e},{raw[r, j] + (e - 0.5) * 2}"
+        for r in range(3)
+        for j, g in enumerate(games)
+        for e in range(2)
+    ]
+    (tmp_path / "s.csv").write_text("run,game,episode,score\n" + "\n".join(rows) + "\n")
+    section = make_report(read_scores(tmp_path / "s.csv"), n_resamples=50).agents["agent"]["saber"]
+    assert section.resampled == "runs" and section.runs == ["s0", "s1", "s2"]
+    order = sorted(games)
+    matrix = normalize(raw[:, [games.index(g) for g in order]], order, "world_record")
+    wr = section.world_record
+    assert wr.median == pytest.approx(float(metrics.aggregate_median(matrix)), abs=1e-9)
+    assert wr.mean == pytest.approx(float(metrics.aggregate_mean(matrix)), abs=1e-9)
+    assert wr.iqm == pytest.approx(float(metrics.aggregate_iqm(matrix)), abs=1e-9)
+    gap = float(metrics.aggregate_optimality_gap(matrix, gamma=100.0))
+    assert wr.optimality_gap == pytest.approx(gap, abs=1e-9)
