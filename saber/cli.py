@@ -126,6 +126,9 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
 @click.option(
     "--list-references",
     is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=lambda ctx, _param, value: _print_references(ctx) if value else None,
     help="List the shipped references and exit.",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
@@ -147,7 +150,6 @@ def report(
     plot_format: str | None,
     dpi: int | None,
     references: tuple[str, ...],
-    list_references: bool,
     seed: int,
     resamples: int,
 ) -> None:
@@ -162,9 +164,6 @@ def report(
     from saber.reports import build_report, to_csv, to_json, to_markdown
     from saber.scoring import merge_tables, read_scores, reference_table
 
-    if list_references:
-        _print_references()
-        return
     # Every check before any work, so a bad option never leaves half the files written.
     if resamples < 1:
         raise click.BadParameter(f"must be >= 1, got {resamples}", param_hint="--resamples")
@@ -203,14 +202,15 @@ def report(
         click.echo(f"wrote {path}")
 
 
-def _print_references() -> None:
-    """``saber report --list-references``: name, agents, what and where from."""
+def _print_references(ctx: click.Context) -> None:
+    """``saber report --list-references``: name, agents, what and where from; then exit."""
     from saber.scoring import list_references
 
     for info in list_references():
         click.echo(f"{info.name}: {', '.join(info.agents)}")
         click.echo(f"  {info.description}.")
         click.echo(f"  Source: {info.citation}.")
+    ctx.exit(0)
 
 
 def _only_games(table: Any, spec: str) -> Any:
