@@ -253,13 +253,25 @@ def _only_games(table: Any, spec: str) -> Any:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Also write the scores as JSON here.",
 )
+@click.option(
+    "--reference",
+    default=None,
+    metavar="NAME",
+    help="Show a reference's published training-time scores at the same checkpoints: "
+    "saber-paper (Rainbow-IQN at 10M, 50M, 100M, 200M frames).",
+)
 @_saber_errors_as_messages
-def training(log: Path, at_frames: str, json_out: Path | None) -> None:
+def training(log: Path, at_frames: str, json_out: Path | None, reference: str | None) -> None:
     """Training-time scores from LOG, a log of saber.harness.training.TrainingRecorder: a
     Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
     import json
 
     from saber.harness.training import format_training_scores, parse_frames, training_scores
+    from saber.reports.training import compare_training, format_training_comparison
+    from saber.scoring import training_reference
+
+    if reference is not None:
+        training_reference(reference)  # an unknown name fails before any work
 
     try:
         checkpoints = [parse_frames(part) for part in at_frames.split(",") if part.strip()]
@@ -273,9 +285,15 @@ def training(log: Path, at_frames: str, json_out: Path | None) -> None:
             f"{log}: no episodes in this training log; a TrainingRecorder writes one line per "
             "finished training episode"
         )
-    click.echo(format_training_scores(scores), nl=False)
+    compared = None if reference is None else compare_training(scores, reference)
+    click.echo(
+        format_training_scores(scores)
+        if compared is None
+        else format_training_comparison(compared),
+        nl=False,
+    )
     if json_out is not None:
-        rows = [score.as_dict() for score in scores]
+        rows = [row.as_dict() for row in (compared or scores)]
         click.echo(f"wrote {_write(json_out, json.dumps(rows, indent=2) + chr(10))}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 import statistics
 from importlib import resources
@@ -145,3 +146,24 @@ def test_cli_reference_and_list(tmp_path):
     )
     assert good.exit_code == 0, good.output
     assert "rainbow@saber-paper" in out.read_text()
+
+
+def test_training_report_shows_rainbow_iqn_at_the_same_checkpoints(tmp_path):
+    # 150 Pong episodes ending every 100,000 frames, scores 0..149: at 10M (episode 99 ends
+    # at frame 10,000,000) the last 100 are episodes 0..99, mean 49.5.
+    lines = [
+        json.dumps({"game": "pong", "episode": i, "frames": (i + 1) * 100_000, "score": float(i)})
+        for i in range(150)
+    ]
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "t.json"
+    args = ["training", str(tmp_path / "t.jsonl"), "--at", "10M,20M", "--reference", "saber-paper"]
+    result = CliRunner().invoke(main, [*args, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "| pong | 10,000,000 | 49.5 | 100 | 6.8 |" in result.output  # Table 6: 6.76
+    assert "| pong | 20,000,000 | 99.5 | 100 | not published |" in result.output
+    rows = json.loads(out.read_text())
+    assert rows[0]["references"]["rainbow-iqn@saber-paper"] == {"score": 6.76, "infinite": False}
+    assert rows[1]["references"]["rainbow-iqn@saber-paper"] is None
+    bad = CliRunner().invoke(main, ["training", str(tmp_path / "t.jsonl"), "--reference", "x"])
+    assert bad.exit_code == 1 and "Unknown reference 'x'" in bad.output
