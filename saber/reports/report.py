@@ -192,37 +192,18 @@ def _aggregates(
     left_out_of_mean = [] if world_record else infinite
     reasons = {g: _left_out_reason(g, reference) for g in left_out}
     per_game_mean = np.array([game_mean(x[:, j]) for j in range(len(kept))] if x.shape[0] else [])
-    if x.shape[0] == 0 or x.shape[1] == 0:
-        return Aggregates(
-            median=None,
-            median_infinite=False,
-            mean=None,
-            iqm=None,
-            optimality_gap=None,
-            games=len(kept),
-            left_out=left_out,
-            left_out_reasons=reasons,
-            infinite=infinite,
-            left_out_of_mean=left_out_of_mean,
-            classes=class_counts(per_game_mean),
-            profile=_profile(None, None, level) if world_record else None,
-        )
     stats = _statistics(world_record)
-    values: dict[str, float | None] = {}
-    cis: dict[str, Interval] = {}
-    samples = resampler.samples(x, eps)
+    values: dict[str, float | None] = dict.fromkeys(stats)
+    cis: dict[str, Interval] = dict.fromkeys(stats, NO_INTERVAL)
+    samples = resampler.samples(x, eps) if x.size else None
     for name, statistic in stats.items():
         cols = mean_cols if name in ("mean", "iqm") else slice(None)
         data = x[:, cols]
-        if data.shape[1] == 0:
-            values[name], cis[name] = None, NO_INTERVAL
-            continue
+        if data.size == 0:
+            continue  # no game counts (or none with a run): no value, not NaN
         values[name] = float(statistic(data))
-        cis[name] = (
-            NO_INTERVAL
-            if samples is None
-            else _interval(*percentile_interval(statistic(samples[..., cols]), level))
-        )
+        if samples is not None:
+            cis[name] = _interval(*percentile_interval(statistic(samples[..., cols]), level))
     median = values["median"]
     return Aggregates(
         median=_number(median),

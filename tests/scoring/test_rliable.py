@@ -7,7 +7,7 @@ fail: whoever asks for them wants them run.
 - Point estimates (median, mean, IQM, optimality gap, score distribution, probability of
   improvement) must equal rliable's to 1e-9.
 - Interval ends must agree within Monte Carlo error: both are percentile intervals of
-  B = 5,000 stratified-bootstrap resamples with different random numbers, so their ends
+  B = 2,000 stratified-bootstrap resamples with different random numbers, so their ends
   differ by about ``3.8 * sd / sqrt(B)`` (sd: the spread of the bootstrap statistic; the
   standard error of a 2.5% quantile of a normal is ``2.67 * sd / sqrt(B)``, times sqrt(2)
   for the difference of two). The tolerance is four times that.
@@ -37,7 +37,7 @@ from saber.scoring.stats import pairwise_improvement
 
 pytestmark = pytest.mark.rliable
 
-B = 5000
+B = 2000
 TAUS = np.linspace(-10.0, 250.0, 27)
 
 
