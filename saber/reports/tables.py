@@ -74,8 +74,24 @@ NO_INTERVAL_NOTE = (
 
 
 def _has_interval(section: dict[str, Any]) -> bool:
-    """Whether the bootstrap had anything to resample: some game with two episodes or more."""
-    return any(row["episodes"] > 1 for row in section["per_game"].values())
+    """Whether the section has intervals: it resampled runs or episodes (``resampled``)."""
+    return section.get("resampled") is not None
+
+
+# What the intervals resampled (a section's "resampled"), in the words of the summary.
+RESAMPLED_WORDS = {
+    "runs": "over runs within each game (several training runs, as Agarwal et al. 2021)",
+    "episodes": "over the episodes of a single run within each game (evaluation noise only, "
+    "not the variation between training runs)",
+}
+
+
+def _resampled(report: dict[str, Any]) -> str:
+    units = {
+        s.get("resampled") for sections in report["agents"].values() for s in sections.values()
+    }
+    words = [f"{unit}: {RESAMPLED_WORDS[unit]}" for unit in ("runs", "episodes") if unit in units]
+    return "; ".join(words) if words else "none"
 
 
 def _estimate(value: str, ci: list[float | None], measured: bool) -> str:
@@ -309,8 +325,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         "## Summary",
         "",
         "World-record-normalized scores in percent (100% = the human world record); infinite "
-        f"gameplay counts 200% in the mean. Intervals: {boot['confidence_pct']:g}% stratified "
-        f"bootstrap over episodes ({boot['resamples']} resamples, seed {boot['seed']}). Classes: "
+        f"gameplay counts 200% in the mean and IQM. Intervals: {boot['confidence_pct']:g}% "
+        f"stratified bootstrap ({boot['resamples']} resamples, seed {boot['seed']}), resampling "
+        f"{_resampled(report)}. Classes: "
         "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. "
         "Human-normalized: 100% = the beginner human of Mnih et al. (2015).",
         "",
