@@ -21,7 +21,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import saber
+from tests.clients.helpers import EVAL_FRAMES, evaluate_briefly
 
 try:
     import ray
@@ -33,8 +33,6 @@ except ImportError:  # deselected by default (-m 'not rllib'); selected, the fix
     pass
 
 pytestmark = [pytest.mark.rllib, pytest.mark.usefixtures("rllib_installed")]
-
-EVAL_FRAMES = 2_000  # cap of evaluation episodes here (SABER: 100 hours)
 
 
 class ChannelsLast(gym.ObservationWrapper):
@@ -105,18 +103,7 @@ def test_ppo_trains_in_a_worker_then_saber_evaluates(ray_cluster: None, tmp_path
     assert module.observation_space.shape == (84, 84, 4)
     assert module.action_space.n == 18
 
-    result = saber.evaluate(
-        ModulePolicy(module),
-        "pong",
-        episodes=2,
-        out=tmp_path / "eval",
-        workers=0,
-        envs_per_worker=2,
-        agent="rllib-ppo",
-        env_options={"max_episode_frames": EVAL_FRAMES},
-        allow_non_saber=True,
-    )
-    assert not result.failed and [r["episode"] for r in result.records] == [0, 1]
+    result = evaluate_briefly(ModulePolicy(module), "pong", tmp_path / "eval", "rllib-ppo")
     for record in result.records:
         assert (record["agent"], record["frames"], record["end"]) == (
             "rllib-ppo",

@@ -24,8 +24,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import saber
+import saber  # noqa: F401  (registers SABER/*)
 from saber.harness.training import TrainingRecorder, training_scores
+from tests.clients.helpers import EVAL_FRAMES, evaluate_briefly
 
 try:
     import torch
@@ -50,7 +51,6 @@ except ImportError:  # deselected by default (-m 'not sb3'); selected, the fixtu
 
 pytestmark = [pytest.mark.sb3, pytest.mark.usefixtures("sb3_installed")]
 
-EVAL_FRAMES = 2_000  # cap of evaluation episodes here (SABER: 100 hours)
 RECORD_KEYS = {
     "game",
     "episode",
@@ -241,18 +241,7 @@ def test_ppo_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
     venv.close()
 
     loaded = PPO.load(tmp_path / "ppo.zip", device="cpu")
-    result = saber.evaluate(
-        ModelPolicy(loaded),
-        "pong",
-        episodes=2,
-        out=tmp_path / "eval",
-        workers=0,  # the model stays in this process
-        envs_per_worker=2,
-        agent="sb3-ppo",
-        env_options={"max_episode_frames": EVAL_FRAMES},
-        allow_non_saber=True,
-    )
-    assert result.non_saber and not result.failed and result.new_episodes == 2
+    result = evaluate_briefly(ModelPolicy(loaded), "pong", tmp_path / "eval", "sb3-ppo")
     assert_sane_records(result.records, "sb3-ppo", 2)
     assert (tmp_path / "eval" / "episodes.jsonl").read_text().count("\n") == 2
 
@@ -274,18 +263,9 @@ def test_dqn_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
     assert model.num_timesteps == 2_000 and model._n_updates == 250
     venv.close()
 
-    result = saber.evaluate(
-        ModelPolicy(model),
-        "pong",
-        episodes=2,
-        out=tmp_path / "eval",
-        workers=0,
-        envs_per_worker=1,  # one episode after the other, with a reset in between
-        agent="sb3-dqn",
-        env_options={"max_episode_frames": EVAL_FRAMES},
-        allow_non_saber=True,
+    result = evaluate_briefly(
+        ModelPolicy(model), "pong", tmp_path / "eval", "sb3-dqn", envs_per_worker=1
     )
-    assert result.non_saber and not result.failed and result.new_episodes == 2
     assert_sane_records(result.records, "sb3-dqn", 2)
 
 

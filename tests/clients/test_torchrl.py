@@ -14,7 +14,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import saber
+import saber  # noqa: F401  (registers SABER/*)
+from tests.clients.helpers import EVAL_FRAMES, evaluate_briefly
 
 try:
     import torch
@@ -29,8 +30,6 @@ except ImportError:  # deselected by default (-m 'not torchrl'); selected, the f
     pass
 
 pytestmark = [pytest.mark.torchrl, pytest.mark.usefixtures("torchrl_installed")]
-
-EVAL_FRAMES = 2_000  # cap of evaluation episodes here (SABER: 100 hours)
 
 
 @pytest.fixture(autouse=True)
@@ -144,18 +143,7 @@ def test_dqn_collects_trains_then_saber_evaluates(tmp_path: Path) -> None:
     # Rewards the agent saw are clipped; episodes ended at game over (no life-loss ends).
     assert buffer[:]["next", "reward"].abs().max() <= 1
 
-    result = saber.evaluate(
-        GreedyPolicy(network),
-        "breakout",
-        episodes=2,
-        out=tmp_path / "eval",
-        workers=0,
-        envs_per_worker=2,
-        agent="torchrl-dqn",
-        env_options={"max_episode_frames": EVAL_FRAMES},
-        allow_non_saber=True,
-    )
-    assert not result.failed and [r["episode"] for r in result.records] == [0, 1]
+    result = evaluate_briefly(GreedyPolicy(network), "breakout", tmp_path / "eval", "torchrl-dqn")
     for record in result.records:
         assert record["agent"] == "torchrl-dqn" and record["frames"] <= EVAL_FRAMES
         assert record["end"] in {"game_over", "time_cap", "stuck_timeout"}
