@@ -15,7 +15,7 @@ Example:
 It needs SABER's episode record in each ``info``: a ``VecEnv`` of ``gymnasium.make
 ("SABER/<Game>")`` envs (``DummyVecEnv``, ``SubprocVecEnv``, ``make_vec_env``; SB3's
 ``Monitor`` may be there). The training log it writes (optional) is the recorders' format,
-for ``saber report --training``.
+for ``saber training LOG``.
 """
 
 from __future__ import annotations
