@@ -397,7 +397,8 @@ def add_harness_record(
         isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
     ):
         raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer >= 0")
-    run_name = record.get("run", run)
+    # A record without a run (or with "run": null) belongs to the directory's run.
+    run_name = run if record.get("run") is None else record["run"]
     if not isinstance(run_name, str | int) or isinstance(run_name, bool) or str(run_name) == "":
         raise ScoreFileError(f"{where}: run {run_name!r} of game {game} must be a non-empty name")
     for time_limit, key in _HARNESS_COLUMNS.items():
