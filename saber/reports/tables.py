@@ -182,10 +182,12 @@ def _notes(report: dict[str, Any]) -> list[str]:
     notes: dict[str, set[str]] = {note: set() for note in _LEFT_OUT_NOTES.values()}
     infinite = "infinite gameplay, left out of the human-normalized mean"
     atari5: dict[str, list[str]] = {}
-    no_interval = False
+    no_interval: dict[str, list[str]] = {}  # why (a section's interval_note) -> who
     for agent, sections in report["agents"].items():
         for time_limit, s in sections.items():
-            no_interval |= not _has_interval(s)
+            if not _has_interval(s):
+                why = s.get("interval_note") or NO_INTERVAL_NOTE.split(": ", 1)[1]
+                no_interval.setdefault(why, []).append(f"{agent}, {TIME_LIMIT_TITLES[time_limit]}")
             for block, missing in (
                 ("world_record", "no world record"),
                 ("human", "no human score"),
@@ -199,7 +201,9 @@ def _notes(report: dict[str, Any]) -> list[str]:
             if s["atari5"]["estimate"] is None and s["atari5"]["missing"]:
                 needs = f"needs {_titles(s['atari5']['missing'])}"
                 atari5.setdefault(needs, []).append(f"{agent}, {TIME_LIMIT_TITLES[time_limit]}")
-    lines = [NO_INTERVAL_NOTE] if no_interval else []
+    lines = [
+        f"{NO_INTERVAL} No interval ({'; '.join(who)}): {why}." for why, who in no_interval.items()
+    ]
     lines += [
         f"{note[0].upper()}{note[1:]}: {_titles(list(games))}."
         for note, games in notes.items()
@@ -290,9 +294,15 @@ def _comparisons(report: dict[str, Any]) -> list[str]:
         lines += ["", f"### Comparisons, {TIME_LIMIT_TITLES[time_limit]}", ""]
         for pair in comparison["pairs"]:
             poi = pair["probability_of_improvement"]
+            if pair.get("skipped") and comparison["games"]:
+                lines.append(f"- P({pair['x']} > {pair['y']}): no comparison: {pair['skipped']}.")
+                continue
+            low, high = pair.get("probability_of_improvement_ci") or (None, None)
+            ci = "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
+            unit = f" (over {pair['unit']})" if pair.get("unit") else ""
             lines.append(
-                f"- P({pair['x']} > {pair['y']}) = {'–' if poi is None else f'{poi:.3f}'}; "
-                + _welch_sentence(report, time_limit, pair)
+                f"- P({pair['x']} > {pair['y']}) = {'–' if poi is None else f'{poi:.3f}'}{ci}"
+                f"{unit}; " + _welch_sentence(report, time_limit, pair)
             )
         means = comparison["inter_algorithm"]["mean"]
         lines.append(

@@ -218,3 +218,19 @@ def test_build_report_is_the_json_document_of_make_report(tmp_path):
     (tmp_path / "s.csv").write_text(RUNS)
     table = read_scores(tmp_path / "s.csv")
     assert build_report(table, n_resamples=30) == make_report(table, n_resamples=30).to_dict()
+
+
+def test_markdown_says_what_was_resampled_and_why_a_comparison_is_missing(tmp_path):
+    from saber.reports import to_markdown
+    from saber.scoring import merge_tables, reference_table
+
+    (tmp_path / "s.csv").write_text(RUNS)
+    table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
+    text = to_markdown(build_report(table, n_resamples=30))
+    assert "resampling runs: over runs within each game" in text
+    assert "† No interval (rainbow@saber-paper, 5 minutes;" in text
+    assert "published per-game means only (one number per game, no runs or episodes)" in text
+    assert (
+        "- P(agent > rainbow@saber-paper): no comparison: rainbow@saber-paper: published "
+        "per-game means only" in text
+    )

@@ -50,7 +50,7 @@ def test_one_score_per_game_gives_no_interval_and_says_so(tmp_path, cells):
     summary = cells(text)[2]
     # (20.34 / 41.34 + 100 / 38900) / 2 = 24.7%, median, IQM and mean alike
     assert summary[3:6] == ["24.7% †", "24.7% †", "24.7% †"]
-    assert "† No interval: one score per game" in text
+    assert "† No interval (agent, SABER (unlimited)): one score per game and a single run" in text
     assert "[" not in "".join(summary)  # no zero-width interval shown as measured
 
 
