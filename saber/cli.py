@@ -44,16 +44,21 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-PLOT_FORMATS = ("png", "pdf", "svg")
+def _output_file(flag: str, name: str, help: str) -> Callable[[F], F]:
+    """A FILE option that a command writes to."""
+    path = click.Path(dir_okay=False, writable=True, path_type=Path)
+    return click.option(flag, name, type=path, help=help)
 
 
 def _plot_formats(text: str) -> tuple[str, ...]:
+    from saber.reports.plots import FORMATS  # matplotlib itself is imported only to draw
+
     formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
-    unknown = [f for f in formats if f not in PLOT_FORMATS]
+    unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise click.BadParameter(
             f"{', '.join(unknown) or 'nothing'} is not a figure format; use one or more of "
-            f"{','.join(PLOT_FORMATS)}, comma-separated",
+            f"{','.join(FORMATS)}, comma-separated",
             param_hint="--plot-format",
         )
     return formats
@@ -77,24 +82,11 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     help="Report only these games: comma-separated names, or all, atari57, atari5, atari10 "
     "(as in saber eval).",
 )
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Write the full report as JSON here.",
+@_output_file("--json", "json_out", "Write the full report as JSON here.")
+@_output_file(
+    "--markdown", "markdown_out", "Write the summary and per-game tables as Markdown here."
 )
-@click.option(
-    "--markdown",
-    "markdown_out",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Write the summary and per-game tables as Markdown here.",
-)
-@click.option(
-    "--csv",
-    "csv_out",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Write the per-game normalized scores as CSV here.",
-)
+@_output_file("--csv", "csv_out", "Write the per-game normalized scores as CSV here.")
 @click.option(
     "--plots",
     "plots_dir",
@@ -247,12 +239,7 @@ def _only_games(table: Any, spec: str) -> Any:
     help="Checkpoints in training frames; at each, the mean of the 100 consecutive episodes "
     "that ended last.",
 )
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Also write the scores as JSON here.",
-)
+@_output_file("--json", "json_out", "Also write the scores as JSON here.")
 @click.option(
     "--reference",
     default=None,
