@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from typing import Any
 
 from saber.games import BASELINE_SOURCES, get_game
@@ -141,12 +142,14 @@ def _atari5_cell(atari5: dict[str, Any]) -> str:
 
 
 def _summary(report: dict[str, Any]) -> list[str]:
+    """Two tables, so each fits a terminal: world-record aggregates, then classes, the
+    human-normalized aggregates and Atari-5."""
     ci = f"[{report['bootstrap']['confidence_pct']:g}% CI]"
     header = ["Agent", "Time limit", "Games", f"Median {ci}", f"IQM {ci}", f"Mean {ci}"]
     header += ["Infinite"]
-    header += [name.capitalize() for name in reversed(CLASS_NAMES)]
-    header += ["Human-normalized median", "Human-normalized mean", "Atari-5 estimate"]
-    rows = []
+    classes = ["Agent", "Time limit", *(name.capitalize() for name in reversed(CLASS_NAMES))]
+    classes += ["Human-normalized median", "Human-normalized mean", "Atari-5 estimate"]
+    rows, class_rows = [], []
     for agent, sections in report["agents"].items():
         for time_limit, s in sections.items():
             wr, human = s["world_record"], s["human"]
@@ -160,13 +163,23 @@ def _summary(report: dict[str, Any]) -> list[str]:
                     _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured),
                     _estimate(_pct(wr["mean"]), wr["mean_ci"], measured),
                     str(len(wr["infinite"])),
+                ]
+            )
+            class_rows.append(
+                [
+                    agent,
+                    TIME_LIMIT_TITLES[time_limit],
                     *(str(s["classes"][name]) for name in reversed(CLASS_NAMES)),
                     _median(human),
                     _pct(human["mean"]),
                     _atari5_cell(s["atari5"]),
                 ]
             )
-    return _table(header, rows, "llr" + "r" * (len(header) - 3))
+    return [
+        *_table(header, rows, "llr" + "r" * (len(header) - 3)),
+        "",
+        *_table(classes, class_rows, "ll" + "r" * (len(classes) - 2)),
+    ]
 
 
 # The note of each reason a game is left out (a block's "left_out_reasons" in the report).
@@ -331,15 +344,18 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines += [""] if report["warnings"] else []
     lines += ["Scores: " + ", ".join(f"`{s}`" for s in report["sources"]), ""]
     boot = report["bootstrap"]
-    lines += [
-        "## Summary",
-        "",
+    intro = (
         "World-record-normalized scores in percent (100% = the human world record); infinite "
         f"gameplay counts 200% in the mean and IQM. Intervals: {boot['confidence_pct']:g}% "
         f"stratified bootstrap ({boot['resamples']} resamples, seed {boot['seed']}), resampling "
         f"{_resampled(report)}. Classes: "
         "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. "
-        "Human-normalized: 100% = the beginner human of Mnih et al. (2015).",
+        "Human-normalized: 100% = the beginner human of Mnih et al. (2015)."
+    )
+    lines += [
+        "## Summary",
+        "",
+        textwrap.fill(intro, width=90),  # reads in a terminal; Markdown joins the lines
         "",
         *_summary(report),
         "",
