@@ -443,16 +443,26 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
                 if value is None:
                     infinite = key == "median" and section["world_record"]["median_infinite"]
                     ax.text(
-                        1.0,
+                        0.5,
                         y,
-                        "∞ " if infinite else "– ",
+                        "∞ (infinite games)" if infinite else "–",
                         transform=ax.get_yaxis_transform(),
-                        ha="right",
+                        ha="center",
                         va="center",
                         color=style.color,
                     )
                     continue
-                if _measured(section) and low is not None and high is not None:
+                if _measured(section) and low is not None:
+                    if high is None:  # the upper end is infinite gameplay: an open bar
+                        ax.annotate(
+                            "∞",
+                            (value, y),
+                            xytext=(6, 0),
+                            textcoords="offset points",
+                            va="center",
+                            arrowprops={"arrowstyle": "<-", "color": style.color},
+                        )
+                        high = value
                     ax.barh(
                         y,
                         high - low,
@@ -471,6 +481,8 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
             ax.set_title(title)
             ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
             _percent_ticks(ax)
+            if not ax.has_data():  # only text: a scale would suggest numbers that are not there
+                ax.set_xticks([])
             ax.grid(axis="x", alpha=0.25, linewidth=0.5)
             ax.spines["left"].set_visible(False)
             ax.tick_params(axis="y", length=0)
