@@ -162,11 +162,17 @@ class AgentStyle:
         }
 
 
+def _is_reference(report: dict[str, Any], agent: str) -> bool:
+    # A section names the shipped reference it comes from; "@" marks one in a score file.
+    sections = report["agents"][agent].values()
+    return is_reference(agent) or any(s.get("reference") for s in sections)
+
+
 def agent_styles(report: dict[str, Any]) -> dict[str, AgentStyle]:
     """Colour of every agent of the report: users' agents in palette order, references grey."""
     styles = {}
-    users = [a for a in report["agents"] if not is_reference(a)]
-    references = [a for a in report["agents"] if is_reference(a)]
+    users = [a for a in report["agents"] if not _is_reference(report, a)]
+    references = [a for a in report["agents"] if _is_reference(report, a)]
     for i, agent in enumerate(users):
         styles[agent] = AgentStyle(
             PALETTE[i % len(PALETTE)], reference=False, symbol=MARKERS[i % len(MARKERS)]
@@ -184,7 +190,7 @@ def agent_styles(report: dict[str, Any]) -> dict[str, AgentStyle]:
 def _agents(report: dict[str, Any], time_limit: str | None = None) -> list[str]:
     """Agents with scores at ``time_limit`` (any, if None): the user's first, references after."""
     agents = [a for a, s in report["agents"].items() if time_limit is None or time_limit in s]
-    return sorted(agents, key=is_reference)
+    return sorted(agents, key=lambda a: _is_reference(report, a))
 
 
 def _limit_title(report: dict[str, Any], time_limit: str) -> str:
@@ -353,6 +359,10 @@ def _left_of(scores: Sequence[float]) -> float:
     return -0.5 if low > -1 else low * 1.5
 
 
+def _nan(values: Sequence[float | None]) -> list[float]:
+    return [math.nan if v is None else v for v in values]
+
+
 def _profile_steps(rows: dict[str, Any], left: float, right: float) -> tuple[list, list]:
     """The report's score distribution (fraction of games scoring above τ) as drawn steps.
 
@@ -376,9 +386,14 @@ def _profile_steps(rows: dict[str, Any], left: float, right: float) -> tuple[lis
 
 
 def plot_profile(report: dict[str, Any], time_limit: str = "saber") -> Figure:
-    """Score distribution: fraction of games with a world-record-normalized score above τ.
+    """Score distribution (rliable's performance profile): the fraction of (run, game)
+    entries with a world-record-normalized score above τ, with its band where the report
+    has intervals, as in Agarwal et al. (2021).
 
-    The x-range covers every agent's scores, a negative one too; one column wide.
+    The x-range covers every agent's scores, a negative one too: an agent with one run
+    (or a published table) is drawn from its per-game scores, which are its entries, so
+    its curve is exact below 0% as well; with several runs the report's profile is drawn
+    over its thresholds (0% and up), with the band. One column wide.
     """
     agents = _agents(report, time_limit)
     styles = agent_styles(report)
@@ -396,14 +411,30 @@ def plot_profile(report: dict[str, Any], time_limit: str = "saber") -> Figure:
         handles = []
         for agent in agents:
             style = styles[agent]
-            xs, ys = _profile_steps(rows_of[agent], left, right)
+            section = report["agents"][agent][time_limit]
+            profile = section["world_record"]["profile"]
+            if len(section.get("runs") or []) > 1:
+                xs, ys = profile["thresholds_pct"], _nan(profile["fraction_above"])
+            else:
+                xs, ys = _profile_steps(rows_of[agent], left, right)
             (handle,) = ax.step(xs, ys, where="post", color=style.color, linestyle=style.linestyle)
+            low, high = profile.get("fraction_above_low"), profile.get("fraction_above_high")
+            if _measured(section) and low and high and None not in low + high:
+                ax.fill_between(
+                    profile["thresholds_pct"],
+                    low,
+                    high,
+                    step="post",
+                    color=style.color,
+                    alpha=0.2,
+                    linewidth=0,
+                )
             handles.append(handle)
         _log_axis(ax, left, right)
         ax.axvline(100.0, color="0.5", linewidth=0.6, linestyle=":", zorder=0)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("score τ, % of world record (symmetric log scale)")
-        ax.set_ylabel("fraction of games above τ")
+        ax.set_ylabel("fraction of games (× runs) above τ")
         ax.grid(alpha=0.25, linewidth=0.5)
         ax.set_title(f"Score distribution, {_limit_title(report, time_limit)}")
         _legend_above(fig, handles, [styles[a].label(a) for a in agents])
@@ -416,8 +447,23 @@ def _interval_of(section: dict[str, Any], key: str) -> tuple[float | None, list[
 
 
 def _measured(section: dict[str, Any]) -> bool:
-    # One score per game leaves the bootstrap nothing to resample: no interval to draw.
+    """Whether the section has intervals (it resampled runs or episodes); one score per
+    game, or a published table of means, leaves nothing to resample."""
+    if "resampled" in section:
+        return section["resampled"] is not None
     return any(row["episodes"] > 1 for row in section["per_game"].values())
+
+
+def _resampled_words(report: dict[str, Any], time_limit: str | None = None) -> str:
+    """What the drawn intervals resampled, for a caption."""
+    units = {
+        s.get("resampled", "episodes")
+        for sections in report["agents"].values()
+        for limit, s in sections.items()
+        if (time_limit is None or limit == time_limit) and _measured(s)
+    }
+    words = {"runs": "over runs", "episodes": "over episodes (evaluation noise only)"}
+    return " or ".join(words[u] for u in ("runs", "episodes") if u in units)
 
 
 def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure:
@@ -491,10 +537,15 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
         axes[0].set_ylim(-0.6, len(agents) - 0.4)
         axes[0].invert_yaxis()
         boot = report["bootstrap"]
-        note = "; ◇ no interval (one score per game)" if any_point_only else ""
+        over = _resampled_words(report, time_limit)
+        notes = [f"bars: {boot['confidence_pct']:g}% stratified bootstrap intervals {over}"]
+        notes = notes if over else []
+        if any_point_only:
+            notes.append("◇ no interval (published means, or one score per game)")
         fig.supxlabel(
-            f"world-record-normalized score, {_limit_title(report, time_limit)}; bars: "
-            f"{boot['confidence_pct']:g}% stratified bootstrap intervals{note}",
+            "\n".join(
+                [f"world-record-normalized score, {_limit_title(report, time_limit)}", *notes]
+            ),
             fontsize=7,
         )
     return fig
@@ -505,12 +556,15 @@ def plot_improvement(report: dict[str, Any], time_limit: str = "saber") -> Figur
     (2021): one row per pair, X named on the left and Y on the right, the interval as a
     bar in X's colour (a hollow diamond without one), 0.5 (no difference) dashed.
 
-    None when fewer than two agents have scores at ``time_limit``. One column wide.
+    Pairs without an estimate (a published table of means has neither runs nor
+    episodes; no game in common) are left out, and the caption counts them; the tables
+    give the reasons. None when no pair has an estimate. One column wide and up.
     """
     comparison = report["comparisons"].get(time_limit)
-    pairs = comparison["pairs"] if comparison is not None else []
-    if not any(p["probability_of_improvement"] is not None for p in pairs):
-        return None  # nothing to draw: say so in the tables, not with an empty figure
+    every = comparison["pairs"] if comparison is not None else []
+    pairs = [p for p in every if p["probability_of_improvement"] is not None]
+    if not pairs:
+        return None  # nothing to draw: the tables say why, not an empty figure
     styles = agent_styles(report)
     # Names on both sides: as wide as they need, from one column up to two.
     names = 0.055 * (max(len(p["x"]) for p in pairs) + max(len(p["y"]) for p in pairs))
@@ -521,9 +575,7 @@ def plot_improvement(report: dict[str, Any], time_limit: str = "saber") -> Figur
             style = styles[pair["x"]]
             value = pair["probability_of_improvement"]
             low, high = pair.get("probability_of_improvement_ci") or (None, None)
-            if value is None:
-                ax.text(0.5, row, "no game in common", ha="center", va="center", fontsize=6)
-            elif low is not None and high is not None:
+            if low is not None and high is not None:
                 ax.barh(row, high - low, left=low, height=0.6, color=style.color, alpha=0.8)
                 ax.vlines(value, row - 0.3, row + 0.3, color="black", linewidth=1.2)
             else:
@@ -539,7 +591,13 @@ def plot_improvement(report: dict[str, Any], time_limit: str = "saber") -> Figur
         right.spines["right"].set_visible(False)
         ax.tick_params(axis="y", length=0)
         ax.spines["left"].set_visible(False)
-        ax.set_xlabel("P(X > Y), X on the left, Y on the right")
+        units = {p.get("unit") or "episodes" for p in pairs}
+        words = " or ".join(f"{u} of X and Y" for u in sorted(units))
+        left_out = len(every) - len(pairs)
+        label = f"P(X > Y): X (left) beats Y (right), {words}"
+        if left_out:
+            label += f"\n{left_out} pair(s) without an estimate not shown (see the report)"
+        ax.set_xlabel(label)
         ax.set_title(f"Probability of improvement, {_limit_title(report, time_limit)}")
         ax.grid(axis="x", alpha=0.25, linewidth=0.5)
     return fig

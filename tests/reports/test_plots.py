@@ -148,3 +148,25 @@ def test_figures_of_games_without_a_saber_baseline(tmp_path):
     (tmp_path / "s.csv").write_text("game,score\nbasic_math,3\nsurround,1\n")
     report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
     assert len(save_plots(report, tmp_path / "figures", dpi=40)) == 4
+
+
+def test_runs_give_bands_and_intervals_and_references_are_drawn_as_such(tmp_path):
+    from saber.reports.plots import agent_styles, plot_improvement, plot_profile
+    from saber.scoring import merge_tables, reference_table
+
+    rows = "agent,run,game,episode,score\n" + "".join(
+        f"{agent},r{run},{game},{run},{score + 3 * run}\n"
+        for agent, score in (("a", 10), ("b", 0))
+        for run in range(3)
+        for game in ("pong", "venture", "boxing")
+    )
+    (tmp_path / "s.csv").write_text(rows)
+    table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
+    report = build_report(table, n_resamples=20)
+    styles = agent_styles(report)
+    assert styles["rainbow@saber-paper"].reference and not styles["a"].reference
+    assert plot_profile(report).axes[0].collections  # the bands (fill_between)
+    improvement = plot_improvement(report)
+    assert [t.get_text() for t in improvement.axes[0].get_yticklabels()] == ["a"]
+    assert improvement.axes[0].patches  # the interval of P(a > b): runs
+    assert "not shown" in improvement.axes[0].get_xlabel()  # pairs with a mean-only reference
