@@ -332,7 +332,7 @@ def plot_per_game(
                 elif row[key] is not None:
                     xs.append(row[key])
                     ys.append(row_index + dodge)
-            (handle,) = ax.plot(xs, ys, **style.marker("o"))
+            (handle,) = ax.plot(xs, ys, **style.marker())
             ax.plot([infinite_x] * len(inf_ys), inf_ys, **style.marker(">"))
             handles.append(handle)
         _log_axis(ax, _left_of(finite), infinite_x * 2, infinite_x)
@@ -642,11 +642,7 @@ def plot_time_limits(report: dict[str, Any]) -> Figure | None:
                     linestyle=style.linestyle,
                     capsize=2,
                     elinewidth=0.8,
-                    **{
-                        k: v
-                        for k, v in style.marker("o").items()
-                        if k not in ("color", "linestyle")
-                    },
+                    **{k: v for k, v in style.marker().items() if k not in ("color", "linestyle")},
                 )
                 if ax is axes[0]:
                     handles.append(handle)
