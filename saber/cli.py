@@ -323,20 +323,36 @@ def _import_from_working_directory(agent: str) -> None:
     sys.path.insert(0, cwd)
 
 
+def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any], Any]:
+    """A click callback: ``--episodes must be >= 1, actually: 0`` (one line, exit 1)."""
+
+    def check(context: Any, parameter: Any, value: Any) -> Any:
+        if value is not None and (value <= minimum if above else value < minimum):
+            relation = ">" if above else ">="
+            raise click.ClickException(
+                f"{parameter.opts[0]} must be {relation} {minimum:g}, actually: {value:g}"
+            )
+        return value
+
+    return check
+
+
 @main.command("eval")
 @click.option(
     "--agent",
     required=True,
     help="random, noop, constant:K, epsilon-constant:K[:EPS], or module:attr (a policy, a "
-    "policy class, or a factory; the module may be in the current directory).",
+    "policy class, or a factory; the module may be in the current directory). See saber list.",
 )
 @click.option(
     "--games",
     required=True,
     help="Comma-separated game names (any single-player ROM of ale-py; outside the 61 SABER "
-    "games, no SABER baseline), or all (the 61), atari57, atari5, atari10.",
+    "games, no SABER baseline), or all (the 61), atari57, atari5, atari10. See saber list.",
 )
-@click.option("--episodes", default=100, show_default=True, help="Episodes per game.")
+@click.option(
+    "--episodes", default=100, show_default=True, callback=_at_least(1), help="Episodes per game."
+)
 @click.option(
     "--out",
     "out",
@@ -346,15 +362,24 @@ def _import_from_working_directory(agent: str) -> None:
     help="Run directory; running the same command again resumes it.",
 )
 @click.option(
+    "--run",
+    "run_name",
+    default=None,
+    help="Run name (e.g. the training seed), written in OUT/run.json and every record; "
+    "reports tell runs of one agent apart by it. Default: no name.",
+)
+@click.option(
     "--workers",
     type=int,
     default=None,
+    callback=_at_least(0),
     help="Worker processes [default: one per core]; 0 runs in this process. With --backend dask and no --address: local cluster size.",
 )
 @click.option(
     "--envs-per-worker",
     default=8,
     show_default=True,
+    callback=_at_least(1),
     help="Envs per worker's vector env: the policy's batch size.",
 )
 @click.option(
@@ -362,19 +387,44 @@ def _import_from_working_directory(agent: str) -> None:
     "base_seed",
     default=0,
     show_default=True,
+    callback=_at_least(0),
     help="Base seed; every episode's seed derives from it, the game and the episode index.",
+)
+@click.option(
+    "--unit-timeout",
+    default=300.0,
+    show_default=True,
+    callback=_at_least(0, above=True),
+    help="Seconds a work unit may go without frame progress before its worker is stopped; "
+    "the unit is retried once, then its episodes are recorded as failed. Not with --workers 0.",
 )
 @click.option("--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True)
 @click.option(
     "--address",
     default=None,
-    help='Dask scheduler address (tcp://host:8786); needs pip install "saber-ale[dask]".',
+    help='Dask scheduler address (tcp://host:8786 or tls://host:8786); needs pip install "saber-ale[dask]".',
 )
 @click.option(
     "--dask-timeout",
     default=10.0,
     show_default=True,
+    callback=_at_least(0, above=True),
     help="Seconds to wait for the Dask scheduler.",
+)
+@click.option(
+    "--tls-ca-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="With a tls:// --address: the CA certificate (PEM) that signed the cluster's.",
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    help="With a tls:// --address: this client's certificate (PEM).",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False),
+    help="With a tls:// --address: this client's private key (PEM).",
 )
 @click.option(
     "--env-option",
@@ -414,12 +464,17 @@ def eval_command(
     games: str,
     episodes: int,
     out: Path,
+    run_name: str | None,
     workers: int | None,
     envs_per_worker: int,
     base_seed: int,
+    unit_timeout: float,
     backend: str,
     address: str | None,
     dask_timeout: float,
+    tls_ca_file: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
     env_option: tuple[str, ...],
     allow_non_saber: bool,
     progress: bool | None,
@@ -430,12 +485,28 @@ def eval_command(
 
     Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
     the provenance. Ctrl-C stops cleanly; the same command resumes. At the end the SABER
-    report is written to OUT/report.json and OUT/report.md and printed.
+    report is written to OUT/report.json and OUT/report.md and printed. The exit status
+    is 1 when any episode ended as a failure.
     """
     import sys
 
     from saber.harness import evaluate
 
+    if backend == "dask" and workers == 0:
+        raise click.ClickException("--workers must be >= 1 with --backend dask, actually: 0")
+    tls = {
+        name: value
+        for name, value in (
+            ("tls_ca_file", tls_ca_file),
+            ("tls_client_cert", tls_cert),
+            ("tls_client_key", tls_key),
+        )
+        if value
+    }
+    if tls and backend != "dask":
+        raise click.ClickException("--tls-ca-file, --tls-cert and --tls-key need --backend dask")
+    if run_name is not None and not run_name.strip():
+        raise click.ClickException("--run must be a non-empty name")
     _import_from_working_directory(agent)
     try:
         result = evaluate(
@@ -448,12 +519,16 @@ def eval_command(
             base_seed=base_seed,
             backend=backend,
             address=address,
+            run=run_name,
             env_options=_env_options(env_option),
             allow_non_saber=allow_non_saber,
             progress=progress,
             command=sys.argv,
             dask_timeout=dask_timeout,
             video=video,
+            dask_security=tls or None,
+            unit_timeout=unit_timeout,
+            on_message=lambda message: click.echo(message, err=True),
         )
     except KeyboardInterrupt:
         click.echo(
@@ -468,18 +543,78 @@ def eval_command(
         f"{len(result.records)} episodes in {out}",
         err=True,
     )
-    for record in result.failed:
-        click.echo(
-            f"warning: {record['game']} episode {record['episode']} failed: {record['error']}",
-            err=True,
-        )
-    if write_report and any("error" not in record for record in result.records):
+    if write_report and result.finished:
         from saber.reports import to_markdown
 
-        paths = result.write_report()
-        click.echo(to_markdown(result.report()))
+        report = result.report()
+        paths = result.write_report(report=report)
+        click.echo(to_markdown(report))
         for path in paths:
             click.echo(f"wrote {path}", err=True)
+    for reason, count in result.failure_reasons.items():
+        click.echo(f"failed {count} time(s): {reason}", err=True)
+    summary = result.summary()
+    recovered = f" ({summary['recovered']} after a retry)" if summary["recovered"] else ""
+    click.echo(f"{result.finished} finished{recovered}, {len(result.failed)} failed", err=True)
+    if result.failed:
+        sys.exit(1)
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+def list_command(as_json: bool) -> None:
+    """List the games (ale-py names, world record, random score), game sets and agents."""
+    import json
+
+    from saber.games import all_games, atari57_games, saber_games, subset_games
+    from saber.harness.policies import BUILTIN_AGENTS
+
+    games = all_games()
+    sets = {
+        "all": [game.ale_id for game in saber_games()],
+        "atari57": [game.ale_id for game in atari57_games()],
+        "atari5": [game.ale_id for game in subset_games("atari5")],
+        "atari10": [game.ale_id for game in subset_games("atari10")],
+    }
+    if as_json:
+        listing = {
+            "games": [
+                {
+                    "ale_id": game.ale_id,
+                    "env_id": game.env_id,
+                    "in_saber": game.in_saber,
+                    "world_record": game.world_record,
+                    "random": game.random,
+                    "human": game.human,
+                }
+                for game in games
+            ],
+            "game_sets": sets,
+            "agents": BUILTIN_AGENTS,
+        }
+        click.echo(json.dumps(listing, indent=2))
+        return
+
+    def number(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:,.1f}"
+
+    click.echo(
+        "Games (--games; any other single-player ROM of ale-py works too, without a baseline):"
+    )
+    click.echo(f"  {'ale-py name':<22} {'env id':<26} {'world record':>14} {'random':>10}")
+    for game in games:
+        note = "" if game.in_saber else "  (not a SABER game)"
+        click.echo(
+            f"  {game.ale_id:<22} {game.env_id:<26} {number(game.world_record):>14} "
+            f"{number(game.random):>10}{note}"
+        )
+    click.echo("\nGame sets (--games):")
+    for name, members in sets.items():
+        shown = ", ".join(members) if len(members) <= 10 else f"{len(members)} games"
+        click.echo(f"  {name:<8} {shown}")
+    click.echo("\nAgents (--agent):")
+    for spec, description in BUILTIN_AGENTS.items():
+        click.echo(f"  {spec:<26} {description}")
 
 
 if __name__ == "__main__":  # python -m saber.cli

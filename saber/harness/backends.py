@@ -14,20 +14,31 @@ records are stored as their episodes finish. Retries and storage are not their b
 * :class:`DaskBackend`: one task per unit on a Dask cluster (``pip install
   "saber-ale[dask]"``). Records stream back as Dask events while a unit runs and again
   with its result (duplicates are dropped by the caller), so none is lost if an event is.
+  Before the first unit, every connected worker checks that it can load the policy (one
+  clear error instead of a failure per unit). TLS: a ``tls://`` address with a
+  ``distributed.Security`` (or Dask's ``distributed.comm.tls`` configuration).
+
+Unit deadline (``unit_timeout`` seconds): a unit that sends nothing (no frames, no
+episode) for that long is stopped and reported as a ``timeout`` failure: the local worker
+process is killed and replaced; the Dask worker is restarted through its nanny. The
+inline backend cannot stop its own process and has no deadline.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import queue
 import signal
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 from saber.errors import SaberError
+from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.runner import execute_unit
 from saber.harness.work import (
     EpisodeDone,
@@ -36,12 +47,24 @@ from saber.harness.work import (
     Job,
     UnitFailed,
     UnitFinished,
+    UnitStarted,
     WorkUnit,
 )
 
 __all__ = ["Backend", "BackendError", "DaskBackend", "InlineBackend", "LocalBackend"]
 
-DASK_EXTRA_HINT = 'pip install "saber-ale[dask]"'
+DASK_EXTRA_HINT = (
+    'pip install "saber-ale[dask]"' + """ (or, from a checkout, pip install ".[dask]")"""
+)
+
+
+def timeout_message(seconds: float) -> str:
+    """The reason recorded for a unit stopped at its deadline (the same every time, so
+    repeated hangs are recognized as one failure)."""
+    return (
+        f"no frame progress for {seconds:g} s (the unit deadline, --unit-timeout): the "
+        "policy or the worker hung, and the worker was stopped"
+    )
 
 
 class BackendError(SaberError):
@@ -97,6 +120,15 @@ class _Worker:
         self.process.start()
         child.close()  # so that the parent sees EOF when the worker dies
         self.unit: WorkUnit | None = None
+        # Last message about its unit; None until the unit starts (spawning a worker
+        # imports saber, which on a loaded machine may take longer than a short deadline).
+        self.last_progress: float | None = None
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=10)
+        self.connection.close()
 
 
 class LocalBackend:
@@ -105,10 +137,13 @@ class LocalBackend:
     Args:
         job: the run's policy and settings; pickled once per worker.
         workers: number of processes (one per core is the default of ``evaluate``).
+        unit_timeout: seconds without a message from a busy worker before it is killed
+            (None: no deadline).
     """
 
-    def __init__(self, job: Job, workers: int) -> None:
+    def __init__(self, job: Job, workers: int, unit_timeout: float | None = None) -> None:
         self.job = job
+        self.unit_timeout = unit_timeout
         self._context = multiprocessing.get_context("spawn")
         self._pending: deque[WorkUnit] = deque()
         self._workers = [_Worker(self._context, job) for _ in range(workers)]
@@ -124,6 +159,7 @@ class LocalBackend:
                 return
             if worker.unit is None:
                 worker.unit = self._pending.popleft()
+                worker.last_progress = None
                 worker.connection.send(worker.unit)
 
     def events(self, timeout: float) -> Iterator[Event]:
@@ -132,12 +168,14 @@ class LocalBackend:
         ready = multiprocessing.connection.wait(list(handles), timeout)
         for worker in dict.fromkeys(handles[handle] for handle in ready):
             yield from self._receive(worker)
+        yield from self._stop_hung_workers()
         self._dispatch()
 
     def _receive(self, worker: _Worker) -> Iterator[Event]:
         try:
             while worker.connection.poll():
                 event = worker.connection.recv()
+                worker.last_progress = time.monotonic()
                 if isinstance(event, UnitFinished | UnitFailed):
                     worker.unit = None
                 self._deaths_in_a_row = 0
@@ -146,6 +184,17 @@ class LocalBackend:
             pass  # the worker is gone: everything it sent has been read
         if not worker.process.is_alive():
             yield from self._replace(worker)
+
+    def _stop_hung_workers(self) -> Iterator[Event]:
+        if self.unit_timeout is None:
+            return
+        now = time.monotonic()
+        for index, worker in enumerate(self._workers):
+            last = worker.last_progress
+            if worker.unit is not None and last is not None and now - last > self.unit_timeout:
+                worker.stop()
+                self._workers[index] = _Worker(self._context, self.job)
+                yield UnitFailed(worker.unit.unit_id, "timeout", timeout_message(self.unit_timeout))
 
     def _replace(self, worker: _Worker) -> Iterator[Event]:
         exit_code = worker.process.exitcode
@@ -172,8 +221,7 @@ class LocalBackend:
             if worker.process.is_alive():
                 worker.process.kill()
         for worker in self._workers:
-            worker.process.join(timeout=10)
-            worker.connection.close()
+            worker.stop()
         self._workers = []
         self._pending.clear()
 
@@ -184,7 +232,11 @@ def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
 
     worker = get_worker()
     events: list[Event] = []
-    for event in execute_unit(unit, job, num_threads=1):  # one task per Dask thread
+    # One task per Dask thread: one emulation thread each.
+    for event in execute_unit(unit, job, num_threads=1, worker=worker.address):
+        if isinstance(event, UnitStarted):
+            worker.log_event(topic, {"unit_id": unit.unit_id, "started": worker.address})
+            continue
         if isinstance(event, EpisodeDone):
             worker.log_event(topic, {"unit_id": unit.unit_id, "record": event.record})
         elif isinstance(event, FramesPlayed):
@@ -194,45 +246,132 @@ def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
     return events
 
 
+async def _exit_worker_process() -> None:
+    """Run on a Dask worker whose task hangs: end its process at once (a coroutine, so
+    that the scheduler does not wait for an answer that cannot come)."""
+    import os
+
+    os._exit(1)
+
+
+def _dask_check_policy(job: Job) -> None:
+    """Run on every Dask worker before the first unit: the job arrived (so the policy
+    unpickles there) and a spec's module imports there."""
+    if isinstance(job.policy, str):
+        resolve_spec(job.policy)
+
+
+def _security(security: Any) -> Any:
+    """A ``distributed.Security`` from one, or from a dict of its keyword arguments."""
+    if security is None or not isinstance(security, dict):
+        return security
+    from distributed import Security
+
+    return Security(require_encryption=True, **security)
+
+
 class DaskBackend:
     """One Dask task per unit on the scheduler at ``address`` (a local cluster if None).
 
     Args:
-        job: the run's policy and settings; scattered to the workers once.
-        address: scheduler address (``tcp://host:8786``), or None to start a
-            ``LocalCluster`` of ``workers`` single-threaded worker processes.
+        job: the run's policy and settings; sent with each unit.
+        address: scheduler address (``tcp://host:8786``, ``tls://host:8786``), or None to
+            start a ``LocalCluster`` of ``workers`` single-threaded worker processes.
         workers: worker processes of the local cluster (ignored with an address).
         timeout: seconds to wait for the scheduler.
+        unit_timeout: seconds without a message from a started unit before its worker is
+            restarted (None: no deadline).
+        security: a ``distributed.Security``, or a dict of its arguments (``tls_ca_file``,
+            ``tls_client_cert``, ``tls_client_key``: file paths or PEM text); None uses
+            Dask's configuration (``distributed.comm.tls.*``).
 
     Raises:
         BackendError: Dask is not installed, or the scheduler cannot be reached.
+        PolicyError: a worker cannot load the policy (its module is not installed there).
     """
 
-    def __init__(self, job: Job, address: str | None, workers: int, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        job: Job,
+        address: str | None,
+        workers: int,
+        timeout: float = 10.0,
+        unit_timeout: float | None = None,
+        security: Any = None,
+    ) -> None:
         try:
             from distributed import Client, LocalCluster
         except ImportError as error:
             raise BackendError(
                 f"The dask backend needs Dask's distributed scheduler: {DASK_EXTRA_HINT}"
             ) from error
+        security = _security(security)
+        self.unit_timeout = unit_timeout
         self._cluster = None
         if address is None:
             self._cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                **({} if security is None else {"security": security}),
             )
         try:
-            self.client = Client(address or self._cluster, timeout=timeout)
-        except (OSError, TimeoutError) as error:
+            self.client = Client(
+                address or self._cluster,
+                timeout=timeout,
+                **({} if security is None else {"security": security}),
+            )
+        except (
+            OSError,
+            TimeoutError,
+            ValueError,
+            TypeError,
+        ) as error:  # TypeError: TLS, no certificates
+            tls_hint = (
+                " A tls:// scheduler needs the client's certificates: --tls-ca-file, "
+                "--tls-cert and --tls-key (or Dask's distributed.comm.tls configuration)."
+                if str(address).startswith("tls://")
+                else ""
+            )
             raise BackendError(
                 f"Cannot reach the Dask scheduler at {address} within {timeout:g} s "
                 f"({type(error).__name__}: {error}). Is the scheduler running, and is the "
-                "address right (tcp://host:8786)?"
+                f"address right (tcp://host:8786)?{tls_hint}"
             ) from None
+        try:
+            self._check_workers(job)
+        except BaseException:
+            self.close()
+            raise
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._topic = f"saber-{uuid.uuid4().hex}"
         self.client.subscribe_topic(self._topic, lambda event: self._queue.put(("event", event)))
-        self._job = self.client.scatter(job, broadcast=True, hash=False)
+        # Sent with each task, not scattered: a worker stopped at the unit deadline would
+        # take scattered data with it. Large models belong in a module:attr factory.
+        self._job = job
         self._futures: dict[int, Any] = {}
+        self._running: dict[int, tuple[str, float]] = {}  # unit -> (worker, last message)
+
+    def _check_workers(self, job: Job) -> None:
+        """One clear error, before any unit runs, if a worker cannot load the policy."""
+        try:
+            results = self.client.run(_dask_check_policy, job, on_error="return")
+        except Exception as error:  # the job itself could not be sent
+            raise PolicyError(
+                f"The policy cannot be sent to the Dask workers ({type(error).__name__}: "
+                f"{error}). Pass it as 'module:attr' with that module installed on every worker."
+            ) from None
+        broken = {
+            worker: result for worker, result in results.items() if isinstance(result, Exception)
+        }
+        if broken:
+            worker, error = sorted(broken.items())[0]
+            raise PolicyError(
+                f"{len(broken)} of {len(results)} Dask workers cannot load the policy; "
+                f"{worker}: {type(error).__name__}: {error}. Every worker needs saber and the "
+                "agent's module importable (install it there, or client.upload_file)."
+            )
 
     def submit(self, unit: WorkUnit) -> None:
         future = self.client.submit(
@@ -254,22 +393,29 @@ class DaskBackend:
                 self._queue.get(timeout=timeout) if timeout else self._queue.get_nowait()
             )
         except queue.Empty:
+            yield from self._stop_hung_units()
             return
         while True:
             yield from self._translate(kind, payload)
             try:
                 kind, payload = self._queue.get_nowait()
             except queue.Empty:
-                return
+                break
+        yield from self._stop_hung_units()
 
     def _translate(self, kind: str, payload: Any) -> Iterator[Event]:
         if kind == "event":
             _, message = payload  # (timestamp, message)
+            unit_id = message["unit_id"]
+            if unit_id in self._futures:
+                worker = message.get("started") or self._running.get(unit_id, ("", 0.0))[0]
+                self._running[unit_id] = (worker, time.monotonic())
             if "record" in message:
-                yield EpisodeDone(message["unit_id"], message["record"])
-            else:
-                yield FramesPlayed(message["unit_id"], message["frames"])
+                yield EpisodeDone(unit_id, message["record"])
+            elif "frames" in message:
+                yield FramesPlayed(unit_id, message["frames"])
             return
+        self._running.pop(payload, None)
         future = self._futures.pop(payload, None)
         if future is None or future.status == "cancelled":
             return
@@ -279,13 +425,34 @@ class DaskBackend:
         error = future.exception()
         yield UnitFailed(payload, "worker", f"{type(error).__name__}: {error}")
 
+    def _stop_hung_units(self) -> Iterator[Event]:
+        if self.unit_timeout is None:
+            return
+        now = time.monotonic()
+        hung = [
+            (unit_id, worker)
+            for unit_id, (worker, last) in self._running.items()
+            if now - last > self.unit_timeout
+        ]
+        for unit_id, worker in hung:
+            del self._running[unit_id]
+            future = self._futures.pop(unit_id, None)
+            if future is not None:
+                self.client.cancel([future], force=True)
+            # A thread cannot be stopped: its worker process exits, and its nanny starts a
+            # new one (without a nanny, the worker is gone).
+            with contextlib.suppress(Exception):
+                self.client.run(_exit_worker_process, workers=[worker], wait=False)
+            yield UnitFailed(unit_id, "timeout", timeout_message(self.unit_timeout))
+
     def close(self) -> None:
-        futures = list(self._futures.values())
-        self._futures.clear()
+        futures = list(getattr(self, "_futures", {}).values())
+        self._futures = {}
         try:
             if futures:
                 self.client.cancel(futures, force=True)
-            self.client.unsubscribe_topic(self._topic)
+            if hasattr(self, "_topic"):
+                self.client.unsubscribe_topic(self._topic)
         finally:
             self.client.close()
             if self._cluster is not None:

@@ -6,12 +6,17 @@ process, local processes or a Dask cluster (:mod:`saber.harness.backends`), and 
 as soon as it ends (:mod:`saber.harness.store`). An episode counts only at its real end:
 game over, the stuck timeout or the 100-hour cap; never "the first N to finish".
 
-Failures: an exception while playing fails the unit; each of its unfinished episodes is
-retried once, alone in a new unit, and recorded with ``error`` if it fails again. The
-other units keep running. A policy that breaks the policy protocol (wrong shape, invalid
-actions), or a worker that cannot build the policy or the env, stops the run with a clear
-error: it would fail for every episode. Ctrl-C stops the workers; finished episodes are
-on disk, and the same call resumes.
+Failures: an exception while playing, a worker that dies, or a unit that makes no frame
+progress for ``unit_timeout`` seconds (its worker is stopped) fails the unit: each of its
+unfinished episodes gets an ``error`` record for that attempt, is retried once alone in a
+new unit, and ends as a failure if that fails too. The other units keep running. The
+same failure ending :data:`REPEATED_FAILURES` units in a row, with no episode finishing in
+between, stops the run (:class:`RepeatedFailureError`): it would fail every episode. A
+policy that breaks the policy protocol (wrong shape, invalid actions), or a worker that
+cannot build the policy or the env, stops the run at once. Ctrl-C stops the workers;
+finished episodes are on disk, and the same call resumes. Every failed attempt stays in
+``episodes.jsonl``: :attr:`EvaluationResult.failures` and the ``summary`` in ``run.json``
+count them even after a successful retry.
 
 Costs worth knowing: each episode starts with a seeded reset, which reloads the ROM
 (about 0.25 s in ale-py 0.12): the price of per-episode seeds. Worker processes are
@@ -27,7 +32,7 @@ import pickle
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +44,7 @@ from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
 from saber.harness.backends import Backend, DaskBackend, InlineBackend, LocalBackend
 from saber.harness.policies import Policy, PolicyError, resolve_spec
-from saber.harness.store import ResultsStore, provenance
+from saber.harness.store import ResultsStore, failure_reasons, provenance
 from saber.harness.video import VideoRequest, add_videos_to_run, require_video_extra
 from saber.harness.work import (
     SEED_SCHEME,
@@ -54,10 +59,25 @@ from saber.harness.work import (
     plan_units,
 )
 
-__all__ = ["DEFAULT_ENVS_PER_WORKER", "EvaluationResult", "evaluate"]
+__all__ = [
+    "DEFAULT_ENVS_PER_WORKER",
+    "DEFAULT_UNIT_TIMEOUT",
+    "REPEATED_FAILURES",
+    "EvaluationResult",
+    "RepeatedFailureError",
+    "evaluate",
+]
 
 DEFAULT_ENVS_PER_WORKER = 8
+# Seconds without frame progress before a unit's worker is stopped: far above a seeded
+# reset (0.25 s) or a policy's batch, short enough that a hang costs minutes, not hours.
+DEFAULT_UNIT_TIMEOUT = 300.0
+REPEATED_FAILURES = 3  # the same failure ending this many units in a row stops the run
 _POLL_SECONDS = 0.5
+
+
+class RepeatedFailureError(SaberError):
+    """The same failure ended several work units in a row: the run was stopped."""
 
 
 @dataclass
@@ -66,12 +86,16 @@ class EvaluationResult:
 
     Attributes:
         directory: the run directory (``episodes.jsonl``, ``run.json``).
-        records: records of the requested episodes, in (game, episode) order; failed
-            episodes have ``error`` and no score.
+        records: one record per requested episode, in (game, episode) order: its finished
+            record, or for an episode that ended as a failure its last ``error`` record
+            (no score); episodes never run (a stopped run) are missing.
         new_episodes: episodes that finished (or failed) during this call.
         frames: emulator frames of the episodes finished during this call.
         seconds: wall-clock duration of this call.
         non_saber: the settings broke the SABER protocol.
+        failed: the records of requested episodes that ended as failures.
+        failures: every failed attempt of a requested episode (``error`` records, this
+            call's and earlier sessions', retried ones included), in file order.
     """
 
     directory: Path
@@ -81,6 +105,32 @@ class EvaluationResult:
     seconds: float
     non_saber: bool = False
     failed: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def finished(self) -> int:
+        """Requested episodes with a score."""
+        return sum("error" not in record for record in self.records)
+
+    @property
+    def failure_reasons(self) -> dict[str, int]:
+        """Failed attempts per reason (``error`` text), most frequent first."""
+        return failure_reasons(self.failures)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for people and scripts: ``finished``, ``failed`` (episodes that ended as
+        failures), ``failed_attempts``, ``recovered`` (failed at least once, then
+        finished), and ``failure_reasons`` (attempts per reason)."""
+        failed_keys = {(r["game"], r["episode"]) for r in self.failures if "game" in r}
+        return {
+            "finished": self.finished,
+            "failed": len(self.failed),
+            "failed_attempts": len(self.failures),
+            "recovered": sum(
+                (r["game"], r["episode"]) in failed_keys for r in self.records if "error" not in r
+            ),
+            "failure_reasons": self.failure_reasons,
+        }
 
     def mean_scores(self, key: str = "score") -> dict[str, float]:
         """Mean score per game (ale id) over the finished episodes; ``key`` may be
@@ -98,11 +148,17 @@ class EvaluationResult:
 
         return build_report(read_scores(self.directory), seed=seed, n_resamples=n_resamples)
 
-    def write_report(self, seed: int = 0, n_resamples: int = 2000) -> list[Path]:
-        """Write ``report.json`` and ``report.md`` into the run directory; return their paths."""
+    def write_report(
+        self, seed: int = 0, n_resamples: int = 2000, report: dict[str, Any] | None = None
+    ) -> list[Path]:
+        """Write ``report.json`` and ``report.md`` into the run directory; return their paths.
+
+        ``report``: an already built :meth:`report` (built here when None).
+        """
         from saber.reports import to_json, to_markdown
 
-        report = self.report(seed=seed, n_resamples=n_resamples)
+        if report is None:
+            report = self.report(seed=seed, n_resamples=n_resamples)
         json_path, markdown_path = self.directory / "report.json", self.directory / "report.md"
         json_path.write_text(to_json(report), encoding="utf-8")
         markdown_path.write_text(to_markdown(report), encoding="utf-8")
@@ -157,18 +213,26 @@ def _check_picklable(job: Job) -> None:
 
 
 def _make_backend(
-    backend: str, job: Job, workers: int, address: str | None, dask_timeout: float
+    backend: str,
+    job: Job,
+    workers: int,
+    address: str | None,
+    dask_timeout: float,
+    unit_timeout: float | None,
+    dask_security: Any,
 ) -> Backend:
     if backend == "dask":
-        return DaskBackend(job, address, workers, timeout=dask_timeout)
+        return DaskBackend(
+            job, address, workers, dask_timeout, unit_timeout=unit_timeout, security=dask_security
+        )
     if backend != "local":
         raise SaberError(f"Expect backend 'local' or 'dask', actually: {backend!r}")
-    if address is not None:
-        raise SaberError("An address is only used with backend='dask'")
+    if address is not None or dask_security is not None:
+        raise SaberError("An address and TLS settings are only used with backend='dask'")
     if workers == 0:
         return InlineBackend(job)
     _check_picklable(job)
-    return LocalBackend(job, workers)
+    return LocalBackend(job, workers, unit_timeout=unit_timeout)
 
 
 class _Progress:
@@ -198,16 +262,20 @@ class _Progress:
 
 
 class _Run:
-    """The main-process side of a run: stores records, retries, counts."""
+    """The main-process side of a run: stores records, retries, counts, stops."""
 
-    def __init__(self, store: ResultsStore, backend: Backend, progress: _Progress) -> None:
+    def __init__(
+        self, store: ResultsStore, backend: Backend, progress: _Progress, job: Job
+    ) -> None:
         self.store = store
         self.backend = backend
         self.progress = progress
+        self.job = job
         self.outstanding: dict[int, WorkUnit] = {}
         self.next_unit_id = 0
         self.frames = 0
-        self.failed: list[dict[str, Any]] = []
+        self.final_failures = 0  # episodes that ended as failures during this call
+        self._streak: tuple[str, int] = ("", 0)  # (failure, units it ended in a row)
 
     def submit(self, units: Sequence[WorkUnit]) -> None:
         for unit in units:
@@ -222,6 +290,7 @@ class _Run:
                 self.store.write(record)
                 self.frames += record["frames"]
                 self.progress.bar.update(1)
+                self._streak = ("", 0)
         elif isinstance(event, FramesPlayed):
             self.progress.add_frames(event.frames)
         elif isinstance(event, UnitFinished):
@@ -229,23 +298,49 @@ class _Run:
         elif isinstance(event, UnitFailed):
             self._failed(event)
 
+    def _on_disk(self) -> str:
+        failed = len(self.store.log.unresolved())
+        return (
+            f"{len(self.store.finished)} finished episodes are on disk in "
+            f"{self.store.directory}" + (f", {failed} failed" if failed else "")
+        )
+
     def _failed(self, event: UnitFailed) -> None:
         unit = self.outstanding.pop(event.unit_id, None)
         if unit is None:
             return
-        on_disk = (
-            f"{len(self.store.finished)} finished episodes are on disk in {self.store.directory}"
-        )
-        if event.kind == "policy":
-            raise PolicyError(f"{event.error} (game {unit.game}). {on_disk}.")
-        if event.kind == "setup":
-            raise SaberError(
-                f"A worker could not build the policy or the {unit.game} env: {event.error}. "
-                f"{on_disk}; fix the cause and run the same command to resume."
-            )
         unfinished = [
             item for item in unit.episodes if (unit.game, item[0]) not in self.store.finished
         ]
+        for episode, seed in unfinished:  # every failed attempt stays in the history
+            self.store.write(
+                {
+                    "game": unit.game,
+                    "episode": episode,
+                    "seed": seed,
+                    "agent": self.job.agent,
+                    **({} if self.job.run is None else {"run": self.job.run}),
+                    "error": event.error,
+                    "kind": event.kind,
+                    "attempt": unit.attempt,
+                }
+            )
+        if event.kind == "policy":
+            raise PolicyError(f"{event.error} (game {unit.game}). {self._on_disk()}.")
+        if event.kind == "setup":
+            raise SaberError(
+                f"A worker could not build the policy or the {unit.game} env: {event.error}. "
+                f"{self._on_disk()}; fix the cause and run the same command to resume."
+            )
+        error, count = self._streak
+        self._streak = (event.error, count + 1 if error == event.error else 1)
+        if self._streak[1] >= REPEATED_FAILURES:
+            raise RepeatedFailureError(
+                f"Stopped: the same failure ended {self._streak[1]} work units in a row, with "
+                f"no episode finishing in between: {event.error}. {self._on_disk()}. Fix "
+                "the cause (the policy, or what hangs: see --unit-timeout) and run the same "
+                "command to resume; failed episodes run again."
+            )
         if unit.attempt == 0:
             # Alone in its unit, an episode that fails again is the one that fails.
             self.submit(
@@ -255,11 +350,8 @@ class _Run:
                 ]
             )
             return
-        for episode, seed in unfinished:
-            record = {"game": unit.game, "episode": episode, "seed": seed, "error": event.error}
-            self.store.write(record)
-            self.failed.append(record)
-            self.progress.bar.update(1)
+        self.final_failures += len(unfinished)
+        self.progress.bar.update(len(unfinished))
 
     def run(self) -> None:
         while self.outstanding:
@@ -271,6 +363,18 @@ class _Run:
         for event in self.backend.events(0):
             if isinstance(event, EpisodeDone):
                 self.handle(event)
+
+
+def _resume_message(store: ResultsStore, requested: Iterable[tuple[str, int]]) -> str | None:
+    """``resuming: 60 of 120 episodes already done`` when the directory holds some."""
+    requested = list(requested)
+    done = sum(key in store.finished for key in requested)
+    unresolved = store.log.unresolved()
+    failed = sum(key in unresolved for key in requested)
+    if not done and not failed:
+        return None
+    again = f"; {failed} that failed before run again" if failed else ""
+    return f"resuming: {done} of {len(requested)} episodes already done{again}"
 
 
 def evaluate(
@@ -285,11 +389,16 @@ def evaluate(
     backend: str = "local",
     address: str | None = None,
     agent: str | None = None,
+    run: str | None = None,
     env_options: dict[str, Any] | None = None,
     allow_non_saber: bool = False,
     progress: bool | None = None,
     command: list[str] | None = None,
     dask_timeout: float = 10.0,
+    dask_security: Any = None,
+    unit_timeout: float | None = DEFAULT_UNIT_TIMEOUT,
+    on_message: Callable[[str], None] | None = None,
+    emulation_threads: int | None = None,
     video: int = 0,
 ) -> EvaluationResult:
     """Evaluate a policy on games under the SABER protocol; resumable.
@@ -314,14 +423,28 @@ def evaluate(
         envs_per_worker: sub-envs of each worker's vector env: the policy's batch size.
         base_seed: the seed all episode seeds derive from (non-negative).
         backend: ``"local"`` or ``"dask"``.
-        address: Dask scheduler address (``tcp://host:8786``); None starts a local cluster.
+        address: Dask scheduler address (``tcp://host:8786`` or ``tls://host:8786``);
+            None starts a local cluster.
         agent: the name written in the records (default: the spec, or module:qualname).
+        run: the run name (one training seed of the agent, say), written in ``run.json``
+            and in every record as ``run``; None (the default) writes no ``run`` key.
+            Part of what defines the run: a directory holds one run.
         env_options: overrides of :class:`~saber.envs.SaberSettings`.
         allow_non_saber: run even when ``env_options`` break the protocol (the run is
             then marked ``non_saber``, and so is its report).
         progress: show a progress bar on stderr (default: when stderr is a terminal).
         command: the command line recorded in ``run.json`` (default: ``sys.argv``).
         dask_timeout: seconds to wait for the Dask scheduler.
+        dask_security: TLS for Dask: a ``distributed.Security``, or a dict of its
+            arguments (``tls_ca_file``, ``tls_client_cert``, ``tls_client_key``); None uses
+            Dask's configuration.
+        unit_timeout: seconds a unit may go without frame progress before its worker is
+            stopped and the unit fails (retried once, then recorded); None: no deadline.
+            Worker processes and Dask only: ``workers=0`` cannot stop itself.
+        on_message: called with each line for the user (``resuming: 60 of 120 episodes
+            already done``); None: silent.
+        emulation_threads: threads of each worker's vector env; None: one per core with
+            a single local worker (or ``workers=0``), else 1 (W processes use W cores).
         video: film the first ``video`` episodes of every game played in this call, as
             ``out/videos/<game>/episode-<n>.mp4`` (every frame, in colour; listed in
             ``run.json``); needs the ``video`` extra. The records are the same either way.
@@ -332,6 +455,7 @@ def evaluate(
     Raises:
         ProtocolError: settings that break SABER without ``allow_non_saber``.
         PolicyError: a bad agent spec, or a policy that breaks the policy protocol.
+        RepeatedFailureError: the same failure ended several units in a row.
         RunMismatchError: ``out`` holds a run with different settings.
         StoreWriteError: results cannot be written (disk full); finished episodes are kept.
         BackendError: Dask is missing or its scheduler cannot be reached.
@@ -346,10 +470,17 @@ def evaluate(
         require_video_extra()  # here, before any episode runs
     workers = (os.cpu_count() or 1) if workers is None else workers
     _check_positive("workers", workers, minimum=0 if backend == "local" else 1)
+    if unit_timeout is not None and not unit_timeout > 0:
+        raise SaberError(
+            f"Expect `unit_timeout` to be positive or None, actually: {unit_timeout!r}"
+        )
+    if run is not None and (not isinstance(run, str) or not run.strip()):
+        raise SaberError(f"Expect `run` to be a non-empty name, actually: {run!r}")
     settings = _settings(env_options, allow_non_saber)
     game_ids = [game.ale_id for game in resolve_games(games)]
     agent_name, policy_or_spec = _agent_and_policy(policy, agent)
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
+    say = on_message or (lambda message: None)
 
     run_info = provenance(
         settings=settings.as_dict(),
@@ -360,33 +491,44 @@ def evaluate(
         base_seed=base_seed,
         seed_scheme=SEED_SCHEME,
         command=command,
+        run=run,
     )
     overrides = dict(env_options or {})
     # Several processes: one emulation thread each, so W processes use W cores.
     threads = 0 if backend == "local" and workers <= 1 else 1
+    if emulation_threads is not None:
+        _check_positive("emulation_threads", emulation_threads)
+        threads = emulation_threads
     films = VideoRequest(str(directory.resolve()), video) if video else None
-    job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films)
+    job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run)
+    requested = [(game, index) for game in game_ids for index in range(episodes)]
     with ResultsStore.open(directory, run_info) as store:
-        pending = {
-            game: [
-                (index, episode_seed(base_seed, game, index))
-                for index in range(episodes)
-                if (game, index) not in store.finished
-            ]
-            for game in game_ids
-        }
+        if store.recovered:
+            say(
+                f"recovered {directory / 'episodes.jsonl'}: its last record had been cut "
+                "short by a crash; that episode runs again"
+            )
+        message = _resume_message(store, requested)
+        if message:
+            say(message)
+        pending: dict[str, list[tuple[int, int]]] = {game: [] for game in game_ids}
+        for game, index in requested:
+            if (game, index) not in store.finished:
+                pending[game].append((index, episode_seed(base_seed, game, index)))
         units = plan_units(pending, max(workers, 1), envs_per_worker)
         bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)
-        run: _Run | None = None
+        runner: _Run | None = None
         try:
             if units:
-                runner_backend = _make_backend(backend, job, workers, address, dask_timeout)
-                run = _Run(store, runner_backend, bar)
+                runner_backend = _make_backend(
+                    backend, job, workers, address, dask_timeout, unit_timeout, dask_security
+                )
+                runner = _Run(store, runner_backend, bar, job)
                 try:
-                    run.submit(units)
-                    run.run()
+                    runner.submit(units)
+                    runner.run()
                 except KeyboardInterrupt:
-                    run.drain()
+                    runner.drain()
                     raise
                 finally:
                     runner_backend.close()
@@ -394,23 +536,37 @@ def evaluate(
             bar.close()
             if video:
                 add_videos_to_run(directory)
-        records = [
-            store.finished.get((game, index)) or _failed_record(run, game, index)
-            for game in game_ids
-            for index in range(episodes)
-        ]
+            result = _result(store, requested, started, runner, settings.is_compliant)
+            store.end_session(result.summary())
+    return result
+
+
+def _result(
+    store: ResultsStore,
+    requested: list[tuple[str, int]],
+    started: float,
+    runner: _Run | None,
+    compliant: bool,
+) -> EvaluationResult:
+    """The result of the requested episodes, read from the store's state."""
+    unresolved = store.log.unresolved()
+    wanted = set(requested)
+    records = [
+        store.finished.get(key) or unresolved[key]
+        for key in requested
+        if key in store.finished or key in unresolved
+    ]
     return EvaluationResult(
-        directory=directory,
-        records=[record for record in records if record is not None],
-        new_episodes=store.written,
-        frames=run.frames if run else 0,
+        directory=store.directory,
+        records=records,
+        new_episodes=store.new_finished + (runner.final_failures if runner else 0),
+        frames=runner.frames if runner else 0,
         seconds=time.monotonic() - started,
-        non_saber=not settings.is_compliant,
-        failed=run.failed if run else [],
+        non_saber=not compliant,
+        failed=[record for record in records if "error" in record],
+        failures=[
+            record
+            for record in store.log.failures
+            if (record.get("game"), record.get("episode")) in wanted
+        ],
     )
-
-
-def _failed_record(run: _Run | None, game: str, index: int) -> dict[str, Any] | None:
-    if run is None:
-        return None
-    return next((r for r in run.failed if r["game"] == game and r["episode"] == index), None)

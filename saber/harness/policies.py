@@ -40,6 +40,7 @@ from saber.envs.protocol import NUM_ACTIONS
 from saber.errors import SaberError
 
 __all__ = [
+    "BUILTIN_AGENTS",
     "BUILTIN_SPECS",
     "ConstantPolicy",
     "EpsilonConstantPolicy",
@@ -54,7 +55,17 @@ __all__ = [
     "resolve_spec",
 ]
 
-BUILTIN_SPECS = ("random", "noop", "constant:K", "epsilon-constant:K[:EPS]", "module:attr")
+# Agent specs ``saber eval --agent`` takes, with what each plays (``saber list`` prints them).
+BUILTIN_AGENTS = {
+    "random": "uniform over the 18 actions (SABER's random baseline)",
+    "noop": "always action 0",
+    "constant:K": "always action K (the ALE paper's constant baseline)",
+    "epsilon-constant:K[:EPS]": "action K, a uniformly random action with probability EPS "
+    "(default 0.05; the ALE paper's perturbed baseline)",
+    "module:attr": "your policy, imported: a class (built without arguments), a factory "
+    "(called once per worker) or the policy itself",
+}
+BUILTIN_SPECS = tuple(BUILTIN_AGENTS)
 _BUILTIN_KINDS = frozenset({"random", "noop", "constant", "epsilon-constant"})  # see _builtin
 DEFAULT_EPSILON = 0.05  # the ALE paper's perturbed constant agent
 # Mixed into each episode seed so a policy's generator never shares a stream with the env's.

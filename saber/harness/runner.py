@@ -40,10 +40,11 @@ from saber.harness.work import (
     Job,
     UnitFailed,
     UnitFinished,
+    UnitStarted,
     WorkUnit,
 )
 
-__all__ = ["RECORD_FIELDS", "execute_unit", "run_episodes"]
+__all__ = ["RECORD_FIELDS", "execute_unit", "quiet_ale", "run_episodes"]
 
 # The fields of an episode record, in file order (``seconds`` is wall-clock timing).
 RECORD_FIELDS = (
@@ -84,6 +85,15 @@ def _record(
     }
 
 
+def episode_info(info: dict[str, Any]) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+    """The vector env's end-of-episode mask and records: ``info["_saber"]`` and
+    ``info["saber"]``, or the older ``info["_episode"]`` and ``info["episode"]``."""
+    for key in ("saber", "episode"):
+        if f"_{key}" in info:
+            return info[f"_{key}"], info[key]
+    return None, {}
+
+
 def _start(policy: Policy, rows: Sequence[int], seeds: Sequence[int]) -> None:
     hook: Callable[[np.ndarray, np.ndarray], None] | None = getattr(policy, "start_episodes", None)
     if hook is not None:
@@ -101,6 +111,7 @@ def run_episodes(
     policy: Policy,
     episodes: Sequence[tuple[int, int]],
     agent: str,
+    run: str | None = None,
 ) -> Iterator[dict[str, Any] | int]:
     """Play ``episodes`` on ``env``; yield each record as its episode ends.
 
@@ -112,6 +123,7 @@ def run_episodes(
         policy: see :mod:`saber.harness.policies`.
         episodes: ``(episode index, seed)`` pairs, started in this order.
         agent: the agent name written in each record.
+        run: the run name written in each record (None: no ``run`` key).
 
     Raises:
         PolicyError: the policy returned something other than ``num_envs`` valid actions.
@@ -133,14 +145,16 @@ def run_episodes(
         if time.monotonic() - last_tick >= _TICK_SECONDS:
             yield frames
             frames, last_tick = 0, time.monotonic()
-        if "_episode" not in info or not info["_episode"].any():
+        ended, stats = episode_info(info)
+        if ended is None or not ended.any():
             continue
         starting: list[int] = []
         idle: list[int] = []
-        for row in np.flatnonzero(info["_episode"]).tolist():
+        for row in np.flatnonzero(ended).tolist():
             item = active[row]
             if item is not None:
-                yield _record(env.rom_id, agent, item[0], item[1], info["episode"], row)
+                record = _record(env.rom_id, agent, item[0], item[1], stats, row)
+                yield record if run is None else {**record, "run": run}
             active[row] = queue.popleft() if queue else None
             (starting if active[row] is not None else idle).append(row)
         if starting:
@@ -182,18 +196,31 @@ def _error_text(error: BaseException) -> str:
     return f"{text} (at {frames[-1].filename}:{frames[-1].lineno})" if frames else text
 
 
-def execute_unit(unit: WorkUnit, job: Job, num_threads: int | None = None) -> Iterator[Event]:
+def quiet_ale() -> None:
+    """Silence ale-py's banner and info messages in this process (they tear the progress bar)."""
+    import ale_py
+
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
+
+
+def execute_unit(
+    unit: WorkUnit, job: Job, num_threads: int | None = None, worker: str = ""
+) -> Iterator[Event]:
     """Run one work unit in this process; every outcome, failures too, is an event.
 
     Args:
         unit: the episodes to run.
         job: the run's policy and settings.
         num_threads: emulation threads, overriding ``job.num_threads``.
+        worker: how :class:`UnitStarted` names this worker.
 
     Yields:
-        :class:`EpisodeDone` per finished episode and :class:`FramesPlayed` counts, then
-        :class:`UnitFinished`, or :class:`UnitFailed` as soon as something goes wrong.
+        :class:`UnitStarted`, then :class:`EpisodeDone` per finished episode and
+        :class:`FramesPlayed` counts, then :class:`UnitFinished`, or :class:`UnitFailed` as
+        soon as something goes wrong.
     """
+    yield UnitStarted(unit.unit_id, worker)
+    quiet_ale()
     try:
         policy = _policy_of(job)
         film = None
@@ -213,7 +240,7 @@ def execute_unit(unit: WorkUnit, job: Job, num_threads: int | None = None) -> It
         yield UnitFailed(unit.unit_id, "setup", _error_text(error))
         return
     try:
-        for item in run_episodes(env, policy, unit.episodes, job.agent):
+        for item in run_episodes(env, policy, unit.episodes, job.agent, job.run):
             if isinstance(item, int):
                 yield FramesPlayed(unit.unit_id, item)
             else:

@@ -12,9 +12,9 @@ The seed of episode ``index`` of ``game``::
 vector env derives the ALE seed of the episode from it, and the built-in stochastic
 policies their per-episode generators.
 
-The messages that workers send back (:class:`EpisodeDone`, :class:`FramesPlayed`,
-:class:`UnitFinished`, :class:`UnitFailed`) are plain picklable dataclasses, the same for
-every backend.
+The messages that workers send back (:class:`UnitStarted`, :class:`EpisodeDone`,
+:class:`FramesPlayed`, :class:`UnitFinished`, :class:`UnitFailed`) are plain picklable
+dataclasses, the same for every backend.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ __all__ = [
     "Job",
     "UnitFailed",
     "UnitFinished",
+    "UnitStarted",
     "WorkUnit",
     "episode_seed",
     "plan_units",
@@ -68,6 +69,7 @@ class Job:
         envs_per_worker: sub-envs of a worker's vector env (fewer for a smaller unit).
         num_threads: emulation threads per vector env (0: one per core).
         video: the episodes to film, if any (:mod:`saber.harness.video`).
+        run: the run name written in each record (None: no ``run`` key).
     """
 
     agent: str
@@ -76,6 +78,7 @@ class Job:
     envs_per_worker: int = 8
     num_threads: int = 0
     video: VideoRequest | None = None
+    run: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,14 @@ class WorkUnit:
     game: str
     episodes: tuple[tuple[int, int], ...]
     attempt: int = 0
+
+
+@dataclass(frozen=True)
+class UnitStarted:
+    """A worker took the unit (its deadline starts now); ``worker`` names the worker."""
+
+    unit_id: int
+    worker: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,7 +129,7 @@ class UnitFinished:
     unit_id: int
 
 
-FailureKind = Literal["setup", "policy", "episode", "worker"]
+FailureKind = Literal["setup", "policy", "episode", "worker", "timeout"]
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,8 @@ class UnitFailed:
 
     ``kind``: ``setup`` (the policy or the env could not be built), ``policy`` (the policy
     broke the policy protocol), ``episode`` (an exception while playing), ``worker`` (the
-    worker process died or was lost).
+    worker process died or was lost), ``timeout`` (no frame progress within the unit
+    deadline: the worker was stopped).
     """
 
     unit_id: int
@@ -135,7 +147,7 @@ class UnitFailed:
     error: str
 
 
-Event = EpisodeDone | FramesPlayed | UnitFinished | UnitFailed
+Event = UnitStarted | EpisodeDone | FramesPlayed | UnitFinished | UnitFailed
 
 
 def plan_units(

@@ -71,16 +71,16 @@ def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_evaluate_random(tmp_path: Path) -> None:
-    stdout = run_example("evaluate_random.py", cwd=tmp_path)
+    stdout = run_example("evaluate_random.py", "runs/random", cwd=tmp_path)
     episodes = tmp_path / "runs" / "random" / "episodes.jsonl"
     records = read_lines(episodes)
     assert sorted((r["game"], r["episode"]) for r in records) == [
         (game, i) for game in ("breakout", "pong") for i in range(4)
     ]
     assert all(r["agent"] == "random" and "error" not in r for r in records)
-    assert "# SABER report" in stdout and "8 episodes in runs/random" in stdout
+    assert "# SABER report" in stdout and "8 finished, 0 failed, in runs/random" in stdout
     # The same command again resumes: nothing more to run, the same records.
-    run_example("evaluate_random.py", cwd=tmp_path)
+    run_example("evaluate_random.py", "runs/random", cwd=tmp_path)
     assert read_lines(episodes) == records
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import numpy as np
 
@@ -54,6 +55,30 @@ class FailOnEpisode:
                     os._exit(3)
                 raise RuntimeError("planned failure")
         return np.full(len(observations), 1, dtype=np.int64)  # FIRE: Breakout starts
+
+
+class SleepOnEpisode(FailOnEpisode):
+    """FIRE; hangs for good (sleeps) after ``after`` steps of one episode (every episode
+    with ``episode=None``): a policy that never returns."""
+
+    def __init__(self, game: str, episode: int | None, after: int = 20) -> None:
+        super().__init__(game, 0 if episode is None else episode, after)
+        self.every_episode = episode is None
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        for row in range(len(observations)):
+            state = self.rows[row]
+            state[1] += 1
+            if (self.every_episode or state[0] == self.target_seed) and state[1] > self.after:
+                time.sleep(3600)
+        return np.full(len(observations), 1, dtype=np.int64)
+
+
+class AlwaysRaise:
+    """Raises on every call: a policy that can never work."""
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        raise RuntimeError("this policy always fails")
 
 
 class WrongShape:
@@ -108,3 +133,21 @@ class BrokenInit:
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
         return np.zeros(len(observations), dtype=np.int64)
+
+
+def fail_on_episode_1():
+    """A factory for ``--agent``: :class:`FailOnEpisode` on Breakout's episode 1."""
+    return FailOnEpisode("breakout", episode=1)
+
+
+def check_hung_episode_1(result, unit_timeout: float) -> None:
+    """Breakout episodes 0..2 with :class:`SleepOnEpisode` on episode 1: 0 and 2 finish,
+    1 is stopped at the deadline twice (first try, retry) and ends as a failure."""
+    from saber.harness.backends import timeout_message
+
+    assert [r["episode"] for r in result.records if "error" not in r] == [0, 2]
+    assert [(r["episode"], r["kind"], r["attempt"]) for r in result.failures] == [
+        (1, "timeout", 0),
+        (1, "timeout", 1),
+    ]
+    assert result.failed[0]["error"] == timeout_message(unit_timeout)

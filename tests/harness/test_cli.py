@@ -50,6 +50,18 @@ def test_eval_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
             "--allow-non-saber",
         ): "Unknown SABER setting(s): no_such_setting",
         ("--env-option", "oops"): "Expect KEY=VALUE, actually: 'oops'",
+        ("--episodes", "0"): "Error: --episodes must be >= 1, actually: 0",
+        ("--envs-per-worker", "0"): "Error: --envs-per-worker must be >= 1, actually: 0",
+        ("--workers", "-1"): "Error: --workers must be >= 0, actually: -1",
+        ("--seed", "-2"): "Error: --seed must be >= 0, actually: -2",
+        ("--unit-timeout", "0"): "Error: --unit-timeout must be > 0, actually: 0",
+        (
+            "--backend",
+            "dask",
+            "--workers",
+            "0",
+        ): "Error: --workers must be >= 1 with --backend dask",
+        ("--run", " "): "Error: --run must be a non-empty name",
     }
     for extra, message in cases.items():
         args = [
@@ -65,6 +77,7 @@ def test_eval_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
         result = CliRunner().invoke(main, args)
         assert result.exit_code != 0 and message in result.output, (extra, result.output)
         assert "Traceback" not in result.output
+    assert not (tmp_path / "x").exists()
 
 
 def _restore_sigint() -> None:
@@ -177,3 +190,83 @@ def test_eval_accepts_any_rom_of_ale_py(tmp_path: Path) -> None:
         result.exit_code == 1
         and "Unknown game 'basic_mat'. Did you mean: basic_math" in result.output
     )
+
+
+def _eval(out: Path, *extra: str) -> list[str]:
+    return ["eval", "--games", "breakout", "--workers", "0", "--out", str(out), "--no-report",
+            *extra]  # fmt: skip
+
+
+def test_failed_episodes_make_a_non_zero_exit_with_the_counts(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = _eval(out, "--agent", "tests.harness.helpers:fail_on_episode_1", "--episodes", "3",
+                 "--envs-per-worker", "2")  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert lines[-1] == "2 finished (2 after a retry), 1 failed"
+    assert lines[-2].startswith("failed 4 time(s): RuntimeError: planned failure (at ")
+    # A resume says so, runs the failed episode again, and fails again.
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        "resuming: 2 of 3 episodes already done; 1 that failed before run again"
+    )
+
+
+def test_a_policy_that_always_fails_stops_early_with_one_message(tmp_path: Path) -> None:
+    args = _eval(tmp_path / "run", "--agent", "tests.harness.helpers:AlwaysRaise",
+                 "--episodes", "20", "--envs-per-worker", "2")  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1, result.stderr  # one line
+    assert result.stderr.startswith(
+        "Error: Stopped: the same failure ended 3 work units in a row, with no episode "
+        "finishing in between: RuntimeError: this policy always fails"
+    )
+    assert "0 finished episodes are on disk" in result.stderr and ", 15 failed." in result.stderr
+
+
+def test_success_says_how_many_finished_and_resume_says_how_many_were_done(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    first = CliRunner().invoke(main, _eval(out, "--agent", "constant:1", "--episodes", "1"))
+    assert first.exit_code == 0 and first.stderr.splitlines()[-1] == "1 finished, 0 failed"
+    again = CliRunner().invoke(main, _eval(out, "--agent", "constant:1", "--episodes", "2"))
+    assert again.exit_code == 0, again.output
+    assert again.stderr.splitlines()[0] == "resuming: 1 of 2 episodes already done"
+    assert again.stderr.splitlines()[-1] == "2 finished, 0 failed"
+
+
+def test_run_name_through_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        main, _eval(out, "--agent", "constant:1", "--episodes", "1", "--run", "seed-7")
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "run.json").read_text())["run"] == "seed-7"
+    assert [r["run"] for r in read_records(out)] == ["seed-7"]
+
+
+def test_list_prints_games_sets_and_agents_and_json() -> None:
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 0
+    assert "ms_pacman" in result.output and "SABER/MsPacman" in result.output
+    assert "290,090.0" in result.output  # Ms. Pac-Man's world record
+    assert "atari5   battle_zone, double_dunk, name_this_game, phoenix, qbert" in result.output
+    assert "epsilon-constant:K[:EPS]" in result.output
+    listing = json.loads(CliRunner().invoke(main, ["list", "--json"]).output)
+    assert len(listing["game_sets"]["all"]) == 61 and len(listing["game_sets"]["atari57"]) == 57
+    pacman = next(g for g in listing["games"] if g["ale_id"] == "ms_pacman")
+    assert pacman["world_record"] == 290090.0 and pacman["random"] is not None
+    assert "random" in listing["agents"]
+
+
+def test_workers_print_no_ale_banner(tmp_path: Path) -> None:
+    command = [*EVAL, "--agent", "constant:1", "--games", "breakout", "--episodes", "2",
+               "--workers", "2", "--envs-per-worker", "1", "--out", str(tmp_path / "run"),
+               "--no-report"]  # fmt: skip
+    process = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stderr
+    assert "A.L.E" not in process.stderr and "Stella" not in process.stderr

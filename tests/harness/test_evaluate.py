@@ -10,13 +10,17 @@ import pytest
 
 from saber.errors import ProtocolError, SaberError
 from saber.harness import BackendError, PolicyError, RunMismatchError, evaluate
+from saber.harness.evaluate import RepeatedFailureError
 from saber.harness.work import episode_seed
 from tests.harness.helpers import (
+    AlwaysRaise,
     BrokenInit,
     FailOnEpisode,
     Fire,
     OutOfRange,
+    SleepOnEpisode,
     WrongShape,
+    check_hung_episode_1,
     read_records,
     short_settings,
     strip_timing,
@@ -97,17 +101,80 @@ def test_failing_episode_is_retried_alone_then_recorded(tmp_path: Path) -> None:
     result = evaluate(
         policy, "breakout", 3, out=tmp_path, workers=0, envs_per_worker=2, progress=False
     )
-    records = {r["episode"]: r for r in read_records(tmp_path)}
-    assert sorted(records) == [0, 1, 2]
+    # One unit of 3 episodes: episode 1 fails it while 0 and 1 play; each of the three is
+    # recorded as failed once (attempt 0), retried alone; episode 1 fails again (attempt 1).
+    history = [(r["episode"], r.get("attempt"), "error" in r) for r in read_records(tmp_path)]
+    assert sorted(history[:3]) == [(0, 0, True), (1, 0, True), (2, 0, True)]
+    assert sorted(history[3:]) == [(0, None, False), (1, 1, True), (2, None, False)]
+    records = {r["episode"]: r for r in result.records}
     assert records[1]["error"].startswith("RuntimeError: planned failure (at ")
-    assert "score" not in records[1]
+    assert records[1]["kind"] == "episode" and "score" not in records[1]
     assert "error" not in records[0] and "error" not in records[2]
     assert [r["episode"] for r in result.failed] == [1]
-    # A resume runs the failed episode again (and it fails again, as planned).
+    assert result.summary() == {
+        "finished": 2,
+        "failed": 1,
+        "failed_attempts": 4,
+        "recovered": 2,
+        "failure_reasons": {records[1]["error"]: 4},
+    }
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["sessions"][-1]["summary"] == result.summary()
+    # A resume runs the failed episode again (and it fails again, as planned); the
+    # history of the first session is kept.
     again = evaluate(
         policy, "breakout", 3, out=tmp_path, workers=0, envs_per_worker=2, progress=False
     )
-    assert again.new_episodes == 1 and len(read_records(tmp_path)) == 3
+    assert again.new_episodes == 1 and len(read_records(tmp_path)) == 8
+    assert again.summary()["failed_attempts"] == 6 and again.summary()["failed"] == 1
+
+
+def test_hung_policy_is_stopped_retried_then_recorded_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    policy = SleepOnEpisode("breakout", episode=1)
+    result = evaluate(
+        policy,
+        "breakout",
+        3,
+        out=tmp_path,
+        workers=1,
+        envs_per_worker=1,
+        unit_timeout=5,
+        progress=False,
+    )
+    check_hung_episode_1(result, unit_timeout=5)
+    assert "no frame progress for 5 s" in result.failed[0]["error"]
+
+
+def test_the_same_failure_again_and_again_stops_the_run(tmp_path: Path) -> None:
+    with pytest.raises(RepeatedFailureError) as error:
+        evaluate(
+            AlwaysRaise(), "breakout,pong", 4, out=tmp_path, workers=0, envs_per_worker=2,
+            progress=False,
+        )  # fmt: skip
+    message = str(error.value)
+    assert message.startswith(
+        "Stopped: the same failure ended 3 work units in a row, with no episode finishing "
+        "in between: RuntimeError: this policy always fails (at "
+    )
+    assert "0 finished episodes are on disk in" in message and ", 6 failed. Fix" in message
+    records = read_records(tmp_path)
+    assert all(r["error"] == records[0]["error"] for r in records)
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["sessions"][-1]["summary"]["failed"] == 6
+
+
+def test_run_name_is_written_in_run_json_and_every_record(tmp_path: Path) -> None:
+    result = evaluate(
+        "constant:1", "breakout", 2, out=tmp_path, workers=0, run="seed-3", progress=False
+    )
+    assert [r["run"] for r in read_records(tmp_path)] == ["seed-3", "seed-3"]
+    assert json.loads((tmp_path / "run.json").read_text())["run"] == "seed-3"
+    assert all(r["run"] == "seed-3" for r in result.records)
+    unnamed = evaluate("constant:1", "breakout", 1, out=tmp_path / "u", workers=0, progress=False)
+    assert "run" not in unnamed.records[0]
+    assert "run" not in json.loads((tmp_path / "u" / "run.json").read_text())
 
 
 def test_worker_that_dies_is_replaced_and_its_episode_reported(tmp_path: Path) -> None:
@@ -135,7 +202,10 @@ def test_policy_breaking_the_protocol_stops_the_run_keeping_finished_episodes(
         )
     assert "out-of-range actions [18]" in str(error.value)
     assert "1 finished episodes are on disk" in str(error.value)
-    assert [r["episode"] for r in read_records(tmp_path)] == [0]
+    assert [(r["episode"], r.get("kind")) for r in read_records(tmp_path)] == [
+        (0, None),
+        (1, "policy"),
+    ]
     with pytest.raises(
         PolicyError,
         match=r"Expect the policy to return 2 integer actions \(shape \(2,\)\) in 0..17, actually: shape \(3,\)",
