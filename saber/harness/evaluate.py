@@ -534,10 +534,10 @@ def evaluate(
                     runner_backend.close()
         finally:
             bar.close()
-            if video:
-                add_videos_to_run(directory)
             result = _result(store, requested, started, runner, settings.is_compliant)
             store.end_session(result.summary())
+            if video:  # after end_session, which rewrites run.json from what it read
+                add_videos_to_run(directory)
     return result
 
 

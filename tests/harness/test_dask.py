@@ -31,10 +31,10 @@ def test_hung_unit_is_stopped_retried_then_recorded_and_the_run_goes_on(tmp_path
             backend="dask",
             address=cluster.scheduler_address,
             envs_per_worker=1,
-            unit_timeout=5,
+            unit_timeout=10,
             progress=False,
         )
-    check_hung_episode_1(result, unit_timeout=5)
+    check_hung_episode_1(result, unit_timeout=10)
 
 
 AGENT = "import numpy as np\n\ndef policy(observations):\n    return np.zeros(len(observations), dtype=np.int64)\n"
