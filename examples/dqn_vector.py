@@ -6,7 +6,7 @@ Shows what a training loop must do on ``gymnasium.make_vec("SABER/<Game>", num_e
   observation of the next episode, reward 0, and ignores the action. That "transition"
   (last frame -> first frame of a new game) never happened, so it is not stored.
 * ``clip_rewards=True``: the agent learns from rewards clipped to [-1, 1], while the
-  scores in ``info["episode"]`` (and so in the training log) stay raw.
+  scores in ``info["saber"]`` (and so in the training log) stay raw.
 * Truncations (the 5-minute stuck timeout, the 100-hour cap) are not terminal: the
   target bootstraps from the last observation; only a game over ends the return.
 * Every training episode goes to a log (``VectorTrainingRecorder``) with the cumulative
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
         overrides["max_episode_frames"] = args.max_episode_frames
         print(f"max_episode_frames={args.max_episode_frames}: not SABER, for smoke tests only")
     # clip_rewards clips the rewards returned by step() (the learning signal) and keeps the
-    # SABER protocol: the scores in info["episode"], which the recorder logs, stay raw.
+    # SABER protocol: the scores in info["saber"], which the recorder logs, stay raw.
     envs = VectorTrainingRecorder(
         gym.make_vec(f"SABER/{args.game}", num_envs=args.num_envs, clip_rewards=True, **overrides),
         args.log,
@@ -220,11 +220,11 @@ def main(argv: list[str] | None = None) -> None:
         obs = next_obs
         step += int(real.sum())
 
-        if "_episode" in info:
-            for row in np.flatnonzero(info["_episode"]):
+        if "_saber" in info:
+            for row in np.flatnonzero(info["_saber"]):
                 print(
                     f"step {step:>9,} frames {envs.total_frames:>11,} env {row} "
-                    f"score {info['episode']['score'][row]:8.1f} ({info['episode']['end'][row]}) "
+                    f"score {info['saber']['score'][row]:8.1f} ({info['saber']['end'][row]}) "
                     f"epsilon {epsilon:.3f}"
                 )
             if writer is not None:

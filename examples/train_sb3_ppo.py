@@ -15,8 +15,8 @@ Shows how to put SB3 on SABER without changing the protocol:
   with ``VectorTrainingRecorder`` underneath logging every training episode with the
   cumulative training frames (``saber training LOG --at 10M,40M``).
 * ``clip_rewards=True`` clips what PPO learns from; the logged and reported scores stay raw
-  (SB3's ``rollout/ep_rew_mean`` shows the raw scores too: it reads SABER's
-  ``info["episode"]["r"]``).
+  (SB3's ``rollout/ep_rew_mean`` shows the raw scores too: ``SaberVecEnv`` fills SB3's
+  ``info["episode"]["r"]`` from SABER's ``info["saber"]["score"]``).
 * The trained model is evaluated with ``saber.evaluate`` through ``SB3Policy``.
 
     pip install torch==<version>   # the CPU build, first: SB3 would pull CUDA torch otherwise
@@ -53,7 +53,8 @@ class SaberVecEnv(VecEnv):
 
     When sub-envs end, their last observation goes to ``info["terminal_observation"]``
     (SB3 bootstraps from it after a truncation: ``info["TimeLimit.truncated"]``), SABER's
-    episode record to ``info["episode"]`` (it has SB3's ``r``, ``l``, ``t``), and they are
+    episode record to ``info["saber"]``, SB3's ``info["episode"]`` (``r``, ``l``, ``t``) from
+    it (raw score, steps, seconds), and they are
     reset at once, as SB3 expects, with the SABER seeding rule (no explicit seed).
 
     Args:
@@ -85,10 +86,12 @@ class SaberVecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
             for row in np.flatnonzero(dones).tolist():
+                record = {key: values[row] for key, values in info["saber"].items()}
                 infos[row] = {
                     "terminal_observation": obs[row].copy(),
                     "TimeLimit.truncated": bool(truncated[row] and not terminated[row]),
-                    "episode": {key: values[row] for key, values in info["episode"].items()},
+                    "saber": record,
+                    "episode": {"r": record["score"], "l": record["steps"], "t": record["seconds"]},
                 }
             # Only the ended rows; the others keep their episodes (and frame counts).
             obs, _ = self.envs.reset(options={"reset_mask": dones})
@@ -117,8 +120,8 @@ class SaberVecEnv(VecEnv):
     def env_is_wrapped(
         self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
     ) -> list[bool]:
-        # No per-env gymnasium wrappers, in particular no Monitor: SABER's info["episode"]
-        # already gives SB3 its r / l / t (and Monitor would replace it with clipped sums).
+        # No per-env gymnasium wrappers, in particular no Monitor: step_wait already gives
+        # SB3 its r / l / t from SABER's raw record (Monitor would sum clipped rewards).
         return [False] * len(list(self._get_indices(indices)))
 
 

@@ -5,10 +5,17 @@ from __future__ import annotations
 from saber.envs.factory import make_env, resolve_rom_id, saber_settings, supported_rom_ids
 from saber.envs.preprocessing import SaberPreprocessing
 from saber.envs.protocol import CHECKPOINT_FRAMES, FRAMES_PER_SECOND, NUM_ACTIONS, SaberSettings
+from saber.envs.records import (
+    TIME_LIMITS,
+    EpisodeEnd,
+    EpisodeRecord,
+    TimeLimit,
+    checkpoint_limits,
+    time_limit,
+)
 from saber.envs.registration import register_saber_envs
 from saber.envs.vector import SaberVectorEnv
 from saber.envs.wrappers import (
-    EpisodeEnd,
     FrameLimit,
     HideLives,
     NoRewardTimeout,
@@ -20,7 +27,9 @@ __all__ = [
     "CHECKPOINT_FRAMES",
     "FRAMES_PER_SECOND",
     "NUM_ACTIONS",
+    "TIME_LIMITS",
     "EpisodeEnd",
+    "EpisodeRecord",
     "FrameLimit",
     "HideLives",
     "NoRewardTimeout",
@@ -29,12 +38,15 @@ __all__ = [
     "SaberPreprocessing",
     "SaberSettings",
     "SaberVectorEnv",
+    "TimeLimit",
+    "checkpoint_limits",
     "make_env",
     "make_vec_env",
     "register_saber_envs",
     "resolve_rom_id",
     "saber_settings",
     "supported_rom_ids",
+    "time_limit",
 ]
 
 

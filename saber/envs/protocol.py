@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from saber.envs.records import checkpoint_limits
 from saber.errors import ProtocolError, UnknownSettingError
 
 __all__ = [
@@ -26,8 +27,10 @@ __all__ = [
 FRAMES_PER_SECOND = 60
 NUM_ACTIONS = 18  # the full joystick action set, for every game
 
-# The older time limits whose scores every SABER evaluation also reports.
-CHECKPOINT_FRAMES = {"5min": 18_000, "30min": 108_000}  # 5 and 30 minutes at 60 fps
+# The older time limits whose scores every SABER evaluation also reports, as registered
+# in saber.envs.records (a copy taken at import: code that must follow the registry
+# calls records.checkpoint_limits()).
+CHECKPOINT_FRAMES = {limit.name: limit.frames for limit in checkpoint_limits()}
 
 ROLLOVER_MODES = ("correct", "ignore", "off")
 RolloverMode = Literal["correct", "ignore", "off"]
@@ -56,7 +59,7 @@ class SaberSettings:
         screen_size: side of the square, bilinear-resized grayscale frame, in pixels.
         stack_size: number of most recent frames stacked in an observation.
         clip_rewards: clip the rewards the agent sees to [-1, 1]. A training choice: scores
-            in ``info["episode"]`` stay raw, so it does not affect compliance.
+            in ``info["saber"]`` stay raw, so it does not affect compliance.
     """
 
     repeat_action_probability: float = 0.25

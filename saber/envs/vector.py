@@ -38,8 +38,9 @@ from saber.envs.emulator import (
 )
 from saber.envs.factory import resolve_rom_id
 from saber.envs.preprocessing import resize_bilinear
-from saber.envs.protocol import CHECKPOINT_FRAMES, NUM_ACTIONS, SaberSettings, correct_rollover
-from saber.envs.wrappers import EpisodeEnd, episode_record
+from saber.envs.protocol import NUM_ACTIONS, SaberSettings, correct_rollover
+from saber.envs.records import EpisodeEnd, checkpoint_limits
+from saber.envs.wrappers import episode_record
 
 __all__ = ["SaberVectorEnv"]
 
@@ -157,8 +158,8 @@ class SaberVectorEnv(VectorEnv):
 
     Observations ``uint8`` (num_envs, 4, 84, 84); actions integers in 0..17, shape
     (num_envs,). ``info["episode_frame_number"]`` (num_envs,) counts emulator frames; when
-    sub-envs end, ``info["episode"]`` holds arrays of the :func:`episode_record` fields with
-    the mask ``info["_episode"]`` (Gymnasium's vector-info convention).
+    sub-envs end, ``info["saber"]`` holds arrays of the :class:`EpisodeRecord` fields with
+    the mask ``info["_saber"]`` (Gymnasium's vector-info convention).
 
     Seeding: ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (an array gives one seed
     per sub-env reset); sub-env ``i`` then plays exactly the episodes of
@@ -219,7 +220,8 @@ class SaberVectorEnv(VectorEnv):
         self._ended = np.ones(num_envs, dtype=bool)  # ended (or never started): needs a reset
         self._game_over = np.zeros(num_envs, dtype=bool)
         self._score = np.zeros(num_envs)
-        self._checkpoint_scores = {name: np.zeros(num_envs) for name in CHECKPOINT_FRAMES}
+        self.checkpoint_frames = {limit.name: limit.frames for limit in checkpoint_limits()}
+        self._checkpoint_scores = {name: np.zeros(num_envs) for name in self.checkpoint_frames}
         self._steps = np.zeros(num_envs, dtype=np.int64)
         self._rollovers = np.zeros(num_envs, dtype=np.int64)
         self._last_reward_frame = np.zeros(num_envs, dtype=np.int64)
@@ -345,7 +347,7 @@ class SaberVectorEnv(VectorEnv):
 
         self._score += rewards
         self._steps += stepped
-        for name, checkpoint in CHECKPOINT_FRAMES.items():
+        for name, checkpoint in self.checkpoint_frames.items():
             reached = stepped & (episode_frames <= checkpoint)
             self._checkpoint_scores[name][reached] = self._score[reached]
 
@@ -385,7 +387,7 @@ class SaberVectorEnv(VectorEnv):
                 end=end,
                 rollovers=self._rollovers[row],
                 seconds=now - self._start_time[row],
-            )
+            ).to_dict()
         template = next(iter(records.values()))
         episode = {
             key: np.full(self.num_envs, "", dtype=object)
@@ -396,8 +398,8 @@ class SaberVectorEnv(VectorEnv):
         for row, record in records.items():
             for key, value in record.items():
                 episode[key][row] = value
-        info["episode"] = episode
-        info["_episode"] = ended.copy()
+        info["saber"] = episode
+        info["_saber"] = ended.copy()
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         array = np.asarray(actions)

@@ -18,11 +18,11 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from saber.envs.protocol import (
-    CHECKPOINT_FRAMES,
     ROLLOVER_MODES,
     SABER_CAP_FRAMES,
     correct_rollover,
 )
+from saber.envs.records import EpisodeEnd, EpisodeRecord, checkpoint_limits
 
 __all__ = [
     "EpisodeEnd",
@@ -37,15 +37,6 @@ __all__ = [
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
 
-class EpisodeEnd:
-    """How an episode ended: the values of ``info["episode"]["end"]``."""
-
-    GAME_OVER = "game_over"
-    STUCK_TIMEOUT = "stuck_timeout"  # 5 minutes without a non-zero reward
-    TIME_CAP = "time_cap"  # 100 hours of play
-    TRUNCATED = "truncated"  # by a wrapper outside the SABER rules (not a SABER ending)
-
-
 def episode_record(
     *,
     score: float,
@@ -55,20 +46,11 @@ def episode_record(
     end: str,
     rollovers: int,
     seconds: float,
-) -> dict[str, Any]:
-    """The ``info["episode"]`` dict of a finished episode (shared by single and vector envs).
-
-    Keys: ``score`` (sum of raw rewards, rollovers corrected, points), ``score_5min`` and
-    ``score_30min`` (the score at frame 18,000 and 108,000, which for a policy that does
-    not see the clock is the score of an episode capped there), ``frames`` (emulator
-    frames), ``steps`` (agent steps), ``end`` (an :class:`EpisodeEnd` value),
-    ``rollovers`` (count), ``infinite`` (reached the 100-hour cap while still scoring:
-    the stuck timeout would have ended it otherwise), and Gymnasium's ``r``, ``l``, ``t``
-    (return, length in steps, wall-clock seconds) for code that reads those.
-    """
-    record: dict[str, Any] = {"score": float(score)}
-    record.update({f"score_{name}": float(value) for name, value in checkpoint_scores.items()})
-    record.update(
+) -> EpisodeRecord:
+    """The :class:`EpisodeRecord` of a finished episode (shared by single and vector envs)."""
+    return EpisodeRecord(
+        score=float(score),
+        checkpoints={name: float(value) for name, value in checkpoint_scores.items()},
         frames=int(frames),
         steps=int(steps),
         end=end,
@@ -76,11 +58,8 @@ def episode_record(
         # Infinite gameplay is SABER's notion: still playing after 100 hours. A shorter
         # cap (a non-SABER override) ends episodes but proves nothing of the kind.
         infinite=end == EpisodeEnd.TIME_CAP and frames >= SABER_CAP_FRAMES,
-        r=float(score),
-        l=int(steps),
-        t=round(seconds, 6),
+        seconds=seconds,
     )
-    return record
 
 
 class RolloverCorrection(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -202,19 +181,23 @@ class FrameLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Record each episode's SABER statistics in ``info["episode"]`` when it ends.
+    """Record each episode's SABER statistics in ``info["saber"]`` when it ends.
 
-    See :func:`episode_record` for the keys. Put it above the rule wrappers (it reads
+    ``info["saber"]`` is the :meth:`EpisodeRecord.to_dict` of the episode (``info["episode"]``
+    is left to Gymnasium's ``RecordEpisodeStatistics`` and SB3's ``Monitor``). Put it above the rule wrappers (it reads
     their flags) and below any reward clipping (scores are raw). Stepping after the end
     of an episode raises Gymnasium's ``ResetNeeded``: an ended episode has no more steps.
 
     Args:
         env: an env with ``info["episode_frame_number"]``.
-        checkpoint_frames: ``{name: frame}`` at which to also record the score.
+        checkpoint_frames: ``{name: frame}`` at which to also record the score (default:
+            :func:`saber.envs.records.checkpoint_limits`).
     """
 
     def __init__(self, env: gym.Env, checkpoint_frames: dict[str, int] | None = None) -> None:
-        checkpoints = dict(CHECKPOINT_FRAMES if checkpoint_frames is None else checkpoint_frames)
+        if checkpoint_frames is None:
+            checkpoint_frames = {limit.name: limit.frames for limit in checkpoint_limits()}
+        checkpoints = dict(checkpoint_frames)
         gym.utils.RecordConstructorArgs.__init__(self, checkpoint_frames=checkpoints)
         gym.Wrapper.__init__(self, env)
         self.checkpoint_frames = checkpoints
@@ -259,7 +242,7 @@ class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 end = EpisodeEnd.TIME_CAP
             else:
                 end = EpisodeEnd.TRUNCATED
-            info["episode"] = episode_record(
+            info["saber"] = episode_record(
                 score=self._score,
                 frames=frame,
                 steps=self._steps,
@@ -267,5 +250,5 @@ class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 end=end,
                 rollovers=self._rollovers,
                 seconds=time.perf_counter() - self._start_time,
-            )
+            ).to_dict()
         return obs, reward, terminated, truncated, info

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from saber.envs import SaberVectorEnv
+from saber.envs import EpisodeRecord, SaberVectorEnv
 from saber.harness.policies import (
     Policy,
     PolicyError,
@@ -44,45 +44,18 @@ from saber.harness.work import (
     WorkUnit,
 )
 
-__all__ = ["RECORD_FIELDS", "execute_unit", "quiet_ale", "run_episodes"]
+__all__ = ["execute_unit", "quiet_ale", "run_episodes"]
 
-# The fields of an episode record, in file order (``seconds`` is wall-clock timing).
-RECORD_FIELDS = (
-    "game",
-    "episode",
-    "seed",
-    "agent",
-    "score",
-    "score_5min",
-    "score_30min",
-    "frames",
-    "steps",
-    "end",
-    "rollovers",
-    "infinite",
-    "seconds",
-)
 _TICK_SECONDS = 1.0  # how often frame counts go to the progress bar
 
 
 def _record(
     game: str, agent: str, episode: int, seed: int, stats: dict[str, np.ndarray], row: int
 ) -> dict[str, Any]:
-    return {
-        "game": game,
-        "episode": episode,
-        "seed": seed,
-        "agent": agent,
-        "score": float(stats["score"][row]),
-        "score_5min": float(stats["score_5min"][row]),
-        "score_30min": float(stats["score_30min"][row]),
-        "frames": int(stats["frames"][row]),
-        "steps": int(stats["steps"][row]),
-        "end": str(stats["end"][row]),
-        "rollovers": int(stats["rollovers"][row]),
-        "infinite": bool(stats["infinite"][row]),
-        "seconds": round(float(stats["t"][row]), 3),
-    }
+    """The ``episodes.jsonl`` line of sub-env ``row``'s record in a vector env's ``info["saber"]``."""
+    record = EpisodeRecord.from_dict({key: values[row] for key, values in stats.items()}).to_dict()
+    record["seconds"] = round(record["seconds"], 3)
+    return {"game": game, "episode": episode, "seed": seed, "agent": agent, **record}
 
 
 def episode_info(info: dict[str, Any]) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:

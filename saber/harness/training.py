@@ -42,7 +42,7 @@ from typing import Any, TextIO
 import gymnasium as gym
 import numpy as np
 
-from saber.envs import CHECKPOINT_FRAMES, saber_settings
+from saber.envs import checkpoint_limits, saber_settings
 from saber.errors import SaberError
 
 __all__ = [
@@ -95,7 +95,7 @@ class TrainingMetrics:
         self.episodes = 0
         self.infinite = 0
         self.stuck = 0
-        self._fields = ["score", *(f"score_{name}" for name in CHECKPOINT_FRAMES)]
+        self._fields = ["score", *(limit.record_field for limit in checkpoint_limits())]
         self._window: deque[tuple[float, ...]] = deque(maxlen=window)
         self._checkpoints: dict[int, float | None] = dict.fromkeys(sorted(checkpoints))
         self._reached: set[int] = set()
@@ -237,9 +237,9 @@ class TrainingLog:
             "frames": self.frames,
             "score": float(episode["score"]),
             **{
-                f"score_{name}": float(episode[f"score_{name}"])
-                for name in CHECKPOINT_FRAMES
-                if f"score_{name}" in episode
+                limit.record_field: float(episode[limit.record_field])
+                for limit in checkpoint_limits()
+                if limit.record_field in episode
             },
             "episode_frames": int(episode["frames"]),
             "end": str(episode["end"]),

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from saber.envs import records
 from saber.errors import SaberError
 from saber.games import get_game
-from saber.reports.tables import TIME_LIMIT_TITLES
 from saber.scoring import CLASS_NAMES
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ def _agents(report: dict[str, Any], time_limit: str | None = None) -> list[str]:
 
 def _limit_title(report: dict[str, Any], time_limit: str) -> str:
     suffix = "" if report["saber_compliant"] else " (NOT SABER-compliant)"
-    return f"{TIME_LIMIT_TITLES[time_limit]}{suffix}"
+    return f"{records.time_limit(time_limit).title}{suffix}"
 
 
 def _legend_columns(labels: Sequence[str], width: float) -> int:
@@ -646,7 +646,9 @@ def plot_time_limits(report: dict[str, Any]) -> Figure | None:
                 )
                 if ax is axes[0]:
                     handles.append(handle)
-            ax.set_xticks(range(len(time_limits)), [TIME_LIMIT_TITLES[t] for t in time_limits])
+            ax.set_xticks(
+                range(len(time_limits)), [records.time_limit(t).title for t in time_limits]
+            )
             ax.set_xlim(-0.4, len(time_limits) - 0.6)
             _percent_ticks_y(ax)
             ax.set_ylabel("% of world record")

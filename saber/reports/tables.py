@@ -11,12 +11,12 @@ import json
 import textwrap
 from typing import Any
 
+from saber.envs import records
 from saber.games import BASELINE_SOURCES, get_game
 from saber.scoring import CLASS_NAMES
 
 __all__ = ["PER_GAME_COLUMNS", "to_csv", "to_json", "to_markdown"]
 
-TIME_LIMIT_TITLES = {"5min": "5 minutes", "30min": "30 minutes", "saber": "SABER (unlimited)"}
 PER_GAME_COLUMNS = (
     "agent",
     "time_limit",
@@ -157,7 +157,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
             rows.append(
                 [
                     agent,
-                    TIME_LIMIT_TITLES[time_limit],
+                    records.time_limit(time_limit).title,
                     str(wr["games"]),
                     _estimate(_median(wr), wr["median_ci"], measured),
                     _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured),
@@ -200,7 +200,9 @@ def _notes(report: dict[str, Any]) -> list[str]:
         for time_limit, s in sections.items():
             if not _has_interval(s):
                 why = s.get("interval_note") or NO_INTERVAL_NOTE.split(": ", 1)[1]
-                no_interval.setdefault(why, []).append(f"{agent}, {TIME_LIMIT_TITLES[time_limit]}")
+                no_interval.setdefault(why, []).append(
+                    f"{agent}, {records.time_limit(time_limit).title}"
+                )
             for block, missing in (
                 ("world_record", "no world record"),
                 ("human", "no human score"),
@@ -213,7 +215,9 @@ def _notes(report: dict[str, Any]) -> list[str]:
             notes.setdefault(infinite, set()).update(s["human"]["left_out_of_mean"])
             if s["atari5"]["estimate"] is None and s["atari5"]["missing"]:
                 needs = f"needs {_titles(s['atari5']['missing'])}"
-                atari5.setdefault(needs, []).append(f"{agent}, {TIME_LIMIT_TITLES[time_limit]}")
+                atari5.setdefault(needs, []).append(
+                    f"{agent}, {records.time_limit(time_limit).title}"
+                )
     lines = [
         f"{NO_INTERVAL} No interval ({'; '.join(who)}): {why}." for why, who in no_interval.items()
     ]
@@ -304,7 +308,7 @@ def _welch_sentence(report: dict[str, Any], time_limit: str, pair: dict[str, Any
 def _comparisons(report: dict[str, Any]) -> list[str]:
     lines = []
     for time_limit, comparison in report["comparisons"].items():
-        lines += ["", f"### Comparisons, {TIME_LIMIT_TITLES[time_limit]}", ""]
+        lines += ["", f"### Comparisons, {records.time_limit(time_limit).title}", ""]
         for pair in comparison["pairs"]:
             poi = pair["probability_of_improvement"]
             if pair.get("skipped") and comparison["games"]:
@@ -363,7 +367,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         *_comparisons(report),
     ]
     for time_limit in report["time_limits"]:
-        lines += ["", f"## Per-game scores, {TIME_LIMIT_TITLES[time_limit]}", ""]
+        lines += ["", f"## Per-game scores, {records.time_limit(time_limit).title}", ""]
         lines += _per_game(report, time_limit)
     lines += ["", *_sources()]
     return "\n".join(lines) + "\n"

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from saber.envs import records
 from saber.errors import ScoreFileError, UnknownGameError
 from saber.games import get_game
 
@@ -62,24 +63,13 @@ __all__ = [
     "read_scores",
 ]
 
-# The three columns SABER reports: 5 minutes (18,000 frames), 30 minutes (108,000
-# frames), and the SABER limit (100 hours, with the 5-minute stuck timeout).
-TIME_LIMITS: tuple[str, ...] = ("5min", "30min", "saber")
+# The time limits are those of the registry saber.envs.records.TIME_LIMITS (read when
+# used, so a registered limit is a new column everywhere); this is its names at import.
+TIME_LIMITS: tuple[str, ...] = tuple(limit.name for limit in records.TIME_LIMITS)
 DEFAULT_AGENT = "agent"
 DEFAULT_RUN = "default"
 
-_TIME_LIMIT_SPELLINGS = {
-    "5min": "5min",
-    "5m": "5min",
-    "5minutes": "5min",
-    "30min": "30min",
-    "30m": "30min",
-    "30minutes": "30min",
-    "saber": "saber",
-    "unlimited": "saber",
-}
 _INFINITE_SPELLINGS = {"inf", "+inf", "infinite", "infinity", "+infinity", "∞"}
-_HARNESS_COLUMNS = {"5min": "score_5min", "30min": "score_30min", "saber": "score"}
 
 
 @dataclass(frozen=True)
@@ -159,7 +149,7 @@ class ScoreTable:
     def time_limits(self) -> list[str]:
         """Time limits present, in :data:`TIME_LIMITS` order."""
         present = {r.time_limit for r in self.records}
-        return [t for t in TIME_LIMITS if t in present]
+        return [limit.name for limit in records.TIME_LIMITS if limit.name in present]
 
     def games(self) -> list[str]:
         """Game ids present, alphabetical."""
@@ -203,12 +193,10 @@ class ScoreTable:
 
 def parse_time_limit(text: str, where: str = "") -> str:
     """``"5min"``, ``"30min"`` or ``"saber"`` from a spelling (``30m``, ``unlimited``, ...)."""
-    key = text.strip().lower().replace(" ", "").replace("_", "").replace("-", "")
-    if key not in _TIME_LIMIT_SPELLINGS:
-        raise ScoreFileError(
-            f"{where}: unknown time limit {text!r}; expected one of {', '.join(TIME_LIMITS)}"
-        )
-    return _TIME_LIMIT_SPELLINGS[key]
+    try:
+        return records.time_limit(text).name
+    except ValueError as error:
+        raise ScoreFileError(f"{where}: {error}") from None
 
 
 def parse_score(text: str, where: str = "", game: str = "") -> tuple[float, bool]:
@@ -401,14 +389,14 @@ def add_harness_record(
     run_name = run if record.get("run") is None else record["run"]
     if not isinstance(run_name, str | int) or isinstance(run_name, bool) or str(run_name) == "":
         raise ScoreFileError(f"{where}: run {run_name!r} of game {game} must be a non-empty name")
-    for time_limit, key in _HARNESS_COLUMNS.items():
+    for limit in records.TIME_LIMITS:
         builder.add(
             EpisodeScore(
                 agent=str(record.get("agent") or agent),
                 game=game,
-                time_limit=time_limit,
-                score=_number(record, key, where, game),
-                infinite=time_limit == "saber" and record.get("infinite") is True,
+                time_limit=limit.name,
+                score=_number(record, limit.record_field, where, game),
+                infinite=limit.frames is None and record.get("infinite") is True,
                 episode=episode,
                 where=where,
                 run=str(run_name),

@@ -74,9 +74,9 @@ class Trajectory:
 
 
 def _without_time(episodes: list[tuple[int, int, dict[str, Any]]]) -> list:
-    """Episode records without the wall-clock ``t``, with plain Python values."""
+    """Episode records without the wall-clock ``seconds``, with plain Python values."""
     return [
-        (step, i, {key: _plain(value) for key, value in record.items() if key != "t"})
+        (step, i, {key: _plain(value) for key, value in record.items() if key != "seconds"})
         for step, i, record in episodes
     ]
 
@@ -86,15 +86,15 @@ def _plain(value: Any) -> Any:
 
 
 def vector_records(info: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
-    """``(sub-env, record)`` for each sub-env that ended, by Gymnasium's ``_episode`` mask.
+    """``(sub-env, record)`` for each sub-env that ended, by the ``_saber`` mask.
 
-    Sync/Async nest a mask per key (``info["episode"]["_score"]``); SaberVectorEnv does not:
+    Sync/Async nest a mask per key (``info["saber"]["_score"]``); SaberVectorEnv does not:
     both are read the same way here, keeping only the record's own keys.
     """
-    if "episode" not in info:
-        assert "_episode" not in info
+    if "saber" not in info:
+        assert "_saber" not in info
         return []
-    episode, mask = info["episode"], info["_episode"]
+    episode, mask = info["saber"], info["_saber"]
     keys = [key for key in episode if not key.startswith("_")]
     return [(int(i), {key: episode[key][i] for key in keys}) for i in np.flatnonzero(mask)]
 
@@ -137,8 +137,8 @@ def run_singles(make: Any, actions: np.ndarray, seed: int = SEED) -> Trajectory:
                 continue
             obs, reward, terminated, truncated, info = env.step(action)
             ended = terminated or truncated
-            rows.append((obs, reward, terminated, truncated, info.get("episode")))
-            assert ("episode" in info) == ended
+            rows.append((obs, reward, terminated, truncated, info.get("saber")))
+            assert ("saber" in info) == ended
         env.close()
         columns.append(rows)
     trajectory = Trajectory()
@@ -202,7 +202,7 @@ def breakout_singles() -> Trajectory:
 )
 def test_vector_envs_match_the_single_env(vector, breakout_singles: Trajectory) -> None:
     """Same seeds and actions: Sync, Async (fork, spawn), SaberVectorEnv and the single env
-    give identical observations, rewards, ends and ``info["episode"]`` (except ``t``).
+    give identical observations, rewards, ends and ``info["saber"]`` (except ``seconds``).
 
     A spawned worker is a fresh interpreter: ``gym.make("SABER/Breakout")`` fails there with
     ``NamespaceNotFound`` (Gymnasium 1.x loads no ``gymnasium.envs`` entry points, so
@@ -233,8 +233,9 @@ def test_make_vec_modes_agree(mode: str | None, pong_singles: Trajectory) -> Non
 
     The ``info`` dicts differ beyond that: Sync/Async carry each sub-env's own flags
     (``stuck_timeout``, ``time_cap``, ``rollover`` with ``_``-masks) and a mask per key
-    inside ``info["episode"]`` (``_score``, ...); SaberVectorEnv gives
-    ``episode_frame_number`` (int32, not int64), ``episode`` and ``_episode`` only. ``info["episode"][key][info["_episode"]]`` reads both.
+    inside ``info["saber"]`` (``_score``, ...); SaberVectorEnv gives
+    ``episode_frame_number`` (int32, not int64), ``saber`` and ``_saber`` only.
+    ``info["saber"][key][info["_saber"]]`` reads both.
     """
     envs = gym.make_vec("SABER/Pong", NUM_ENVS, vectorization_mode=mode, **PONG_KW)
     assert isinstance(envs, SaberVectorEnv) == (mode is None)
@@ -243,35 +244,28 @@ def test_make_vec_modes_agree(mode: str | None, pong_singles: Trajectory) -> Non
 
 # ------------------------------------------------------------- RecordEpisodeStatistics
 def test_record_episode_statistics_single_env() -> None:
-    """Gymnasium's ``RecordEpisodeStatistics`` next to SABER's own statistics.
+    """Gymnasium's ``RecordEpisodeStatistics`` on ``gym.make("SABER/Breakout")``, as written.
 
-    Both write ``info["episode"]``. With the default ``stats_key="episode"`` Gymnasium's
-    wrapper finds SABER's record already there and fails with a bare ``AssertionError``
-    at the first episode end: the user sees neither record. With another key both
-    survive, side by side: ``info["episode"]`` (SABER: score, score_5min, score_30min,
-    frames, steps, end, rollovers, infinite, r, l, t) and ``info["<key>"]`` (Gymnasium:
-    r, l, t), and without reward clipping ``r`` is SABER's ``score`` and ``l`` its ``steps``.
+    saber 0.1 wrote its record to ``info["episode"]``, the key this wrapper reserves, and
+    it failed with a bare ``AssertionError`` at the first episode end. Now both records
+    survive side by side: ``info["episode"]`` (Gymnasium: r, l, t) and ``info["saber"]``;
+    without reward clipping ``r`` is SABER's ``score`` and ``l`` its ``steps``.
     """
     actions = actions_for(STEPS, NUM_ENVS)
-    clashing = gym.wrappers.RecordEpisodeStatistics(_breakout())
-    clashing.reset(seed=SEED + 1)
-    with pytest.raises(AssertionError):
-        for action in actions[:, 1]:  # a stuck timeout at step 100
-            clashing.step(action)
-
     records = []
     for i in range(NUM_ENVS):  # the same episodes as sub-env i of the vector tests
-        env = gym.wrappers.RecordEpisodeStatistics(_breakout(), stats_key="gym_episode")
+        env = gym.wrappers.RecordEpisodeStatistics(_breakout())
         env.reset(seed=SEED + i)
         ended = []
         for action in actions[:, i]:
             _, _, terminated, truncated, info = env.step(action)
+            assert ("episode" in info) == ("saber" in info) == (terminated or truncated)
             if terminated or truncated:
-                saber_record, gym_record = info["episode"], info["gym_episode"]
+                saber_record, gym_record = info["saber"], info["episode"]
                 assert set(gym_record) == {"r", "l", "t"}
                 assert saber_record["rollovers"] == 0
-                assert gym_record["r"] == saber_record["score"] == saber_record["r"]
-                assert gym_record["l"] == saber_record["steps"] == saber_record["l"]
+                assert gym_record["r"] == saber_record["score"]
+                assert gym_record["l"] == saber_record["steps"]
                 ended.append(saber_record)
                 env.reset()
         assert list(env.return_queue) == [record["score"] for record in ended]
@@ -281,42 +275,51 @@ def test_record_episode_statistics_single_env() -> None:
     assert max(record["score"] for record in records) > 0
 
 
-@pytest.mark.parametrize("mode", ["sync", None], ids=["sync", "default"])
-def test_record_episode_statistics_vector_env(mode: str | None) -> None:
-    """``gymnasium.wrappers.vector.RecordEpisodeStatistics`` over ``make_vec``.
-
-    The default key clashes with SABER's ``info["episode"]``: Gymnasium raises
-    ``ValueError("Attempted to add episode stats with key 'episode' but this key already
-    exists ...")`` at the first end. With another key, its ``r`` and ``l`` (which skip the
-    autoreset step) equal SABER's ``score`` and ``steps`` for every ended sub-env.
-    """
+def test_record_episode_statistics_inside_sync_vector_env() -> None:
+    """CleanRL's pattern: each sub-env of a ``SyncVectorEnv`` wrapped in
+    ``RecordEpisodeStatistics``; ``info["episode"]`` and ``info["saber"]`` agree."""
     actions = actions_for(STEPS, NUM_ENVS)
-    wrapper = gym.wrappers.vector.RecordEpisodeStatistics
-    clashing = wrapper(
-        gym.make_vec("SABER/Breakout", NUM_ENVS, vectorization_mode=mode, **BREAKOUT_KW)
-    )
-    clashing.reset(seed=SEED)
-    with pytest.raises(ValueError, match="key 'episode' but this key already exists"):
-        for action in actions:
-            clashing.step(action)
-
-    envs = wrapper(
-        gym.make_vec("SABER/Breakout", NUM_ENVS, vectorization_mode=mode, **BREAKOUT_KW),
-        stats_key="gym_episode",
+    envs = SyncVectorEnv(
+        [lambda: gym.wrappers.RecordEpisodeStatistics(_breakout()) for _ in range(NUM_ENVS)]
     )
     envs.reset(seed=SEED)
     ended = 0
     for action in actions:
         _, _, terminated, truncated, info = envs.step(action)
         done = terminated | truncated
-        assert ("gym_episode" in info) == done.any() == ("episode" in info)
         if done.any():
-            np.testing.assert_array_equal(info["_gym_episode"], done)
             np.testing.assert_array_equal(info["_episode"], done)
-            saber_record, gym_record = info["episode"], info["gym_episode"]
+            np.testing.assert_array_equal(info["_saber"], done)
+            np.testing.assert_array_equal(info["episode"]["r"][done], info["saber"]["score"][done])
+            np.testing.assert_array_equal(info["episode"]["l"][done], info["saber"]["steps"][done])
+            ended += int(done.sum())
+    envs.close()
+    assert ended >= 3
+
+
+@pytest.mark.parametrize("mode", ["sync", None], ids=["sync", "default"])
+def test_record_episode_statistics_vector_env(mode: str | None) -> None:
+    """``gymnasium.wrappers.vector.RecordEpisodeStatistics`` over ``make_vec``, default key:
+    its ``r`` and ``l`` (which skip the autoreset step) equal SABER's ``score`` and
+    ``steps`` for every ended sub-env (rewards are not clipped)."""
+    actions = actions_for(STEPS, NUM_ENVS)
+    envs = gym.wrappers.vector.RecordEpisodeStatistics(
+        gym.make_vec("SABER/Breakout", NUM_ENVS, vectorization_mode=mode, **BREAKOUT_KW)
+    )
+    envs.reset(seed=SEED)
+    ended = 0
+    for action in actions:
+        _, _, terminated, truncated, info = envs.step(action)
+        done = terminated | truncated
+        assert ("episode" in info) == done.any() == ("saber" in info)
+        if done.any():
+            np.testing.assert_array_equal(info["_episode"], done)
+            np.testing.assert_array_equal(info["_saber"], done)
+            saber_record, gym_record = info["saber"], info["episode"]
             np.testing.assert_array_equal(gym_record["r"][done], saber_record["score"][done])
             np.testing.assert_array_equal(gym_record["l"][done], saber_record["steps"][done])
             ended += int(done.sum())
+    envs.close()
     assert ended >= 3
 
 

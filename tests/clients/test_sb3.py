@@ -151,10 +151,11 @@ def test_make_vec_env_steps_like_gymnasium_make(vec_env_cls: str) -> None:
         np.testing.assert_array_equal(np.stack(observations)[:, row], np.stack(expected))
 
 
-def test_make_vec_env_monitor_replaces_saber_episode_record(tmp_path: Path) -> None:
-    # SB3's Monitor (which make_vec_env always adds) overwrites info["episode"] with its own
-    # r / l / t, and its r sums the rewards it sees: clipped ones under clip_rewards=True.
-    # So a TrainingRecorder must sit under Monitor: pass make_vec_env a callable.
+def test_make_vec_env_monitor_keeps_saber_record(tmp_path: Path) -> None:
+    # SB3's Monitor (which make_vec_env always adds) writes its own info["episode"]
+    # (r / l / t; its r sums the rewards it sees: clipped ones under clip_rewards=True).
+    # SABER's record is in info["saber"], so both reach the user, and a TrainingRecorder
+    # above or below Monitor logs the raw score.
     log = tmp_path / "training.jsonl"
 
     def make() -> gym.Env:
@@ -171,12 +172,14 @@ def test_make_vec_env_monitor_replaces_saber_episode_record(tmp_path: Path) -> N
         if dones[0]:
             break
     venv.close()
-    episode = infos[0]["episode"]
-    assert set(episode) == {"r", "l", "t"}  # SABER's score, frames, end... are gone
+    episode, saber_record = infos[0]["episode"], infos[0]["saber"]
+    assert set(episode) == {"r", "l", "t"}
     assert (episode["r"], episode["l"]) == (clipped_sum, steps)
+    assert saber_record["steps"] == steps and saber_record["end"] == "time_cap"
     logged = [line for line in log.read_text().splitlines() if line]
     assert len(logged) == 1
     raw_score = json.loads(logged[0])["score"]
+    assert raw_score == saber_record["score"]
     # Space Invaders pays 5 to 30 points per alien: the raw score exceeds the clipped sum.
     assert raw_score > clipped_sum > 0
 

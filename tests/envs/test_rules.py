@@ -87,7 +87,7 @@ def test_no_life_information_and_no_life_loss_termination() -> None:
             break
         lives_seen.add(ale.lives())
     assert len(lives_seen) == 5, "all 5 lives were lost without the episode ending"
-    assert terminated and ale.game_over() and info["episode"]["end"] == "game_over"
+    assert terminated and ale.game_over() and info["saber"]["end"] == "game_over"
 
 
 def test_stuck_timeout_truncates_after_18000_frames_without_reward() -> None:
@@ -97,8 +97,8 @@ def test_stuck_timeout_truncates_after_18000_frames_without_reward() -> None:
     rewards, info = play(env, [0] * 5_000)
     assert len(rewards) == 4_500 and not any(rewards)
     assert info["stuck_timeout"] and info["episode_frame_number"] == 18_000
-    assert info["episode"]["end"] == "stuck_timeout" and info["episode"]["frames"] == 18_000
-    assert not info["episode"]["infinite"]
+    assert info["saber"]["end"] == "stuck_timeout" and info["saber"]["frames"] == 18_000
+    assert not info["saber"]["infinite"]
 
 
 def test_any_nonzero_reward_restarts_the_stuck_count() -> None:
@@ -108,8 +108,8 @@ def test_any_nonzero_reward_restarts_the_stuck_count() -> None:
     frames = np.cumsum([4] * len(rewards))
     last_reward_frame = max([0, *(f for f, r in zip(frames, rewards, strict=True) if r)])
     assert any(rewards), "Pong's opponent scores against a still paddle"
-    assert info["episode"]["end"] in {"stuck_timeout", "game_over"}
-    if info["episode"]["end"] == "stuck_timeout":
+    assert info["saber"]["end"] in {"stuck_timeout", "game_over"}
+    if info["saber"]["end"] == "stuck_timeout":
         assert info["episode_frame_number"] - last_reward_frame == 800
 
 
@@ -126,8 +126,8 @@ def test_the_100_hour_cap_truncates_and_marks_infinite_gameplay() -> None:
     assert not (terminated or truncated)
     _, _, terminated, truncated, info = env.step(0)
     assert truncated and not terminated and info["time_cap"]
-    assert info["episode"]["end"] == "time_cap" and info["episode"]["infinite"]
-    assert info["episode"]["frames"] == 21_600_000
+    assert info["saber"]["end"] == "time_cap" and info["saber"]["infinite"]
+    assert info["saber"]["frames"] == 21_600_000
 
 
 def test_a_shorter_cap_truncates_without_claiming_infinite_gameplay() -> None:
@@ -136,8 +136,8 @@ def test_a_shorter_cap_truncates_without_claiming_infinite_gameplay() -> None:
     for _ in range(99):
         assert not any(env.step(0)[2:4])
     _, _, terminated, truncated, info = env.step(0)
-    assert truncated and not terminated and info["episode"]["end"] == "time_cap"
-    assert info["episode"]["frames"] == 400 and not info["episode"]["infinite"]
+    assert truncated and not terminated and info["saber"]["end"] == "time_cap"
+    assert info["saber"]["frames"] == 400 and not info["saber"]["infinite"]
 
 
 def _wrappers(env: gym.Env) -> list[gym.Env]:
@@ -162,9 +162,9 @@ def test_a_real_rollover_is_corrected_and_counted() -> None:
     rewards, info = _provoke_rollover("correct")
     assert rewards[0] == 999_900  # the ALE reads the score we wrote as a gain
     assert min(rewards) >= 0 and 50.0 in rewards
-    assert info["episode"]["rollovers"] == 1
-    assert info["episode"]["score"] == sum(rewards)
-    assert info["episode"]["score"] > 1_000_000
+    assert info["saber"]["rollovers"] == 1
+    assert info["saber"]["score"] == sum(rewards)
+    assert info["saber"]["score"] > 1_000_000
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("ignore", 0.0), ("off", -999_950.0)])
@@ -174,7 +174,7 @@ def test_rollover_modes(mode: str, expected: float) -> None:
     differing = [i for i, (a, b) in enumerate(zip(corrected, rewards, strict=True)) if a != b]
     assert len(differing) == 1 and rewards[differing[0]] == expected
     assert corrected[differing[0]] == 50.0
-    assert info["episode"]["rollovers"] == 1
+    assert info["saber"]["rollovers"] == 1
 
 
 @pytest.mark.parametrize(
@@ -190,8 +190,8 @@ def test_big_legitimate_negative_rewards_are_left_intact(game: str, at_most: flo
     rewards, info = runs["correct"]
     assert rewards == runs["off"][0]
     assert min(rewards) <= at_most
-    assert info["episode"]["rollovers"] == 0 and info["episode"]["end"] == "game_over"
-    assert info["episode"]["score"] == sum(rewards)
+    assert info["saber"]["rollovers"] == 0 and info["saber"]["end"] == "game_over"
+    assert info["saber"]["score"] == sum(rewards)
 
 
 def test_episode_statistics_hold_the_scores_at_each_checkpoint() -> None:
@@ -207,11 +207,11 @@ def test_episode_statistics_hold_the_scores_at_each_checkpoint() -> None:
     env = SaberEpisodeStatistics(statistics.env, checkpoint_frames={"early": 1_000, "late": 2_400})
     env.reset(seed=0)
     rewards, info = play(env, random_actions(20_000))
-    episode = info["episode"]
+    episode = info["saber"]
     frames = 4 * np.arange(1, len(rewards) + 1)
     frames[-1] = episode["frames"]  # the game may end inside the last 4-frame repeat
-    assert episode["score"] == sum(rewards) == episode["r"]
-    assert episode["steps"] == len(rewards) == episode["l"]
+    assert episode["score"] == sum(rewards)
+    assert episode["steps"] == len(rewards)
     assert 4 * len(rewards) - 3 <= episode["frames"] <= 4 * len(rewards)
     for name, limit in (("score_early", 1_000), ("score_late", 2_400)):
         assert episode[name] == sum(r for r, f in zip(rewards, frames, strict=True) if f <= limit)
@@ -223,7 +223,7 @@ def test_reward_clipping_changes_only_what_the_agent_sees() -> None:
     env.reset(seed=0)
     rewards, info = play(env, random_actions(3_000))
     assert set(rewards) <= {-1.0, 0.0, 1.0} and 1.0 in rewards
-    assert info["episode"]["score"] == 50 * rewards.count(1.0)
+    assert info["saber"]["score"] == 50 * rewards.count(1.0)
 
 
 def test_same_seed_same_actions_same_trajectory_different_seeds_differ() -> None:

@@ -68,10 +68,10 @@ def test_vector_env_matches_single_envs_step_for_step(
             assert (rewards[i], terminated[i], truncated[i]) == expected[1:4]
             ended[i] = expected[2] or expected[3]
             if ended[i]:
-                assert info["_episode"][i]
-                record = {key: info["episode"][key][i] for key in expected[4]["episode"]}
-                assert {k: v for k, v in record.items() if k != "t"} == {
-                    k: v for k, v in expected[4]["episode"].items() if k != "t"
+                assert info["_saber"][i]
+                record = {key: info["saber"][key][i] for key in expected[4]["saber"]}
+                assert {k: v for k, v in record.items() if k != "seconds"} == {
+                    k: v for k, v in expected[4]["saber"].items() if k != "seconds"
                 }
                 ends_seen.add(record["end"])
     assert ends <= ends_seen, ends_seen
