@@ -13,7 +13,6 @@ from saber.envs.preprocessing import SaberPreprocessing
 from saber.envs.protocol import SaberSettings
 from saber.envs.wrappers import (
     FrameLimit,
-    HideLives,
     NoRewardTimeout,
     RolloverCorrection,
     SaberEpisodeStatistics,
@@ -48,8 +47,10 @@ def make_env(game: str, *, render_mode: str | None = None, **overrides: Any) -> 
 
     The stack, innermost first: ale-py ``AtariEnv`` (``frameskip=1``, sticky actions,
     full action set) -> :class:`SaberPreprocessing` -> :class:`RolloverCorrection` ->
-    :class:`HideLives` -> :class:`NoRewardTimeout` -> :class:`FrameLimit` ->
-    :class:`SaberEpisodeStatistics` -> Gymnasium's ``ClipReward`` when ``clip_rewards``.
+    :class:`NoRewardTimeout` -> :class:`FrameLimit` -> :class:`SaberEpisodeStatistics` ->
+    Gymnasium's ``ClipReward`` when ``clip_rewards``. No ``lives`` reaches ``info``:
+    :class:`SaberPreprocessing` builds its own (``HideLives`` is for stacks on ale-py's
+    ``info``).
 
     Args:
         game: any spelling of a game (``"pong"``, ``"Pong"``, ``"SABER/Pong"``).
@@ -81,7 +82,6 @@ def make_env(game: str, *, render_mode: str | None = None, **overrides: Any) -> 
     env = RolloverCorrection(
         env, threshold=settings.rollover_threshold, mode=settings.rollover_mode
     )
-    env = HideLives(env)
     if settings.max_frames_without_reward is not None:
         env = NoRewardTimeout(env, max_frames=settings.max_frames_without_reward)
     if settings.max_episode_frames is not None:

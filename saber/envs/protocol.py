@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from saber.envs.records import checkpoint_limits
+from saber.envs.rules import SABER_CAP_FRAMES, correct_rollover
 from saber.errors import ProtocolError, UnknownSettingError
 
 __all__ = [
@@ -34,9 +35,6 @@ CHECKPOINT_FRAMES = {limit.name: limit.frames for limit in checkpoint_limits()}
 
 ROLLOVER_MODES = ("correct", "ignore", "off")
 RolloverMode = Literal["correct", "ignore", "off"]
-
-
-SABER_CAP_FRAMES = 21_600_000  # 100 hours at 60 fps: reaching it counts as infinite gameplay
 
 
 @dataclass(frozen=True)
@@ -139,15 +137,3 @@ class SaberSettings:
 def _check_positive_int(name: str, value: object) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ProtocolError(f"Expect `{name}` to be a positive integer, actually: {value!r}")
-
-
-def correct_rollover(reward: float, mode: str) -> float:
-    """The true gain hidden in a rollover reward ``reward`` (points, at or below the threshold).
-
-    The score counter wrapped past ``10**k``: the ALE reported ``gain - 10**k``, so the
-    gain is ``reward + 10**ceil(log10(-reward))`` (-999,950 -> +50). This is the rule of
-    the SABER authors' code. Mode ``"ignore"`` drops the reward instead.
-    """
-    if mode == "ignore":
-        return 0.0
-    return reward + 10.0 ** math.ceil(math.log10(-reward))

@@ -28,6 +28,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from saber.envs import rules
 from saber.envs.emulator import (
     FrameRepeater,
     SeedStream,
@@ -38,9 +39,8 @@ from saber.envs.emulator import (
 )
 from saber.envs.factory import resolve_rom_id
 from saber.envs.preprocessing import resize_bilinear
-from saber.envs.protocol import NUM_ACTIONS, SaberSettings, correct_rollover
-from saber.envs.records import EpisodeEnd, checkpoint_limits
-from saber.envs.wrappers import episode_record
+from saber.envs.protocol import NUM_ACTIONS, SaberSettings
+from saber.envs.records import checkpoint_limits
 
 __all__ = ["SaberVectorEnv"]
 
@@ -81,6 +81,12 @@ class _ThreadedEngine:
             raise RuntimeError(f"ale-py's legal actions for {rom_id} are {legal}, not 0..17")
         self.num_envs = num_envs
         self._strength = np.ones(num_envs, dtype=np.float32)
+
+    def close(self) -> None:
+        """Stop the engine's threads: ale-py has no stop call, its destructor joins them,
+        and this drops the only reference to it (so CPython runs it here, not at GC)."""
+        ale, self.ale = self.ale, None  # type: ignore[assignment]
+        del ale
 
     def _env_order(self, info: dict[str, np.ndarray]) -> np.ndarray | slice:
         """Index that puts the engine's results in sub-env order (a no-op slice when they are)."""
@@ -128,6 +134,10 @@ class _SequentialEngine:
             self.repeaters.append(FrameRepeater(ale, rom, settings.frame_skip))
         height, width = self.repeaters[0].pooled.shape
         self._frames = np.zeros((num_envs, height, width), dtype=np.uint8)
+
+    def close(self) -> None:
+        """Release the emulators."""
+        self.repeaters.clear()
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         return np.stack(
@@ -236,6 +246,7 @@ class SaberVectorEnv(VectorEnv):
         options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
+        self._check_open()
         rows = np.arange(self.num_envs)
         if options and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
@@ -301,6 +312,7 @@ class SaberVectorEnv(VectorEnv):
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every sub-env; see the class doc for what happens after an episode ends."""
+        self._check_open()
         actions = self._check_actions(actions)
         if not self._started.all():
             raise ResetNeeded("Cannot call step() before reset(): call env.reset() first.")
@@ -323,32 +335,35 @@ class SaberVectorEnv(VectorEnv):
             self._stack[reset_rows, :-1] = 0
             self._reset_statistics(reset_rows)
 
-        rollover = (rewards <= settings.rollover_threshold) & stepped
+        # The rules, each from saber.envs.rules, over all rows at once.
+        rollover = rules.is_rollover(rewards, settings.rollover_threshold) & stepped
         if rollover.any():
             self._rollovers += rollover
-            if settings.rollover_mode != "off":
-                for row in np.flatnonzero(rollover):
-                    rewards[row] = correct_rollover(rewards[row], settings.rollover_mode)
+            for row in np.flatnonzero(rollover):
+                rewards[row] = rules.correct_rollover(rewards[row], settings.rollover_mode)
 
-        truncated = np.zeros(self.num_envs, dtype=bool)
         stuck = np.zeros(self.num_envs, dtype=bool)
+        capped = np.zeros(self.num_envs, dtype=bool)
+        if settings.max_frames_without_reward is not None:
+            stuck = stepped & rules.stuck_timeout(
+                reward=rewards,
+                game_over=game_over,
+                frame=episode_frames,
+                last_reward_frame=self._last_reward_frame,
+                max_frames=settings.max_frames_without_reward,
+            )
         scored = rewards != 0
         self._last_reward_frame[scored] = episode_frames[scored]
-        if settings.max_frames_without_reward is not None:
-            stuck = (
-                stepped
-                & ~scored
-                & ~game_over
-                & (episode_frames - self._last_reward_frame >= settings.max_frames_without_reward)
-            )
-            truncated |= stuck
         if settings.max_episode_frames is not None:
-            truncated |= stepped & ~game_over & (episode_frames >= settings.max_episode_frames)
+            capped = stepped & rules.frame_cap(
+                game_over=game_over, frame=episode_frames, max_frames=settings.max_episode_frames
+            )
+        truncated = stuck | capped
 
         self._score += rewards
         self._steps += stepped
         for name, checkpoint in self.checkpoint_frames.items():
-            reached = stepped & (episode_frames <= checkpoint)
+            reached = stepped & rules.checkpoint_open(episode_frames, checkpoint)
             self._checkpoint_scores[name][reached] = self._score[reached]
 
         ended = game_over | truncated
@@ -357,7 +372,7 @@ class SaberVectorEnv(VectorEnv):
         self._episode_frames = episode_frames.copy()
         info: dict[str, Any] = {"episode_frame_number": episode_frames}
         if ended.any():
-            self._add_episode_info(info, ended, game_over, stuck, episode_frames)
+            self._add_episode_info(info, ended, game_over, stuck, capped, episode_frames)
         if settings.clip_rewards:
             rewards = np.clip(rewards, -1.0, 1.0)
         return self._stack.copy(), rewards, game_over.copy(), truncated, info
@@ -368,18 +383,16 @@ class SaberVectorEnv(VectorEnv):
         ended: np.ndarray,
         game_over: np.ndarray,
         stuck: np.ndarray,
+        capped: np.ndarray,
         episode_frames: np.ndarray,
     ) -> None:
         now = time.perf_counter()
         records = {}
         for row in np.flatnonzero(ended).tolist():
-            if game_over[row]:
-                end = EpisodeEnd.GAME_OVER
-            elif stuck[row]:
-                end = EpisodeEnd.STUCK_TIMEOUT
-            else:
-                end = EpisodeEnd.TIME_CAP
-            records[row] = episode_record(
+            end = rules.end_reason(
+                game_over=bool(game_over[row]), stuck=bool(stuck[row]), capped=bool(capped[row])
+            )
+            records[row] = rules.episode_record(
                 score=self._score[row],
                 frames=episode_frames[row],
                 steps=self._steps[row],
@@ -401,6 +414,10 @@ class SaberVectorEnv(VectorEnv):
         info["saber"] = episode
         info["_saber"] = ended.copy()
 
+    def _check_open(self) -> None:
+        if self._engine is None:
+            raise RuntimeError(f"{type(self).__name__} is closed: make a new one to play on.")
+
     def _check_actions(self, actions: Any) -> np.ndarray:
         array = np.asarray(actions)
         if array.shape != (self.num_envs,) or array.dtype.kind not in "iu":
@@ -419,8 +436,10 @@ class SaberVectorEnv(VectorEnv):
         refuse_pickling(self)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Stop the emulation threads."""
-        self._engine = None  # type: ignore[assignment]
+        """Stop the emulator now: ale-py's C++ engine joins its threads when released."""
+        engine, self._engine = self._engine, None  # type: ignore[assignment]
+        if engine is not None:
+            engine.close()
 
 
 def _per_row_seeds(seed: int | np.ndarray | list[int] | None, count: int) -> list[int | None]:

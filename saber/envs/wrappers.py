@@ -17,12 +17,10 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from saber.envs.protocol import (
-    ROLLOVER_MODES,
-    SABER_CAP_FRAMES,
-    correct_rollover,
-)
-from saber.envs.records import EpisodeEnd, EpisodeRecord, checkpoint_limits
+from saber.envs import rules
+from saber.envs.protocol import ROLLOVER_MODES
+from saber.envs.records import EpisodeEnd, checkpoint_limits
+from saber.envs.rules import SABER_CAP_FRAMES, episode_record
 
 __all__ = [
     "EpisodeEnd",
@@ -35,31 +33,6 @@ __all__ = [
 ]
 
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
-
-
-def episode_record(
-    *,
-    score: float,
-    frames: int,
-    steps: int,
-    checkpoint_scores: dict[str, float],
-    end: str,
-    rollovers: int,
-    seconds: float,
-) -> EpisodeRecord:
-    """The :class:`EpisodeRecord` of a finished episode (shared by single and vector envs)."""
-    return EpisodeRecord(
-        score=float(score),
-        checkpoints={name: float(value) for name, value in checkpoint_scores.items()},
-        frames=int(frames),
-        steps=int(steps),
-        end=end,
-        rollovers=int(rollovers),
-        # Infinite gameplay is SABER's notion: still playing after 100 hours. A shorter
-        # cap (a non-SABER override) ends episodes but proves nothing of the kind.
-        infinite=end == EpisodeEnd.TIME_CAP and frames >= SABER_CAP_FRAMES,
-        seconds=seconds,
-    )
 
 
 class RolloverCorrection(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -91,10 +64,9 @@ class RolloverCorrection(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if reward <= self.threshold:
+        if rules.is_rollover(reward, self.threshold):
             info["rollover"] = True
-            if self.mode != "off":
-                reward = correct_rollover(float(reward), self.mode)
+            reward = rules.correct_rollover(float(reward), self.mode)
         return obs, reward, terminated, truncated, info
 
 
@@ -147,11 +119,17 @@ class NoRewardTimeout(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
         frame = info["episode_frame_number"]
-        if reward != 0:
-            self._last_reward_frame = frame
-        elif frame - self._last_reward_frame >= self.max_frames and not terminated:
+        if rules.stuck_timeout(
+            reward=reward,
+            game_over=terminated,
+            frame=frame,
+            last_reward_frame=self._last_reward_frame,
+            max_frames=self.max_frames,
+        ):
             truncated = True
             info["stuck_timeout"] = True
+        if reward != 0:
+            self._last_reward_frame = frame
         return obs, reward, terminated, truncated, info
 
 
@@ -174,7 +152,9 @@ class FrameLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if info["episode_frame_number"] >= self.max_frames and not terminated:
+        if rules.frame_cap(
+            game_over=terminated, frame=info["episode_frame_number"], max_frames=self.max_frames
+        ):
             truncated = True
             info["time_cap"] = True
         return obs, reward, terminated, truncated, info
@@ -228,20 +208,17 @@ class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._steps += 1
         frame = info["episode_frame_number"]
         for name, checkpoint in self.checkpoint_frames.items():
-            if frame <= checkpoint:
+            if rules.checkpoint_open(frame, checkpoint):
                 self._checkpoint_scores[name] = self._score
         if "rollover" in info:
             self._rollovers += 1
         if terminated or truncated:
             self._ended = True
-            if terminated:
-                end = EpisodeEnd.GAME_OVER
-            elif "stuck_timeout" in info:
-                end = EpisodeEnd.STUCK_TIMEOUT
-            elif "time_cap" in info:
-                end = EpisodeEnd.TIME_CAP
-            else:
-                end = EpisodeEnd.TRUNCATED
+            end = rules.end_reason(
+                game_over=terminated,
+                stuck="stuck_timeout" in info,
+                capped="time_cap" in info,
+            )
             info["saber"] = episode_record(
                 score=self._score,
                 frames=frame,

@@ -76,7 +76,6 @@ def test_spec_records_the_whole_wrapper_stack() -> None:
     assert names == [
         "SaberPreprocessing",
         "RolloverCorrection",
-        "HideLives",
         "NoRewardTimeout",
         "FrameLimit",
         "SaberEpisodeStatistics",

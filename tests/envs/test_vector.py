@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -110,3 +112,21 @@ def test_vector_env_rejects_invalid_actions(actions: object) -> None:
 def test_vector_env_refuses_to_step_before_reset() -> None:
     with pytest.raises(ResetNeeded):
         SaberVectorEnv("pong", 2).step(np.array([0, 0]))
+
+
+def _threads() -> int:
+    """Threads of this process, C++ ones included (Linux)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_close_stops_the_engine_threads_at_once() -> None:
+    before = _threads()
+    vector = SaberVectorEnv("pong", 2, num_threads=2)
+    vector.reset(seed=0)
+    assert _threads() >= before + 2
+    vector.close()
+    assert _threads() == before  # joined by close(), not left to garbage collection
+    with pytest.raises(RuntimeError, match="SaberVectorEnv is closed"):
+        vector.step(np.zeros(2, dtype=np.int64))
+    vector.close()  # closing twice is harmless
