@@ -1,13 +1,17 @@
 """Steps per second of the SABER envs against their peers, measured side by side in one run.
 
 Single env (Pong, Breakout; random actions, 4 frames per step):
-  * bare loop: only what any agent needs from the emulator, 4 ``ale.act`` per step;
+  * tight loop: the least work any SABER step needs, written tightly: 4 ``ale.act``;
+    ``getScreenGrayscale`` of the last two frames into preallocated buffers;
+    ``np.maximum``; bilinear resize into a slot of a ring-buffer stack; an ordered copy
+    of the stack. The honest limit: no SABER step can skip any of it. Goal: >= 0.95x.
+  * bare loop (for information, no goal): 4 ``ale.act`` per step and no screen read;
   * SABER: ``gymnasium.make("SABER/<Game>")``, the whole stack;
   * Gymnasium stack users build today: ``AtariPreprocessing`` + ``FrameStackObservation``
     over ``ALE/<Game>-v5`` with ``frameskip=1`` and the full action set.
 Vector env (8 envs): ``gymnasium.make_vec("SABER/<Game>", 8)`` against ale-py's
 ``AtariVectorEnv`` with the closest settings (sticky 0.25, full actions, no no-op/FIRE
-starts, no clipping; it resizes with INTER_AREA in C++).
+starts, no clipping; it resizes with INTER_AREA in C++). Goal: >= 0.97x.
 
 The contenders run in many short interleaved rounds and the table reports the median of
 the per-round ratios: on a shared machine the speed drifts over seconds, so adjacent short
@@ -24,6 +28,7 @@ import time
 from collections.abc import Callable
 
 import ale_py
+import cv2
 import gymnasium as gym
 import numpy as np
 from ale_py import ALEInterface, LoggerMode, roms
@@ -47,6 +52,42 @@ def bare_loop(game: str) -> Callable[[np.ndarray], None]:
             ale_action = actions[action]
             for _ in range(4):
                 ale.act(ale_action)
+            if ale.game_over():
+                ale.reset_game()
+
+    return run
+
+
+def tight_loop(game: str) -> Callable[[np.ndarray], None]:
+    ale = ALEInterface()
+    ale.setLoggerMode(LoggerMode.Error)
+    ale.setFloat("repeat_action_probability", 0.25)
+    ale.setInt("random_seed", 0)
+    ale.loadROM(roms.get_rom_path(game))
+    ale.reset_game()
+    actions = [ale_py.Action(i) for i in range(18)]
+    height, width = ale.getScreenDims()
+    last = np.zeros((height, width), dtype=np.uint8)
+    second_last = np.zeros((height, width), dtype=np.uint8)
+    stack = np.zeros((4, 84, 84), dtype=np.uint8)
+    orders = [np.roll(np.arange(4), -(slot + 1)) for slot in range(4)]  # oldest first
+    slot = 0
+
+    def run(steps: np.ndarray) -> None:
+        nonlocal slot
+        act, grayscale, resize, maximum = ale.act, ale.getScreenGrayscale, cv2.resize, np.maximum
+        for action in steps:
+            ale_action = actions[action]
+            act(ale_action)
+            act(ale_action)
+            act(ale_action)
+            grayscale(second_last)
+            act(ale_action)
+            grayscale(last)
+            maximum(last, second_last, out=last)
+            resize(last, (84, 84), dst=stack[slot], interpolation=cv2.INTER_LINEAR)
+            stack[orders[slot]]  # the observation: an ordered copy
+            slot = (slot + 1) % 4
             if ale.game_over():
                 ale.reset_game()
 
@@ -116,6 +157,7 @@ def main() -> None:
         steps = rng.integers(0, 18, args.steps)
         times = measure(
             {
+                "tight": tight_loop(game),
                 "bare": bare_loop(game),
                 "saber": single_env(gym.make(f"SABER/{name}")),
                 "gymnasium": single_env(gymnasium_stack(name)),
@@ -123,8 +165,14 @@ def main() -> None:
             steps,
             args.rounds,
         )
+        rows.append((f"single {name}", "SABER / tight loop", ratio(times, "saber", "tight"), 0.95))
         rows.append(
-            (f"single {name}", "SABER / bare ale.act loop", ratio(times, "saber", "bare"), 0.85)
+            (
+                f"single {name}",
+                "SABER / bare ale.act loop (information)",
+                ratio(times, "saber", "bare"),
+                None,
+            )
         )
         rows.append(
             (f"single {name}", "SABER / Gymnasium stack", ratio(times, "saber", "gymnasium"), 1.3)
@@ -157,7 +205,7 @@ def main() -> None:
                 f"vector {name} x8",
                 "SABER / ale-py AtariVectorEnv",
                 ratio(times, "saber", "ale-py"),
-                0.9,
+                0.97,
             )
         )
         for contender, values in times.items():
@@ -167,9 +215,8 @@ def main() -> None:
 
     print("\n| setting | ratio | measured | goal |\n|---|---|---|---|")
     for setting, what, value, goal in rows:
-        print(
-            f"| {setting} | {what} | {value:.2f}x | >= {goal}x {'ok' if value >= goal else 'MISSED'} |"
-        )
+        verdict = "-" if goal is None else f">= {goal}x {'ok' if value >= goal else 'MISSED'}"
+        print(f"| {setting} | {what} | {value:.2f}x | {verdict} |")
 
 
 if __name__ == "__main__":
