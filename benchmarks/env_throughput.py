@@ -38,13 +38,19 @@ import saber  # noqa: F401  (registers SABER/*)
 gym.register_envs(ale_py)
 
 
-def bare_loop(game: str) -> Callable[[np.ndarray], None]:
+def _ale(game: str) -> ALEInterface:
+    """An emulator set as SABER's (sticky actions 0.25), the game started."""
     ale = ALEInterface()
     ale.setLoggerMode(LoggerMode.Error)
     ale.setFloat("repeat_action_probability", 0.25)
     ale.setInt("random_seed", 0)
     ale.loadROM(roms.get_rom_path(game))
     ale.reset_game()
+    return ale
+
+
+def bare_loop(game: str) -> Callable[[np.ndarray], None]:
+    ale = _ale(game)
     actions = [ale_py.Action(i) for i in range(18)]
 
     def run(steps: np.ndarray) -> None:
@@ -59,12 +65,7 @@ def bare_loop(game: str) -> Callable[[np.ndarray], None]:
 
 
 def tight_loop(game: str) -> Callable[[np.ndarray], None]:
-    ale = ALEInterface()
-    ale.setLoggerMode(LoggerMode.Error)
-    ale.setFloat("repeat_action_probability", 0.25)
-    ale.setInt("random_seed", 0)
-    ale.loadROM(roms.get_rom_path(game))
-    ale.reset_game()
+    ale = _ale(game)
     actions = [ale_py.Action(i) for i in range(18)]
     height, width = ale.getScreenDims()
     last = np.zeros((height, width), dtype=np.uint8)
