@@ -168,7 +168,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
             class_rows.append(
                 [
                     agent,
-                    TIME_LIMIT_TITLES[time_limit],
+                    records.time_limit(time_limit).title,
                     *(str(s["classes"][name]) for name in reversed(CLASS_NAMES)),
                     _median(human),
                     _pct(human["mean"]),
