@@ -7,7 +7,7 @@ so code that has not imported saber (a spawned worker, say) names the module in 
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from saber.envs import SaberSettings, SaberVectorEnv, make_env, make_vec_env, saber_settings
 from saber.errors import ProtocolError, SaberError, ScoreFileError, UnknownGameError

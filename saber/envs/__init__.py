@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from saber.envs.core import SaberAtariEnv
 from saber.envs.factory import make_env, resolve_rom_id, saber_settings, supported_rom_ids
-from saber.envs.preprocessing import SaberPreprocessing
 from saber.envs.protocol import CHECKPOINT_FRAMES, FRAMES_PER_SECOND, NUM_ACTIONS, SaberSettings
 from saber.envs.records import (
     TIME_LIMITS,
     EpisodeEnd,
     EpisodeRecord,
     TimeLimit,
+    checkpoint_frames,
     checkpoint_limits,
     time_limit,
 )
@@ -34,11 +35,12 @@ __all__ = [
     "HideLives",
     "NoRewardTimeout",
     "RolloverCorrection",
+    "SaberAtariEnv",
     "SaberEpisodeStatistics",
-    "SaberPreprocessing",
     "SaberSettings",
     "SaberVectorEnv",
     "TimeLimit",
+    "checkpoint_frames",
     "checkpoint_limits",
     "make_env",
     "make_vec_env",

@@ -7,9 +7,8 @@ from typing import Any
 
 import gymnasium as gym
 from ale_py import roms
-from ale_py.env import AtariEnv
 
-from saber.envs.preprocessing import SaberPreprocessing
+from saber.envs.core import SaberAtariEnv
 from saber.envs.protocol import SaberSettings
 from saber.envs.wrappers import (
     FrameLimit,
@@ -42,19 +41,28 @@ def resolve_rom_id(game: str) -> str:
     return get_game(game).ale_id
 
 
-def make_env(game: str, *, render_mode: str | None = None, **overrides: Any) -> gym.Env:
+def make_env(
+    game: str,
+    *,
+    render_mode: str | None = None,
+    checkpoint_frames: dict[str, int] | None = None,
+    **overrides: Any,
+) -> gym.Env:
     """The SABER environment of a game, with optional overrides of the protocol's settings.
 
-    The stack, innermost first: ale-py ``AtariEnv`` (``frameskip=1``, sticky actions,
-    full action set) -> :class:`SaberPreprocessing` -> :class:`RolloverCorrection` ->
-    :class:`NoRewardTimeout` -> :class:`FrameLimit` -> :class:`SaberEpisodeStatistics` ->
-    Gymnasium's ``ClipReward`` when ``clip_rewards``. No ``lives`` reaches ``info``:
-    :class:`SaberPreprocessing` builds its own (``HideLives`` is for stacks on ale-py's
-    ``info``).
+    The stack, innermost first: :class:`SaberAtariEnv` (the core: emulator, 4-frame
+    repeat with max-pooling, resize, frame stack; ``env.unwrapped``) ->
+    :class:`RolloverCorrection` -> :class:`NoRewardTimeout` -> :class:`FrameLimit` ->
+    :class:`SaberEpisodeStatistics` -> Gymnasium's ``ClipReward`` when ``clip_rewards``.
+    Each wrapper applies one rule, by the function of :mod:`saber.envs.rules` that the
+    vector env applies too. To put a wrapper of your own under the rules (say
+    ``TransformReward``), build the same stack by hand on ``SaberAtariEnv(game)``.
 
     Args:
         game: any spelling of a game (``"pong"``, ``"Pong"``, ``"SABER/Pong"``).
-        render_mode: ``"rgb_array"`` or ``"human"``, passed to ale-py.
+        render_mode: ``"rgb_array"`` or ``"human"``.
+        checkpoint_frames: ``{name: emulator frame}`` at which the episode record also
+            keeps the score (default: 5 and 30 minutes, from the time-limit registry).
         **overrides: fields of :class:`SaberSettings`; anything but ``clip_rewards`` makes
             the env non-compliant (see :func:`saber_settings`).
 
@@ -63,22 +71,7 @@ def make_env(game: str, *, render_mode: str | None = None, **overrides: Any) -> 
         ProtocolError: an invalid or unknown setting.
     """
     settings = SaberSettings.from_overrides(**overrides)
-    atari = AtariEnv(
-        game=resolve_rom_id(game),
-        obs_type="grayscale",
-        frameskip=1,
-        repeat_action_probability=settings.repeat_action_probability,
-        full_action_space=True,
-        max_num_frames_per_episode=0,  # no ALE cap: FrameLimit applies the protocol's
-        render_mode=render_mode,
-    )
-    atari.saber_settings = settings  # read back by saber_settings(env)
-    env: gym.Env = SaberPreprocessing(
-        atari,
-        frame_skip=settings.frame_skip,
-        screen_size=settings.screen_size,
-        stack_size=settings.stack_size,
-    )
+    env: gym.Env = SaberAtariEnv(game, settings, render_mode=render_mode)
     env = RolloverCorrection(
         env, threshold=settings.rollover_threshold, mode=settings.rollover_mode
     )
@@ -86,7 +79,7 @@ def make_env(game: str, *, render_mode: str | None = None, **overrides: Any) -> 
         env = NoRewardTimeout(env, max_frames=settings.max_frames_without_reward)
     if settings.max_episode_frames is not None:
         env = FrameLimit(env, max_frames=settings.max_episode_frames)
-    env = SaberEpisodeStatistics(env)
+    env = SaberEpisodeStatistics(env, checkpoint_frames=checkpoint_frames)
     if settings.clip_rewards:
         env = gym.wrappers.ClipReward(env, -1.0, 1.0)
     return env

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "EpisodeEnd",
     "EpisodeRecord",
     "TimeLimit",
+    "checkpoint_frames",
     "checkpoint_limits",
     "time_limit",
 ]
@@ -110,6 +112,36 @@ def checkpoint_limits() -> tuple[TimeLimit, ...]:
     [('5min', 18000), ('30min', 108000)]
     """
     return tuple(limit for limit in TIME_LIMITS if limit.frames is not None)
+
+
+def checkpoint_frames(frames: Mapping[str, int] | None = None) -> dict[str, int]:
+    """The checkpoints at which an env records scores: ``{name: emulator frame}``.
+
+    ``None`` gives the registry's (:func:`checkpoint_limits`); a mapping is checked and
+    copied (names are strings, frames positive integers). A name of the registry keeps its
+    record field (``"5min"`` -> ``score_5min``); any other is written ``score_<name>``.
+
+    >>> checkpoint_frames()
+    {'5min': 18000, '30min': 108000}
+    >>> checkpoint_frames({"1h": 216_000})
+    {'1h': 216000}
+
+    Raises:
+        ValueError: a name that is not a string or a frame that is not a positive integer.
+    """
+    if frames is None:
+        return {limit.name: int(limit.frames) for limit in checkpoint_limits()}  # type: ignore[arg-type]
+    checked: dict[str, int] = {}
+    for name, frame in dict(frames).items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"Expect checkpoint names to be strings, actually: {name!r}")
+        if isinstance(frame, bool) or not isinstance(frame, numbers.Integral) or frame <= 0:
+            raise ValueError(
+                f"Expect the checkpoint {name!r} to be a positive number of emulator frames "
+                f"(60 per second), actually: {frame!r}"
+            )
+        checked[name] = int(frame)
+    return checked
 
 
 class EpisodeEnd(enum.StrEnum):

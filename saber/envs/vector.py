@@ -29,6 +29,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from saber.envs import rules
+from saber.envs.core import resize_bilinear
 from saber.envs.emulator import (
     FrameRepeater,
     SeedStream,
@@ -38,9 +39,8 @@ from saber.envs.emulator import (
     rom_path,
 )
 from saber.envs.factory import resolve_rom_id
-from saber.envs.preprocessing import resize_bilinear
 from saber.envs.protocol import NUM_ACTIONS, SaberSettings
-from saber.envs.records import checkpoint_limits
+from saber.envs.records import checkpoint_frames as resolve_checkpoints
 
 __all__ = ["SaberVectorEnv"]
 
@@ -183,6 +183,10 @@ class SaberVectorEnv(VectorEnv):
             of the next episode, reward 0, and ignores the action) or ``DISABLED`` (ended
             sub-envs must be reset with ``options={"reset_mask": ...}`` before stepping;
             that is how per-episode seeds are given).
+        render_mode: must be ``None`` (the engine has no colour screens; see
+            :class:`saber.harness.video.VectorVideoRecorder` for videos).
+        checkpoint_frames: ``{name: emulator frame}`` at which the episode records also
+            keep the score (default: 5 and 30 minutes), as in :func:`make_env`.
         **overrides: fields of :class:`SaberSettings`.
     """
 
@@ -196,6 +200,7 @@ class SaberVectorEnv(VectorEnv):
         num_threads: int = 0,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
+        checkpoint_frames: dict[str, int] | None = None,
         **overrides: Any,
     ) -> None:
         if not isinstance(num_envs, int) or num_envs <= 0:
@@ -230,7 +235,7 @@ class SaberVectorEnv(VectorEnv):
         self._ended = np.ones(num_envs, dtype=bool)  # ended (or never started): needs a reset
         self._game_over = np.zeros(num_envs, dtype=bool)
         self._score = np.zeros(num_envs)
-        self.checkpoint_frames = {limit.name: limit.frames for limit in checkpoint_limits()}
+        self.checkpoint_frames = resolve_checkpoints(checkpoint_frames)
         self._checkpoint_scores = {name: np.zeros(num_envs) for name in self.checkpoint_frames}
         self._steps = np.zeros(num_envs, dtype=np.int64)
         self._rollovers = np.zeros(num_envs, dtype=np.int64)

@@ -19,7 +19,8 @@ from gymnasium.error import ResetNeeded
 
 from saber.envs import rules
 from saber.envs.protocol import ROLLOVER_MODES
-from saber.envs.records import EpisodeEnd, checkpoint_limits
+from saber.envs.records import EpisodeEnd
+from saber.envs.records import checkpoint_frames as resolve_checkpoints
 from saber.envs.rules import SABER_CAP_FRAMES, episode_record
 
 __all__ = [
@@ -170,14 +171,12 @@ class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Args:
         env: an env with ``info["episode_frame_number"]``.
-        checkpoint_frames: ``{name: frame}`` at which to also record the score (default:
-            :func:`saber.envs.records.checkpoint_limits`).
+        checkpoint_frames: ``{name: emulator frame}`` at which to also record the score
+            (default: the registry's, :func:`saber.envs.records.checkpoint_frames`).
     """
 
     def __init__(self, env: gym.Env, checkpoint_frames: dict[str, int] | None = None) -> None:
-        if checkpoint_frames is None:
-            checkpoint_frames = {limit.name: limit.frames for limit in checkpoint_limits()}
-        checkpoints = dict(checkpoint_frames)
+        checkpoints = resolve_checkpoints(checkpoint_frames)
         gym.utils.RecordConstructorArgs.__init__(self, checkpoint_frames=checkpoints)
         gym.Wrapper.__init__(self, env)
         self.checkpoint_frames = checkpoints

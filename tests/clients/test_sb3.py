@@ -222,7 +222,7 @@ def test_make_atari_env_would_break_the_protocol() -> None:
         "Monitor",
     ]
     assert theirs[-len(ours) :] == ours
-    assert "SaberPreprocessing" in ours
+    assert "SaberAtariEnv" in ours
     # And it does not even run: WarpFrame converts an RGB frame, and gets a 4x84x84 stack.
     with pytest.raises(Exception, match="channels"):
         venv.reset()

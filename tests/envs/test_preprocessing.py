@@ -5,10 +5,19 @@ from __future__ import annotations
 import cv2
 import gymnasium as gym
 import numpy as np
+import pytest
 from ale_py import Action
 
+from saber.envs import (
+    FrameLimit,
+    NoRewardTimeout,
+    RolloverCorrection,
+    SaberAtariEnv,
+    SaberEpisodeStatistics,
+    SaberSettings,
+    saber_settings,
+)
 from saber.envs.emulator import SeedStream
-from saber.envs.preprocessing import SaberPreprocessing
 from tests.envs.test_rules import random_actions, reference_emulator
 
 
@@ -56,34 +65,74 @@ def test_observations_are_copies_not_views_of_the_stack() -> None:
     np.testing.assert_array_equal(first, kept)
 
 
-def test_the_preprocessing_wrapper_applies_to_a_plain_ale_py_env() -> None:
-    import ale_py
-
-    gym.register_envs(ale_py)
-    env = SaberPreprocessing(
-        gym.make("ALE/Pong-v5", frameskip=1, full_action_space=True, max_num_frames_per_episode=0)
-    )
-    obs, info = env.reset(seed=0)
+def test_the_core_is_a_real_env_and_the_unwrapped_env_of_the_stack() -> None:
+    env = gym.make("SABER/Pong")
+    core = env.unwrapped
+    assert type(core) is SaberAtariEnv and core.rom_id == "pong"
+    assert saber_settings(env) is core.saber_settings
+    obs, info = core.reset(seed=0)
     assert obs.shape == (4, 84, 84) and info == {"episode_frame_number": 0}
-    obs, _, _, _, info = env.step(17)
-    assert info["episode_frame_number"] == 4
-    assert env.action_space.n == 18
+    _, reward, terminated, truncated, info = core.step(17)
+    assert info == {"episode_frame_number": 4}
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    assert core.action_space.n == 18
 
 
-def test_the_preprocessing_wrapper_refuses_a_frame_skipping_env() -> None:
-    import ale_py
-    import pytest
+def test_every_wrapper_of_the_stack_calls_the_env_it_wraps() -> None:
+    """The rules sit on a real env: a user wrapper put directly above the core is honoured
+    (here Gymnasium's TransformReward doubles every reward, and SABER's record sums the
+    doubled rewards), which the old preprocessing wrapper, driving ale-py's env through
+    private attributes, silently skipped."""
+    doubled = SaberEpisodeStatistics(
+        gym.wrappers.TransformReward(SaberAtariEnv("breakout"), lambda reward: 2 * reward)
+    )
+    plain = SaberEpisodeStatistics(SaberAtariEnv("breakout"))
+    totals = []
+    for env in (doubled, plain):
+        env.reset(seed=3)
+        total = 0.0
+        for action in random_actions(2_000):
+            _, reward, terminated, truncated, info = env.step(action)
+            total += reward
+            if terminated or truncated:
+                break
+        assert terminated and info["saber"]["score"] == total
+        totals.append(total)
+    assert totals[1] > 0 and totals[0] == 2 * totals[1]
 
-    gym.register_envs(ale_py)
-    with pytest.raises(ValueError, match="Expect the AtariEnv to have `frameskip=1`"):
-        SaberPreprocessing(gym.make("ALE/Pong-v5", max_num_frames_per_episode=0))
+
+def test_the_stack_built_by_hand_on_the_core_is_gym_make() -> None:
+    """docs/environments.md's hand-built stack plays exactly the episodes of gym.make."""
+    env = SaberAtariEnv("breakout")
+    env = SaberEpisodeStatistics(FrameLimit(NoRewardTimeout(RolloverCorrection(env))))
+    made = gym.make("SABER/Breakout")
+    for stack in (env, made):
+        stack.reset(seed=4)
+    for action in random_actions(1_500):
+        mine, theirs = env.step(action), made.step(action)
+        np.testing.assert_array_equal(mine[0], theirs[0])
+        assert mine[1:4] == theirs[1:4]
+        if mine[2] or mine[3]:
+            assert mine[4]["saber"].keys() == theirs[4]["saber"].keys()
+            break
+    assert mine[2], "the episode should end within 1,500 random steps"
 
 
-def test_the_preprocessing_wrapper_refuses_ale_pys_own_frame_cap() -> None:
-    """ale-py's cap (108,000 frames in v5) ends the game: SABER would call it a game over."""
-    import ale_py
-    import pytest
+def test_the_core_renders_the_colour_screen_at_one_frame_per_step() -> None:
+    env = gym.make("SABER/Pong", render_mode="rgb_array")
+    env.reset(seed=0)
+    env.step(0)
+    frame = env.render()
+    assert frame.shape == (210, 160, 3) and frame.dtype == np.uint8
+    np.testing.assert_array_equal(frame, env.unwrapped.ale.getScreenRGB())
+    assert env.metadata["render_fps"] == 15  # 60 frames per second / 4 frames per step
+    with pytest.raises(ValueError, match="render_mode"):
+        SaberAtariEnv("pong", render_mode="rgb")
 
-    gym.register_envs(ale_py)
-    with pytest.raises(ValueError, match="max_num_frames_per_episode=0"):
-        SaberPreprocessing(gym.make("ALE/Pong-v5", frameskip=1))
+
+def test_the_core_uses_the_settings_it_is_given() -> None:
+    core = SaberAtariEnv("pong", SaberSettings(frame_skip=2, screen_size=42, stack_size=2))
+    obs, _ = core.reset(seed=0)
+    assert obs.shape == (2, 42, 42)
+    assert core.step(0)[4]["episode_frame_number"] == 2
+    assert core.ale.getFloat("repeat_action_probability") == 0.25

@@ -49,4 +49,4 @@ def test_unknown_game_names_the_closest_games() -> None:
 
 def test_any_spelling_of_a_game_makes_the_same_env() -> None:
     for spelling in ("ms_pacman", "MsPacman", "ms pacman", "SABER/MsPacman", "ALE/MsPacman-v5"):
-        assert make_env(spelling).unwrapped._game == "ms_pacman"
+        assert make_env(spelling).unwrapped.rom_id == "ms_pacman"

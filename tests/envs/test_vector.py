@@ -29,20 +29,43 @@ def actions_for(game: str, steps: int, num_envs: int) -> np.ndarray:
 SHORT_CAP = {"max_episode_frames": 5_000}
 
 
+# Non-default options of every kind at once: reward clipping, other checkpoints (inside
+# a short episode, so that they differ from the score), a short stuck timeout and cap.
+OTHER_OPTIONS = {
+    "clip_rewards": True,
+    "checkpoint_frames": {"early": 1_000, "late": 2_400},
+    "max_frames_without_reward": 800,
+    "max_episode_frames": 3_000,
+}
+
+
 @pytest.mark.parametrize(
-    ("game", "overrides", "ends"),
+    ("game", "seeds", "overrides", "ends"),
     [
-        ("Breakout", SHORT_STUCK, {"game_over", "stuck_timeout"}),
-        ("Pong", SHORT_STUCK, {"game_over", "stuck_timeout"}),
-        ("Skiing", SHORT_CAP, {"game_over", "time_cap"}),
-        ("SpaceInvaders", SHORT_STUCK, {"game_over", "stuck_timeout"}),
+        ("Breakout", [10, 11, 12], SHORT_STUCK, {"game_over", "stuck_timeout"}),
+        ("Breakout", [0, 7, 2**31], OTHER_OPTIONS, {"game_over", "stuck_timeout"}),
+        ("Pong", [10, 11, 12], SHORT_STUCK, {"game_over", "stuck_timeout"}),
+        ("Pong", [3, 4, 5], OTHER_OPTIONS, {"time_cap"}),
+        ("Skiing", [10, 11, 12], SHORT_CAP, {"game_over", "time_cap"}),
+        ("Skiing", [1, 2, 3], OTHER_OPTIONS, {"time_cap"}),
+        ("SpaceInvaders", [10, 11, 12], SHORT_STUCK, {"game_over", "stuck_timeout"}),
+        ("SpaceInvaders", [5, 6, 8], OTHER_OPTIONS, {"game_over", "stuck_timeout"}),
     ],
-    ids=["breakout", "pong", "skiing-9-legal-actions", "space-invaders"],
+    ids=[
+        "breakout",
+        "breakout-other-options",
+        "pong",
+        "pong-other-options",
+        "skiing-9-legal-actions",
+        "skiing-other-options",
+        "space-invaders",
+        "space-invaders-other-options",
+    ],
 )
 def test_vector_env_matches_single_envs_step_for_step(
-    game: str, overrides: dict, ends: set
+    game: str, seeds: list[int], overrides: dict, ends: set
 ) -> None:
-    num_envs, steps, seeds = 3, 3_000, [10, 11, 12]
+    num_envs, steps = 3, 3_000
     vector = gym.make_vec(f"SABER/{game}", num_envs=num_envs, **overrides)
     singles = [gym.make(f"SABER/{game}", **overrides) for _ in range(num_envs)]
     assert vector.unwrapped.uses_threads == (game != "Skiing")
@@ -76,6 +99,8 @@ def test_vector_env_matches_single_envs_step_for_step(
                     k: v for k, v in expected[4]["saber"].items() if k != "seconds"
                 }
                 ends_seen.add(record["end"])
+                if "checkpoint_frames" in overrides:
+                    assert {"score_early", "score_late"} <= set(record)
     assert ends <= ends_seen, ends_seen
 
 

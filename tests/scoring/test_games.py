@@ -37,7 +37,7 @@ def test_pacman_is_the_pac_man_rom_not_ms_pac_man():
     assert resolve_rom_id("Pacman") == "pacman"
     env = gym.make("SABER/Pacman")
     try:
-        assert env.unwrapped._game == "pacman"
+        assert env.unwrapped.rom_id == "pacman"
     finally:
         env.close()
 
