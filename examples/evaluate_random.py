@@ -28,3 +28,4 @@ if __name__ == "__main__":
     )
     print(result.mean_scores())
     print(to_markdown(result.report()))
+    sys.exit(1 if result.failed else 0)  # a run with failed episodes is not a success

@@ -73,7 +73,7 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
 
 
 @main.command()
-@click.argument("scores", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("scores", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--games",
     "games_spec",
@@ -151,12 +151,18 @@ def report(
     SCORES: CSV files with a header and at least the columns game,score (optional: agent,
     run, episode, time_limit as 5min/30min/saber, infinite; a score of inf marks infinite
     gameplay), or harness run directories / their episodes.jsonl. Several are merged:
-    several runs (seeds) of one agent give intervals over runs.
+    several runs (seeds) of one agent give intervals over runs. With --reference, SCORES
+    may be left out: saber report --reference saber-paper reports the paper's agents.
     """
     from saber.reports import build_report, to_csv, to_json, to_markdown
     from saber.scoring import merge_tables, read_scores, reference_table
 
     # Every check before any work, so a bad option never leaves half the files written.
+    if not scores and not references:
+        raise click.UsageError(
+            "Missing argument 'SCORES...': score CSV files or result directories "
+            "(or --reference NAME alone, to report a shipped reference)"
+        )
     if resamples < 1:
         raise click.BadParameter(f"must be >= 1, got {resamples}", param_hint="--resamples")
     if seed < 0:
@@ -173,9 +179,8 @@ def report(
         require_matplotlib()
     # References first: an unknown name fails before any file is read or written.
     extra = [reference_table(name) for name in references]
-    table = read_scores(*scores)
-    if extra:
-        table = merge_tables([table, *extra])
+    tables = ([read_scores(*scores)] if scores else []) + extra
+    table = tables[0] if len(tables) == 1 else merge_tables(tables)
     if games_spec is not None:
         table = _only_games(table, games_spec)
     for warning in table.warnings:
@@ -402,7 +407,8 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
 @click.option(
     "--address",
     default=None,
-    help='Dask scheduler address (tcp://host:8786 or tls://host:8786); needs pip install "saber-ale[dask]".',
+    help="Dask scheduler address (tcp://host:8786 or tls://host:8786); needs "
+    'pip install "saber-ale[dask]", or from a checkout pip install ".[dask]".',
 )
 @click.option(
     "--dask-timeout",
@@ -456,7 +462,8 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     default=0,
     show_default=True,
     help="Film the first K episodes of every game: OUT/videos/<game>/episode-<n>.mp4, "
-    'every frame in colour (needs pip install "saber-ale[video]").',
+    'every frame in colour (needs pip install "saber-ale[video]", or from a checkout '
+    'pip install ".[video]").',
 )
 @_saber_errors_as_messages
 def eval_command(

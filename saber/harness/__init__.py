@@ -1,9 +1,10 @@
 """The evaluation harness: ``evaluate(policy, games, episodes=100)`` and its parts.
 
-Example:
-    >>> from saber.harness import evaluate                          # doctest: +SKIP
-    >>> result = evaluate("random", "pong,breakout", episodes=10, out="runs/random")  # doctest: +SKIP
-    >>> result.mean_scores()                                         # doctest: +SKIP
+Example (illustration, not run as a doctest)::
+
+    from saber.harness import evaluate
+    result = evaluate("random", "pong,breakout", episodes=10, out="runs/random")
+    result.mean_scores()
 
 See :mod:`saber.harness.evaluate` for what happens on failures and interruptions, and
 :mod:`saber.harness.training` for the training-time protocol.

@@ -218,8 +218,11 @@ def execute_unit(
                 yield FramesPlayed(unit.unit_id, item)
             else:
                 yield EpisodeDone(unit.unit_id, item)
-                if film is not None:
-                    film.finish(item)  # after the record is out: a video never delays it
+                if film is not None:  # after the record is out: a video never delays it
+                    for _ in film.filming(item):
+                        # Filming a long episode takes minutes: 0 frames played, but alive
+                        # for the unit deadline (--unit-timeout watches for any message).
+                        yield FramesPlayed(unit.unit_id, 0)
     except PolicyError as error:
         yield UnitFailed(unit.unit_id, "policy", str(error))
         return

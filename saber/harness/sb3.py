@@ -6,11 +6,12 @@ training's emulator frames, and records :class:`~saber.harness.training.Training
 (``tensorboard_log=...``), CSV, stdout or W&B, wherever SB3's logger is configured to
 write, at SB3's own dump points (PPO: every rollout; DQN: every ``log_interval`` episodes).
 
-Example:
-    >>> from stable_baselines3 import PPO                              # doctest: +SKIP
-    >>> from saber.harness.sb3 import SaberMetricsCallback              # doctest: +SKIP
-    >>> model = PPO("CnnPolicy", venv, tensorboard_log="runs/tb")       # doctest: +SKIP
-    >>> model.learn(10_000_000, callback=SaberMetricsCallback("runs/pong/training.jsonl"))  # doctest: +SKIP
+Example (illustration, not run as a doctest)::
+
+    from stable_baselines3 import PPO
+    from saber.harness.sb3 import SaberMetricsCallback
+    model = PPO("CnnPolicy", venv, tensorboard_log="runs/tb")
+    model.learn(10_000_000, callback=SaberMetricsCallback("runs/pong/training.jsonl"))
 
 It needs SABER's episode record in each ``info``: a ``VecEnv`` of ``gymnasium.make
 ("SABER/<Game>")`` envs (``DummyVecEnv``, ``SubprocVecEnv``, ``make_vec_env``; SB3's

@@ -85,6 +85,20 @@ class TrainingMetrics:
         game: ale id (for the world-record normalization).
         checkpoints: training frames at which to keep the score.
         window: episodes averaged (the protocol: 100).
+
+    Example:
+        >>> metrics = TrainingMetrics("pong", checkpoints=[10_000])
+        >>> metrics.advance(6_000)
+        >>> metrics.add({"score": -21.0, "end": "game_over", "infinite": False})
+        >>> metrics.advance(14_000)
+        >>> metrics.add({"score": -19.0, "end": "stuck_timeout", "infinite": False})
+        >>> numbers = metrics.as_dict()
+        >>> numbers["saber/mean_score"], numbers["saber/score_at_10k"]
+        (-20.0, -21.0)
+        >>> round(numbers["saber/mean_score_wr_normalized"], 2)  # random -20.34, record 21
+        0.82
+        >>> numbers["saber/stuck_episodes"], numbers["saber/frames"]
+        (1.0, 14000.0)
     """
 
     def __init__(
@@ -373,8 +387,8 @@ def saber_game(env: gym.Env | gym.vector.VectorEnv) -> str:
     """The ale id of a SABER env (checked to be one)."""
     saber_settings(env)  # raises TypeError for an env saber did not make
     unwrapped = env.unwrapped
-    # SaberVectorEnv has rom_id; ale-py's AtariEnv (under the single env) has _game.
-    game = getattr(unwrapped, "rom_id", None) or getattr(unwrapped, "_game", None)
+    # SaberVectorEnv and the single env's core (SaberAtariEnv) both have rom_id.
+    game = getattr(unwrapped, "rom_id", None)
     if game is None:
         spec = getattr(env, "spec", None)
         game = spec.id if spec is not None else "unknown"

@@ -18,7 +18,8 @@ memory stays bounded whatever the episode's length, 100 hours included):
   ``getScreenRGB``. The emulator is deterministic given the seed and the actions, and
   the replay checks that it ends at the record's frame with the record's score. The
   run's own env, seeds and policy calls are untouched, so ``episodes.jsonl`` is the same
-  with or without videos (tested).
+  with or without videos (tested). A video that cannot be made is listed with its reason
+  in ``run.json`` (``video_errors``); it never fails an episode.
 
 * :class:`VideoRecorder`: a wrapper of a single env made with ``render_mode="rgb_array"``,
   one frame per agent step (``env.render()`` after each step, as Gymnasium's
@@ -34,9 +35,11 @@ memory stays bounded whatever the episode's length, 100 hours included):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable
+import warnings
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +49,8 @@ import numpy as np
 
 from saber.envs import SaberSettings, saber_settings
 from saber.envs.emulator import ALL_ACTIONS, SeedStream, new_ale, rom_path
-from saber.envs.protocol import FRAMES_PER_SECOND, correct_rollover
+from saber.envs.protocol import FRAMES_PER_SECOND
+from saber.envs.rules import correct_rollover, is_rollover
 from saber.errors import SaberError
 
 __all__ = [
@@ -56,7 +60,9 @@ __all__ = [
     "VideoRecorder",
     "VideoRequest",
     "VideoWriter",
+    "list_video_errors",
     "list_videos",
+    "replay_in_steps",
     "replay_to_video",
     "require_video_extra",
     "video_path",
@@ -164,6 +170,30 @@ def replay_to_video(
 ) -> Path:
     """Replay an episode from its seed and actions, writing every emulator frame in colour.
 
+    :func:`replay_in_steps` with the heartbeats ignored; same arguments.
+    """
+    for _ in replay_in_steps(game, seed, actions, record, path, settings):
+        pass
+    return Path(path)
+
+
+HEARTBEAT_FRAMES = 1_800  # 30 s of play: about a second of replay and encoding
+
+
+def replay_in_steps(
+    game: str,
+    seed: int,
+    actions: Iterable[int],
+    record: dict[str, Any],
+    path: str | Path,
+    settings: SaberSettings | None = None,
+) -> Iterator[int]:
+    """Replay an episode from its seed and actions, writing every emulator frame in colour;
+    yields the frames written so far every ``HEARTBEAT_FRAMES`` frames.
+
+    Filming a long episode takes long (a 100-hour one: hours); the heartbeats let a
+    caller show it is alive (the harness's unit deadline stops a silent worker).
+
     Args:
         game: ale id.
         seed: the episode's seed (as given to a seeded reset).
@@ -174,8 +204,7 @@ def replay_to_video(
         path: the ``.mp4`` file.
         settings: the run's settings (frame skip, sticky actions, rollovers).
 
-    Returns:
-        ``path``, holding ``record["frames"]`` frames at 60 fps.
+    Writes ``path``, holding ``record["frames"]`` frames at 60 fps.
 
     Raises:
         SaberError: the replay did not reproduce the record (then no file is kept).
@@ -199,9 +228,11 @@ def replay_to_video(
                 frames += 1
                 ale.getScreenRGB(screen)
                 writer.write(screen)
+                if frames % HEARTBEAT_FRAMES == 0:
+                    yield frames
                 if ale.game_over():
                     break
-            if reward <= settings.rollover_threshold and settings.rollover_mode != "off":
+            if is_rollover(reward, settings.rollover_threshold):
                 score += correct_rollover(float(reward), settings.rollover_mode)
             else:
                 score += reward
@@ -211,7 +242,6 @@ def replay_to_video(
                 f"frame {frames} with score {score}, not the record's {record['frames']} and "
                 f"{record['score']}; no video written. Please report this with the record."
             )
-    return Path(path)
 
 
 @dataclass(frozen=True)
@@ -267,13 +297,47 @@ class EpisodeFilm:
         return actions
 
     def finish(self, record: dict[str, Any]) -> Path | None:
-        """Film the episode of ``record`` if it is one to film (after it ended)."""
+        """Film the episode of ``record`` if it is one to film (after it ended); returns
+        the video, or None (not one to film, or see :meth:`filming`)."""
+        steps = self.filming(record)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+
+    def filming(self, record: dict[str, Any]) -> Generator[int, None, Path | None]:
+        """:meth:`finish`, yielding a heartbeat (frames filmed) every ``HEARTBEAT_FRAMES``.
+
+        A video that cannot be made (the replay disagrees with the record, ffmpeg or the
+        disk fails) never fails the evaluation: the reason goes to a warning and to
+        ``episode-<n>.error.txt`` beside where the video would be, which ``run.json``
+        lists under ``video_errors``; the record is already stored, the unit goes on.
+        """
         for row, (episode, seed, actions) in list(self._rows.items()):
             if episode == record["episode"]:
                 del self._rows[row]
                 path = video_path(self.request.directory, self.game, episode)
-                return replay_to_video(self.game, seed, actions, record, path, self.settings)
+                note = _error_note(path)
+                try:
+                    yield from replay_in_steps(
+                        self.game, seed, actions, record, path, self.settings
+                    )
+                except Exception as error:
+                    message = f"{type(error).__name__}: {error}"
+                    warnings.warn(f"No video of {path}: {message}", RuntimeWarning, stacklevel=2)
+                    with contextlib.suppress(OSError):  # the disk may be what failed
+                        note.parent.mkdir(parents=True, exist_ok=True)
+                        note.write_text(message + "\n", encoding="utf-8")
+                    return None
+                note.unlink(missing_ok=True)  # filmed now: an earlier session's failure is gone
+                return path
         return None
+
+
+def _error_note(video: Path) -> Path:
+    """``episode-<n>.error.txt``: why ``episode-<n>.mp4`` could not be made."""
+    return video.with_name(video.stem + ".error.txt")
 
 
 def list_videos(directory: str | Path) -> list[str]:
@@ -284,13 +348,33 @@ def list_videos(directory: str | Path) -> list[str]:
     return [p.relative_to(root).as_posix() for p in found]
 
 
+def list_video_errors(directory: str | Path) -> list[dict[str, str]]:
+    """The videos of a run directory that could not be made: ``{"video", "error"}`` each."""
+    root = Path(directory)
+    notes = list((root / VIDEOS_DIR).glob("*/episode-*.error.txt"))
+    notes.sort(key=lambda p: (p.parent.name, int(p.name.split(".")[0].split("-")[-1])))
+    return [
+        {
+            "video": p.with_name(p.name.replace(".error.txt", ".mp4")).relative_to(root).as_posix(),
+            "error": p.read_text(encoding="utf-8").strip(),
+        }
+        for p in notes
+    ]
+
+
 def add_videos_to_run(directory: str | Path, run_file: str = "run.json") -> list[str]:
-    """Write the run directory's video list into its ``run.json`` (key ``videos``)."""
+    """Write the run directory's video list into its ``run.json`` (key ``videos``), and
+    the videos that could not be made, with why (key ``video_errors``, only if any)."""
     from saber.harness.store import _write_atomically
 
     path = Path(directory) / run_file
     run = json.loads(path.read_text(encoding="utf-8"))
     run["videos"] = list_videos(directory)
+    errors = list_video_errors(directory)
+    if errors:
+        run["video_errors"] = errors
+    else:
+        run.pop("video_errors", None)
     _write_atomically(path, json.dumps(run, indent=2) + "\n")
     return list(run["videos"])
 

@@ -1,9 +1,10 @@
 """Reports: every statistic of a score table as typed objects (a JSON document), and renderings.
 
-Example:
-    >>> from saber.reports import build_report, to_markdown   # doctest: +SKIP
-    >>> report = build_report(read_scores("scores.csv"))       # doctest: +SKIP
-    >>> print(to_markdown(report))                             # doctest: +SKIP
+Example (illustration, not run as a doctest)::
+
+    from saber.reports import build_report, to_markdown
+    report = build_report(read_scores("scores.csv"))
+    print(to_markdown(report))
 
 Plots live in :mod:`saber.reports.plots` (matplotlib, the ``plots`` extra), imported
 only when used.

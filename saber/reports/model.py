@@ -62,7 +62,8 @@ class Profile:
     """Score distribution (rliable's performance profile) of world-record-normalized scores.
 
     Attributes:
-        thresholds_pct: T thresholds tau, percent (0%, then 0.1% .. 1000% on a log grid).
+        thresholds_pct: T thresholds tau, percent (-1000% .. -0.1%, 0%, 0.1% .. 1000%,
+            on a symmetric log grid).
         fraction_above: for each tau, the fraction of all (run, game) entries scoring
             above it (infinite gameplay is above every tau); ``None`` everywhere when no
             game has the reference score.

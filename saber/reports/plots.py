@@ -16,10 +16,11 @@ Layout rules, so a figure can go into a paper unchanged:
 - intervals as in Agarwal et al. (2021, rliable): one panel per metric, each agent a
   coloured bar spanning its interval with a black tick at the estimate.
 
-Example:
-    >>> from saber.reports.plots import save_plots           # doctest: +SKIP
-    >>> save_plots(report, "figures/", formats=("png", "pdf"))  # doctest: +SKIP
-    [PosixPath('figures/classes_saber.png'), PosixPath('figures/classes_saber.pdf'), ...]
+Example (illustration, not run as a doctest)::
+
+    from saber.reports.plots import save_plots
+    save_plots(report, "figures/", formats=("png", "pdf"))
+    # -> [PosixPath('figures/classes_saber.png'), PosixPath('figures/classes_saber.pdf'), ...]
 
 One file per figure, time limit and format (``classes_<limit>``, ``per_game_<limit>``,
 ``profile_<limit>``, ``aggregates_<limit>``; limits ``5min``, ``30min``, ``saber``), and
@@ -359,6 +360,18 @@ def _left_of(scores: Sequence[float]) -> float:
     return -0.5 if low > -1 else low * 1.5
 
 
+def _first_drop(profile: dict[str, Any]) -> list[float]:
+    """The threshold just below the first one where the profile leaves 1 (some entry is
+    at or below it), so that an x-range starting there shows the whole drop."""
+    pairs = zip(profile["thresholds_pct"], profile["fraction_above"], strict=True)
+    below = None
+    for threshold, fraction in pairs:
+        if fraction is not None and fraction < 1.0:
+            return [threshold if below is None else below]
+        below = threshold
+    return []
+
+
 def _nan(values: Sequence[float | None]) -> list[float]:
     return [math.nan if v is None else v for v in values]
 
@@ -392,8 +405,9 @@ def plot_profile(report: dict[str, Any], time_limit: str = "saber") -> Figure:
 
     The x-range covers every agent's scores, a negative one too: an agent with one run
     (or a published table) is drawn from its per-game scores, which are its entries, so
-    its curve is exact below 0% as well; with several runs the report's profile is drawn
-    over its thresholds (0% and up), with the band. One column wide.
+    its curve is exact; with several runs the report's profile is drawn over its
+    thresholds (-1000% to 1000%, 0% included), with the band, and the x-range starts
+    where that curve leaves 1. One column wide.
     """
     agents = _agents(report, time_limit)
     styles = agent_styles(report)
@@ -404,6 +418,9 @@ def plot_profile(report: dict[str, Any], time_limit: str = "saber") -> Figure:
         for r in rows.values()
         if r["world_record_pct"] is not None and not r["infinite"]
     ]
+    for agent in agents:  # several runs: single runs' entries can lie below the means
+        if len(report["agents"][agent][time_limit].get("runs") or []) > 1:
+            scores += _first_drop(report["agents"][agent][time_limit]["world_record"]["profile"])
     left, right = _left_of(scores), max([100.0, *scores]) * 1.5
     with _style():
         fig = _figure(COLUMN_WIDTH, 2.2 + 0.15 * _legend_rows(agents, COLUMN_WIDTH))
@@ -462,8 +479,18 @@ def _resampled_words(report: dict[str, Any], time_limit: str | None = None) -> s
         for limit, s in sections.items()
         if (time_limit is None or limit == time_limit) and _measured(s)
     }
+    if units == {"runs", "episodes"}:  # the agents' labels say how many runs each has
+        return "over runs, or for an agent with 1 run over its episodes (evaluation noise only)"
     words = {"runs": "over runs", "episodes": "over episodes (evaluation noise only)"}
     return " or ".join(words[u] for u in ("runs", "episodes") if u in units)
+
+
+def _runs_label(agent: str, style: AgentStyle, section: dict[str, Any]) -> str:
+    """The agent's label with the runs its interval resampled: ``dqn (3 runs)``, ``ppo (1 run)``."""
+    runs = len(section.get("runs") or [])
+    if style.reference or section.get("resampled") is None or not runs:
+        return style.label(agent)
+    return f"{agent} ({runs} run{'s' if runs > 1 else ''})"
 
 
 def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure:
@@ -525,6 +552,9 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
                     any_point_only = True
                     ax.plot(value, y, **style.marker("D"))
             ax.set_title(title)
+            # Bars are "sticky" at their base: the panel would end exactly at the lowest
+            # interval, drawing it on the spine. The margins apply on both sides instead.
+            ax.use_sticky_edges = False
             ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
             _percent_ticks(ax)
             if not ax.has_data():  # only text: a scale would suggest numbers that are not there
@@ -533,7 +563,10 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
             ax.spines["left"].set_visible(False)
             ax.tick_params(axis="y", length=0)
             ax.margins(x=0.15)
-        axes[0].set_yticks(range(len(agents)), [styles[a].label(a) for a in agents])
+        axes[0].set_yticks(
+            range(len(agents)),
+            [_runs_label(a, styles[a], report["agents"][a][time_limit]) for a in agents],
+        )
         axes[0].set_ylim(-0.6, len(agents) - 0.4)
         axes[0].invert_yaxis()
         boot = report["bootstrap"]

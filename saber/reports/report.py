@@ -103,8 +103,11 @@ __all__ = ["NO_SABER_BASELINE", "REPORT_FORMAT", "build_report", "make_report"]
 
 REPORT_FORMAT = "saber-report/2"
 SIGNIFICANCE_LEVEL = 0.05  # two-tailed Welch tests, as in the ALE paper
-# Thresholds of the score distribution: 0% and 0.1% .. 1000% of the record, 20 per decade.
-PROFILE_THRESHOLDS = np.concatenate([[0.0], np.logspace(-1, 3, 81)])
+# Thresholds of the score distribution, percent of the record: -1000% .. -0.1%, 0%, then
+# 0.1% .. 1000%, 20 per decade. Negative ones too: an agent near or below random (many
+# entries under 0%) has its whole curve in the report, not only the part above 0%.
+_POSITIVE_THRESHOLDS = np.logspace(-1, 3, 81)
+PROFILE_THRESHOLDS = np.concatenate([-_POSITIVE_THRESHOLDS[::-1], [0.0], _POSITIVE_THRESHOLDS])
 NO_SABER_BASELINE = "no SABER baseline"
 _MISSING_SCORE = {"world_record": "no world record", "human": "no human score"}
 MEAN_ONLY_NOTE = (

@@ -95,6 +95,19 @@ def _resampled(report: dict[str, Any]) -> str:
     return "; ".join(words) if words else "none"
 
 
+def _runs_cell(section: dict[str, Any]) -> str:
+    """Runs counted in the aggregates, and the incomplete ones left out."""
+    counted = len(section.get("runs") or [])
+    left_out = len(section.get("runs_incomplete") or {})
+    return f"{counted} (+{left_out} incomplete)" if left_out else str(counted)
+
+
+def _resampled_cell(section: dict[str, Any]) -> str:
+    """What this row's intervals resampled, so that no row is mistaken for another's."""
+    unit = section.get("resampled")
+    return f"– {NO_INTERVAL}" if unit is None else unit
+
+
 def _estimate(value: str, ci: list[float | None], measured: bool) -> str:
     if not measured:
         return f"{value} {NO_INTERVAL}"
@@ -146,7 +159,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
     human-normalized aggregates and Atari-5."""
     ci = f"[{report['bootstrap']['confidence_pct']:g}% CI]"
     header = ["Agent", "Time limit", "Games", f"Median {ci}", f"IQM {ci}", f"Mean {ci}"]
-    header += ["Infinite"]
+    header += ["Infinite", "Runs", "CI over"]
     classes = ["Agent", "Time limit", *(name.capitalize() for name in reversed(CLASS_NAMES))]
     classes += ["Human-normalized median", "Human-normalized mean", "Atari-5 estimate"]
     rows, class_rows = [], []
@@ -163,6 +176,8 @@ def _summary(report: dict[str, Any]) -> list[str]:
                     _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured),
                     _estimate(_pct(wr["mean"]), wr["mean_ci"], measured),
                     str(len(wr["infinite"])),
+                    _runs_cell(s),
+                    _resampled_cell(s),
                 ]
             )
             class_rows.append(
@@ -352,7 +367,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         "World-record-normalized scores in percent (100% = the human world record); infinite "
         f"gameplay counts 200% in the mean and IQM. Intervals: {boot['confidence_pct']:g}% "
         f"stratified bootstrap ({boot['resamples']} resamples, seed {boot['seed']}), resampling "
-        f"{_resampled(report)}. Classes: "
+        f"{_resampled(report)} (column CI over). Classes: "
         "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. "
         "Human-normalized: 100% = the beginner human of Mnih et al. (2015)."
     )

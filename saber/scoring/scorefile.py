@@ -324,20 +324,27 @@ def read_score_csv(path: str | Path) -> ScoreTable:
                     f"{where}: empty run for game {game}; give every row a run name "
                     "(a seed, a run id), or drop the run column"
                 )
-            builder.add(
-                EpisodeScore(
-                    agent=agent,
-                    game=game,
-                    time_limit=parse_time_limit(cell("time_limit", "saber"), where),
-                    score=score,
-                    infinite=infinite or _parse_bool(cell("infinite"), where, "infinite"),
-                    episode=_parse_episode(cell("episode"), where)
-                    if "episode" in columns
-                    else None,
-                    where=where,
-                    run=run,
-                )
+            record = EpisodeScore(
+                agent=agent,
+                game=game,
+                time_limit=parse_time_limit(cell("time_limit", "saber"), where),
+                score=score,
+                infinite=infinite or _parse_bool(cell("infinite"), where, "infinite"),
+                episode=_parse_episode(cell("episode"), where) if "episode" in columns else None,
+                where=where,
+                run=run,
             )
+            try:
+                builder.add(record)
+            except ScoreFileError as error:
+                if "training_frames" not in columns:
+                    raise
+                # The layout of saber/data/saber_paper_agents.csv: one row per checkpoint.
+                raise ScoreFileError(
+                    f"{error}. This file has a training_frames column: keep the rows of one "
+                    "training checkpoint (the SABER paper's agents: saber report --reference "
+                    "saber-paper)"
+                ) from None
     if not builder.table.records:
         raise ScoreFileError(f"{path}: no scores, only a header")
     return builder.table

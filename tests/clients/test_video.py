@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tracemalloc
 from pathlib import Path
 
 import gymnasium as gym
@@ -21,9 +22,12 @@ import saber
 from saber.cli import main
 from saber.errors import SaberError
 from saber.harness.video import (
+    EpisodeFilm,
     VectorVideoRecorder,
     VideoRecorder,
+    VideoRequest,
     VideoWriter,
+    add_videos_to_run,
     replay_to_video,
     require_video_extra,
 )
@@ -40,13 +44,21 @@ def decode(path: Path) -> np.ndarray:
     return np.stack([np.frombuffer(f, np.uint8).reshape(height, width, 3) for f in frames])
 
 
+def count_frames(path: Path) -> int:
+    """The number of frames of a video, decoded one at a time (long videos too)."""
+    frames = imageio_ffmpeg.read_frames(str(path))
+    next(frames)  # the metadata
+    return sum(1 for _ in frames)
+
+
 def fps(path: Path) -> float:
     return float(next(imageio_ffmpeg.read_frames(str(path)))["fps"])
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The same evaluation without videos (Python) and with two per game (the CLI)."""
+    """The same evaluation without videos (Python, in this process) and with two per game
+    (the CLI, filmed in two worker processes, as by default)."""
     plain, filmed = tmp_path_factory.mktemp("plain"), tmp_path_factory.mktemp("filmed")
     saber.evaluate(
         "random",
@@ -60,7 +72,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         progress=False,
     )
     args = ["eval", "--agent", "random", "--games", GAMES, "--episodes", "3", "--out", str(filmed)]
-    args += ["--workers", "0", "--envs-per-worker", "2", "--allow-non-saber", "--no-report"]
+    args += ["--workers", "2", "--envs-per-worker", "2", "--allow-non-saber", "--no-report"]
     args += ["--env-option", "max_frames_without_reward=400", "--video", "2"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
@@ -106,6 +118,96 @@ def test_the_replay_refuses_actions_that_do_not_reproduce_the_record(tmp_path: P
     with pytest.raises(SaberError, match=r"ended at frame 200 with score 0.0, not the record's"):
         replay_to_video("breakout", 1, [0] * 50, record, tmp_path / "x.mp4")
     assert not list(tmp_path.iterdir())  # neither the video nor a partial file is left
+
+
+def test_the_replay_streams_a_long_episode_in_bounded_memory(tmp_path: Path) -> None:
+    # A whole game of random Pong (SABER settings): 3,610 frames of 160 x 210 x 3 bytes,
+    # 364 MB of pixels through the writer.
+    env = gym.make("SABER/Pong")
+    env.reset(seed=11)
+    actions = np.random.default_rng(0).integers(0, 18, 2_000).tolist()
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    env.close()
+    record = info["saber"]
+    assert (record["end"], record["frames"]) == ("game_over", 3_610)
+    tracemalloc.start()
+    try:
+        path = replay_to_video("pong", 11, actions, record, tmp_path / "pong.mp4")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Streamed: a frame or two in memory at a time (100 KB each), never the episode.
+    assert peak < 5_000_000
+    assert count_frames(path) == 3_610
+
+
+def noop(observations: np.ndarray) -> np.ndarray:
+    return np.zeros(len(observations), dtype=np.int64)
+
+
+def noop_film(directory: Path, game: str, steps: int, seed: int = 5) -> EpisodeFilm:
+    """The harness's filming of episode 0 (EpisodeFilm, driven as the runner drives it)
+    after ``steps`` noop actions."""
+    film = EpisodeFilm(noop, VideoRequest(str(directory), 1), game, [(0, seed)], {})
+    film.start_episodes(np.array([0]), np.array([seed]))
+    for _ in range(steps):
+        film(np.zeros((1, 4, 84, 84), dtype=np.uint8))
+    return film
+
+
+def test_filming_a_long_episode_sends_heartbeats(tmp_path: Path) -> None:
+    # Freeway ends on its clock, 2 min 16 s: 8,192 frames, whatever the actions.
+    record = {"episode": 0, "steps": 2_048, "frames": 8_192, "score": 0.0}
+    heartbeats = list(noop_film(tmp_path, "freeway", 2_048).filming(record))
+    # One per 30 s of play (1,800 frames), for the harness's unit deadline.
+    assert heartbeats == [1_800, 3_600, 5_400, 7_200]
+    assert count_frames(tmp_path / "videos" / "freeway" / "episode-0.mp4") == 8_192
+
+
+def test_a_filming_worker_keeps_its_unit_alive(tmp_path: Path) -> None:
+    """While it films, a work unit sends a heartbeat (0 frames played) every 30 s of
+    filmed play, after the episode's record: the unit deadline (--unit-timeout, any
+    message resets it) then never stops a worker that is busy filming a long episode."""
+    from saber.harness.runner import execute_unit
+    from saber.harness.work import EpisodeDone, FramesPlayed, Job, WorkUnit
+
+    job = Job("noop", "noop", video=VideoRequest(str(tmp_path), 1), envs_per_worker=1)
+    events = list(execute_unit(WorkUnit(0, "freeway", ((0, 5),)), job, num_threads=1))
+    (done,) = (i for i, event in enumerate(events) if isinstance(event, EpisodeDone))
+    frames = events[done].record["frames"]
+    after = [event.frames for event in events[done + 1 :] if isinstance(event, FramesPlayed)]
+    assert frames == 8_192  # Freeway ends on its clock, whatever the actions
+    assert after.count(0) == frames // 1_800
+    assert count_frames(tmp_path / "videos" / "freeway" / "episode-0.mp4") == frames
+
+
+def test_a_video_that_cannot_be_made_fails_no_episode(tmp_path: Path) -> None:
+    """A replay that does not match its record warns and leaves a note listed in run.json,
+    instead of raising into the work unit; filming it right later clears the note."""
+
+    def film_noop(record: dict) -> Path | None:
+        return noop_film(tmp_path, "breakout", record["steps"]).finish(record)
+
+    (tmp_path / "run.json").write_text("{}")
+    wrong = {"episode": 0, "steps": 100, "frames": 400, "score": 7.0}  # noop scores 0
+    with pytest.warns(RuntimeWarning, match=r"No video of .*episode-0.mp4: SaberError: The "):
+        assert film_noop(wrong) is None
+    assert add_videos_to_run(tmp_path) == []
+    [error] = json.loads((tmp_path / "run.json").read_text())["video_errors"]
+    assert error["video"] == "videos/breakout/episode-0.mp4"
+    assert "ended at frame 400 with score 0.0, not the record's 400 and 7.0" in error["error"]
+    assert sorted(p.name for p in (tmp_path / "videos" / "breakout").iterdir()) == [
+        "episode-0.error.txt"
+    ]
+    # Breakout without FIRE scores nothing: 100 noop steps are 400 frames, score 0.
+    right = {**wrong, "score": 0.0}
+    assert film_noop(right) == tmp_path / "videos" / "breakout" / "episode-0.mp4"
+    assert add_videos_to_run(tmp_path) == ["videos/breakout/episode-0.mp4"]
+    assert "video_errors" not in json.loads((tmp_path / "run.json").read_text())
+    assert count_frames(tmp_path / "videos" / "breakout" / "episode-0.mp4") == 400
 
 
 def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

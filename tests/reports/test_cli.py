@@ -99,7 +99,9 @@ def test_bad_scores_exit_1_with_the_line_and_no_traceback(tmp_path, text, messag
 
 
 def test_missing_scores_and_missing_file_are_usage_errors(tmp_path):
-    assert run("report").exit_code == 2
+    bare = run("report")
+    assert bare.exit_code == 2 and "Missing argument 'SCORES...'" in bare.output
+    assert "--reference NAME alone" in bare.output
     missing = run("report", str(tmp_path / "nope.csv"), "--json", "x.json")
     assert missing.exit_code == 2 and "does not exist" in missing.output
 

@@ -170,3 +170,40 @@ def test_runs_give_bands_and_intervals_and_references_are_drawn_as_such(tmp_path
     assert [t.get_text() for t in improvement.axes[0].get_yticklabels()] == ["a"]
     assert improvement.axes[0].patches  # the interval of P(a > b): runs
     assert "not shown" in improvement.axes[0].get_xlabel()  # pairs with a mean-only reference
+
+
+def test_aggregate_intervals_stay_off_the_axes_and_labels_count_runs(tmp_path):
+    from saber.reports.plots import plot_aggregates
+
+    # Agent "a": 3 runs (scores 10, 13, 16 in each game); agent "b": 1 run of 2 episodes.
+    rows = "agent,run,game,episode,score\n" + "".join(
+        f"a,r{run},{game},0,{10 + 3 * run}\n" for run in range(3) for game in ("pong", "boxing")
+    )
+    rows += "b,r0,pong,0,-20\nb,r0,pong,1,-19\nb,r0,boxing,0,1\nb,r0,boxing,1,3\n"
+    (tmp_path / "s.csv").write_text(rows)
+    fig = plot_aggregates(build_report(read_scores(tmp_path / "s.csv"), n_resamples=20))
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["a (3 runs)", "b (1 run)"]
+    for ax in fig.axes[:4]:
+        low, high = ax.get_xlim()
+        for bar in ax.patches:  # no interval drawn on the spine or the panel's edge
+            assert low < bar.get_x() and bar.get_x() + bar.get_width() < high
+
+
+def test_profile_of_several_runs_below_zero_is_drawn_whole(tmp_path):
+    from saber.reports.plots import plot_profile
+
+    # Two runs of Pong at -21 and -20: (-21 + 20.34) / 41.34 = -1.6% and (-20 + 20.34) /
+    # 41.34 = +0.8% of the record. Half the entries are below 0%: the curve must show the
+    # drop from 1 to 0.5 below 0%, and the x-range must reach it.
+    (tmp_path / "s.csv").write_text("run,game,score\nr0,pong,-21\nr1,pong,-20\n")
+    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    profile = report["agents"]["agent"]["saber"]["world_record"]["profile"]
+    fraction = dict(zip(profile["thresholds_pct"], profile["fraction_above"], strict=True))
+    assert fraction[-10.0] == 1.0 and fraction[-1.0] == 0.5 and fraction[0.0] == 0.5
+    ax = plot_profile(report).axes[0]
+    assert ax.get_xlim()[0] < -1.6
+    (curve,) = ax.get_lines()[:1]
+    xs, ys = curve.get_data()
+    visible = [y for x, y in zip(xs, ys, strict=True) if ax.get_xlim()[0] <= x < 0]
+    assert 1.0 in visible and 0.5 in visible

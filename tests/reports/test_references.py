@@ -78,6 +78,38 @@ def test_the_paper_table_alone_reproduces_its_medians(paper, agent, time_limit):
     assert section.world_record.median == pytest.approx(PAPER_MEDIANS[agent, time_limit], abs=5e-4)
 
 
+def test_saber_report_on_the_shipped_reference_alone_prints_the_papers_medians(tmp_path):
+    out = tmp_path / "paper.json"
+    args = ["report", "--reference", "saber-paper", "--resamples", "10", "--json", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    agents = json.loads(out.read_text())["agents"]
+    for (agent, time_limit), median in PAPER_MEDIANS.items():
+        name = {"rainbow": "rainbow@saber-paper", "rainbow_iqn": "rainbow-iqn@saber-paper"}[agent]
+        block = agents[name][time_limit]["world_record"]
+        assert block["games"] == 58 and block["median"] == pytest.approx(median, abs=5e-4)
+    printed = CliRunner().invoke(main, ["report", "--reference", "saber-paper"])
+    assert printed.exit_code == 0, printed.output
+    row = next(line for line in printed.output.splitlines() if "rainbow-iqn@saber-paper" in line)
+    assert [cell.strip() for cell in row.strip("|").split("|")][:4] == [
+        "rainbow-iqn@saber-paper",
+        "5 minutes",
+        "58",
+        "2.6% †",
+    ]
+
+
+def test_reading_the_shipped_file_as_scores_points_to_the_reference(tmp_path):
+    path = tmp_path / "saber_paper_agents.csv"
+    path.write_text(DATA.joinpath("saber_paper_agents.csv").read_text(encoding="utf-8"))
+    result = CliRunner().invoke(main, ["report", str(path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    # Rainbow-IQN's Air Raid under SABER at 200M (line 7) and 10M (line 8) training frames.
+    assert "saber_paper_agents.csv:8: game air_raid given twice" in result.output
+    assert "keep the rows of one training checkpoint" in result.output
+    assert "saber report --reference saber-paper" in result.output
+
+
 def test_paper_agents_are_one_run_of_means_without_intervals(paper):
     section = paper.agents["rainbow-iqn@saber-paper"]["saber"]
     assert section.mean_only and section.reference == "saber-paper"

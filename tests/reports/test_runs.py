@@ -93,7 +93,16 @@ def test_json_says_what_was_resampled(section):
     section = document["agents"]["agent"]["saber"]
     assert section["resampled"] == "runs" and section["runs"] == ["s1", "s2"]
     assert set(section["world_record"]) >= {"median_ci", "mean_ci", "iqm_ci", "optimality_gap_ci"}
-    assert len(section["world_record"]["profile"]["fraction_above_low"]) == 82
+    profile = section["world_record"]["profile"]
+    # -1000% .. -0.1%, 0%, 0.1% .. 1000%: 81 + 1 + 81 thresholds, 20 per decade.
+    assert len(profile["thresholds_pct"]) == len(profile["fraction_above_low"]) == 163
+    assert profile["thresholds_pct"][0] == pytest.approx(-1000.0)
+    assert profile["thresholds_pct"][81] == 0.0
+    assert profile["thresholds_pct"][82] == pytest.approx(0.1)
+    # Every one of the 6 entries (50, 1, 10, inf, 3, 20) is above 0% and above -1000%;
+    # 3 of them (50, inf, 20) are above 10%.
+    assert profile["fraction_above"][0] == profile["fraction_above"][81] == 1.0
+    assert profile["fraction_above"][profile["thresholds_pct"].index(10.0)] == 0.5
     assert "class" in section["per_game"]["venture"]
     json.dumps(document, allow_nan=False)
 

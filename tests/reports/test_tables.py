@@ -75,3 +75,23 @@ def test_a_percent_cell_without_a_record_says_why(tmp_path, game, cells):
     text = markdown(tmp_path, f"game,score\n{game},10\n")
     why = "no record" if game == "elevator_action" else "no SABER baseline"
     assert cells(text)[-1][-1] == f"10.0 ({why})"
+
+
+def test_each_summary_row_says_what_its_intervals_resampled(tmp_path, cells):
+    # "dqn": runs s0, s1 with every game and s2 without Venture (incomplete, left out);
+    # "ppo": one run of two episodes per game; "paper": one score per game.
+    text = markdown(
+        tmp_path,
+        "agent,run,game,episode,score\n"
+        "dqn,s0,pong,0,10\ndqn,s0,venture,0,100\ndqn,s1,pong,0,12\ndqn,s1,venture,0,50\n"
+        "dqn,s2,pong,0,15\n"
+        "ppo,a,pong,0,1\nppo,a,pong,1,2\nppo,a,venture,0,0\nppo,a,venture,1,10\n"
+        "paper,x,pong,0,20\n",
+    )
+    rows = {row[0]: row for row in cells(text)[2:5]}
+    header = cells(text)[0]
+    assert header[-3:] == ["Infinite", "Runs", "CI over"]
+    assert rows["dqn"][-2:] == ["2 (+1 incomplete)", "runs"]
+    assert rows["ppo"][-2:] == ["1", "episodes"]
+    assert rows["paper"][-2:] == ["1", "– †"]
+    assert "(column CI over)" in text

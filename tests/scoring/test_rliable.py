@@ -218,3 +218,9 @@ def test_a_report_with_runs_equals_rliable_on_its_matrix(tmp_path):
     assert wr.iqm == pytest.approx(float(metrics.aggregate_iqm(matrix)), abs=1e-9)
     gap = float(metrics.aggregate_optimality_gap(matrix, gamma=100.0))
     assert wr.optimality_gap == pytest.approx(gap, abs=1e-9)
+    # The report's score distribution, over its own thresholds (negative ones included).
+    from rliable import library
+
+    taus = np.array(wr.profile.thresholds_pct)
+    profiles, _ = library.create_performance_profile({"a": matrix}, taus, reps=2)
+    assert wr.profile.fraction_above == pytest.approx(profiles["a"], abs=1e-9)
