@@ -37,9 +37,11 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -444,19 +446,19 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     builder = _Builder()
     table = builder.table
     table.sources.append(str(episodes_file))
-    failed = []
+    failures: list[tuple[str, Any, str]] = []  # (game, episode, reason) of each failed attempt
+    finished: set[tuple[str, Any]] = set()
     for where, record in _jsonl_records(episodes_file):
         if "game" not in record:
             raise ScoreFileError(f"{where}: record without a game")
         if record.get("error"):
             game = _game_id(str(record["game"]), where)
-            failed.append(f"{game} episode {record.get('episode')} ({record['error']})")
+            failures.append((game, record.get("episode"), str(record["error"])))
             continue
         add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))
-    if failed:
-        table.warnings.append(
-            f"{episodes_file}: {len(failed)} failed episode(s) skipped: {'; '.join(failed)}"
-        )
+        finished.add((_game_id(str(record["game"]), where), record.get("episode")))
+    if failures:
+        table.warnings.append(_failure_warning(episodes_file, failures, finished))
     if not table.records:
         raise ScoreFileError(f"{episodes_file}: no finished episodes")
     if isinstance(run.get("games"), list) and run["games"]:
@@ -470,6 +472,24 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             "its scores are not SABER scores"
         )
     return table
+
+
+def _failure_warning(
+    episodes_file: Path, failures: list[tuple[str, Any, str]], finished: set[tuple[str, Any]]
+) -> str:
+    """What failed in a harness run, recovered attempts included (the append-only file
+    keeps every failed attempt, so the report says so even after a successful retry)."""
+    reasons = Counter(reason for _, _, reason in failures)
+    lost = sorted({(g, e) for g, e, _ in failures if (g, e) not in finished}, key=str)
+    recovered = len({(g, e) for g, e, _ in failures} - set(lost))
+    shown = ", ".join(f"{game} episode {episode}" for game, episode in lost[:10])
+    shown += f" and {len(lost) - 10} more" if len(lost) > 10 else ""
+    why = "; ".join(f"{count}x {reason}" for reason, count in reasons.most_common(5))
+    return (
+        f"{episodes_file}: {len(failures)} failed attempt(s) ({why}); "
+        f"{recovered} episode(s) finished on a retry"
+        + (f"; {len(lost)} failed episode(s) skipped: {shown}" if lost else "")
+    )
 
 
 def _check_game_sets(merged: ScoreTable, table: ScoreTable) -> None:

@@ -168,7 +168,27 @@ def test_failed_episodes_are_skipped_with_a_warning(tmp_path):
     run = write_run(tmp_path, [harness_record(), {"game": "pong", "episode": 1, "error": "crash"}])
     table = read_harness_results(run)
     assert len(table.episodes("dqn", "saber")["pong"].scores) == 1
-    assert "1 failed episode(s) skipped: pong episode 1 (crash)" in table.warnings[0]
+    assert table.warnings[0].endswith(
+        "1 failed attempt(s) (1x crash); 0 episode(s) finished on a retry; "
+        "1 failed episode(s) skipped: pong episode 1"
+    )
+
+
+def test_failed_attempts_are_reported_after_a_successful_retry(tmp_path):
+    """episodes.jsonl is append-only: an attempt that failed stays on record, and the
+    report says so although its retry finished."""
+    records = [
+        {"game": "pong", "episode": 0, "error": "timeout", "attempt": 0},
+        harness_record(),
+        {"game": "pong", "episode": 1, "error": "timeout", "attempt": 0},
+        {"game": "pong", "episode": 1, "error": "crash", "attempt": 1},
+    ]
+    table = read_harness_results(write_run(tmp_path, records))
+    assert len(table.episodes("dqn", "saber")["pong"].scores) == 1
+    assert table.warnings[0].endswith(
+        "3 failed attempt(s) (2x timeout; 1x crash); 1 episode(s) finished on a retry; "
+        "1 failed episode(s) skipped: pong episode 1"
+    )
 
 
 def test_non_saber_run_is_marked(tmp_path):
