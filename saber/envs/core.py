@@ -19,7 +19,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box, Discrete
 
-from saber.envs.emulator import FrameRepeater, SeedStream, new_ale, refuse_pickling, rom_path
+from saber.envs.emulator import (
+    ALL_ACTIONS,
+    FrameRepeater,
+    SeedStream,
+    new_ale,
+    refuse_pickling,
+    rom_path,
+)
 from saber.envs.protocol import FRAMES_PER_SECOND, NUM_ACTIONS, SaberSettings
 from saber.games import get_game
 
@@ -152,6 +159,12 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
         resize_bilinear(repeater.pooled, self.saber_settings.screen_size, stack[-1])
         info = {"episode_frame_number": repeater.episode_frame}
         return stack.copy(), float(reward), repeater.game_over, False, info
+
+    def get_action_meanings(self) -> list[str]:
+        """The names of the 18 actions, by index (``["NOOP", "FIRE", "UP", ...]``), as
+        ale-py's ``AtariEnv`` gives them for its full action set (wrappers such as SB3's
+        ``FireResetEnv`` look for ``"FIRE"`` there)."""
+        return [action.name for action in ALL_ACTIONS]
 
     def render(self) -> np.ndarray | None:
         """The colour screen ``uint8`` (210, 160, 3) in ``"rgb_array"`` mode, else ``None``."""

@@ -76,6 +76,10 @@ def test_the_core_is_a_real_env_and_the_unwrapped_env_of_the_stack() -> None:
     assert info == {"episode_frame_number": 4}
     assert (reward, terminated, truncated) == (0.0, False, False)
     assert core.action_space.n == 18
+    meanings = core.get_action_meanings()
+    assert (
+        len(meanings) == 18 and meanings[:2] == ["NOOP", "FIRE"] and meanings[-1] == "DOWNLEFTFIRE"
+    )
 
 
 def test_every_wrapper_of_the_stack_calls_the_env_it_wraps() -> None:
