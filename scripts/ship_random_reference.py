@@ -192,15 +192,15 @@ def _flag(command: list[str], name: str) -> str | None:
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     """The per-game table of docs/random-agent.md."""
     lines = [
-        "| game | published random | SABER random (mean ± SE) | difference | z | episodes ended by stuck timeout | mean length (min) | flag |",
-        "|---|---:|---:|---:|---:|---:|---:|:-:|",
+        "| game | published random | SABER random (mean ± SE) | difference | z | SABER random at 5 min | stuck | length (min) | flag |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|:-:|",
     ]
     for row in rows:
         comparison = compare_with_published(row)
         published = comparison["published"]
         z = comparison["z"]
         lines.append(
-            "| {title} | {published} | {mean:,.1f} ± {sem:,.1f} | {difference} | {z} | {stuck} | {minutes:,.1f} | {flag} |".format(
+            "| {title} | {published} | {mean:,.1f} ± {sem:,.1f} | {difference} | {z} | {five:,.1f} | {stuck} | {minutes:,.1f} | {flag} |".format(
                 title=_title(row["game"]),
                 published="—" if published is None else f"{published:,.1f}",
                 mean=row["mean"],
@@ -209,6 +209,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
                 if comparison["difference"] is None
                 else f"{comparison['difference']:+,.1f}",
                 z="—" if z is None else ("±∞" if math.isinf(z) else f"{z:+.1f}"),
+                five=row["mean_5min"],
                 stuck=row["ends_stuck_timeout"],
                 minutes=row["mean_frames"] / 3600,
                 flag="**yes**" if comparison["flagged"] else "",
