@@ -18,7 +18,8 @@ Writes, from the run directory's ``episodes.jsonl`` and ``run.json`` (read only)
 * the generated table of ``docs/random-agent.md`` (between its ``<!-- table -->`` markers).
 
 A game is flagged when the measured SABER mean differs from the published random score
-(the one reports normalize with) by more than 2 standard errors of the measured mean.
+(the one reports normalize with) by more than 2 standard errors of the measured mean
+(at least one point over the square root of the episodes: scores move in whole points).
 """
 
 from __future__ import annotations
@@ -110,12 +111,11 @@ def compare_with_published(row: dict[str, Any]) -> dict[str, Any]:
     """The published random score of a game, the difference, and the flag (> 2 SE)."""
     published = get_game(row["game"]).random
     difference = None if published is None else row["mean"] - published
-    if difference is None:
-        z = None
-    elif row["sem"] > 0:
-        z = difference / row["sem"]
-    else:
-        z = 0.0 if difference == 0 else math.copysign(math.inf, difference)
+    # Scores move in whole points: 100 episodes that all scored the same (SE 0) cannot tell
+    # apart means less than about one point in 100 episodes (Freeway: published 0.01, all
+    # 0 here), so the standard error is floored at one point over sqrt(episodes).
+    sem = max(row["sem"], 1 / math.sqrt(row["episodes"]))
+    z = None if difference is None else difference / sem
     flagged = z is not None and abs(z) > FLAG_STANDARD_ERRORS
     return {"published": published, "difference": difference, "z": z, "flagged": flagged}
 
@@ -200,22 +200,20 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
         published = comparison["published"]
         z = comparison["z"]
         lines.append(
-            "| {title} | {published} | {mean:,.1f} ± {sem:,.1f} | {difference} | {z} | {five:,.1f} | {stuck} | {minutes:,.1f} | {flag} |".format(
-                title=_title(row["game"]),
-                published="—" if published is None else f"{published:,.1f}",
-                mean=row["mean"],
-                sem=row["sem"],
-                difference="—"
-                if comparison["difference"] is None
-                else f"{comparison['difference']:+,.1f}",
-                z="—" if z is None else ("±∞" if math.isinf(z) else f"{z:+.1f}"),
-                five=row["mean_5min"],
-                stuck=row["ends_stuck_timeout"],
-                minutes=row["mean_frames"] / 3600,
-                flag="**yes**" if comparison["flagged"] else "",
-            )
+            f"| {_title(row['game'])} "
+            f"| {'—' if published is None else _points(published)} "
+            f"| {_points(row['mean'])} ± {_points(row['sem'])} "
+            f"| {'—' if comparison['difference'] is None else _points(comparison['difference'], '+')} "
+            f"| {'—' if z is None else f'{z:+.1f}'} "
+            f"| {_points(row['mean_5min'])} | {row['ends_stuck_timeout']} "
+            f"| {row['mean_frames'] / 3600:,.1f} | {'**yes**' if comparison['flagged'] else ''} |"
         )
     return "\n".join(lines)
+
+
+def _points(value: float, sign: str = "") -> str:
+    """Points with a precision that shows small numbers (0.01) and rounds big ones."""
+    return f"{value:{sign},.2f}" if abs(value) < 10 else f"{value:{sign},.1f}"
 
 
 def _title(ale_id: str) -> str:

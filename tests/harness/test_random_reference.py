@@ -49,3 +49,28 @@ def test_provenance_names_versions_seeds_and_counts() -> None:
     episodes = _shipped_episodes()
     assert meta["finished_episodes"] == len(episodes)
     assert {row["game"] for row in episodes} == set(meta["games"])
+
+
+def test_the_shipped_run_is_the_whole_benchmark() -> None:
+    """61 games x 100 episodes (episodes 0..99 each, with the harness's seeds), none failed,
+    and the per-game summary agrees with the episodes it summarizes."""
+    from collections import defaultdict
+
+    from saber.games import saber_games
+    from saber.harness import episode_seed
+
+    meta = json.loads(
+        resources.files("saber.data").joinpath("saber_random_provenance.json").read_text()
+    )
+    assert meta["failed_attempts"] == 0 and meta["wall_seconds"] > 0
+    by_game: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for row in _shipped_episodes():
+        by_game[row["game"]].append(row)
+    assert set(by_game) == {game.ale_id for game in saber_games()}
+    with resources.files("saber.data").joinpath("saber_random_games.csv").open() as f:
+        summary = {row["game"]: row for row in csv.DictReader(f)}
+    for game, rows in by_game.items():
+        assert sorted(int(row["episode"]) for row in rows) == list(range(100))
+        assert all(int(row["seed"]) == episode_seed(0, game, int(row["episode"])) for row in rows)
+        mean = sum(float(row["score"]) for row in rows) / 100
+        assert float(summary[game]["mean"]) == pytest.approx(mean, rel=1e-5, abs=1e-6)
