@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from saber.envs.records import checkpoint_limits
+from saber.envs.records import checkpoint_frames
 from saber.envs.rules import SABER_CAP_FRAMES, correct_rollover
 from saber.errors import ProtocolError, UnknownSettingError
 
@@ -31,7 +31,7 @@ NUM_ACTIONS = 18  # the full joystick action set, for every game
 # The older time limits whose scores every SABER evaluation also reports, as registered
 # in saber.envs.records (a copy taken at import: code that must follow the registry
 # calls records.checkpoint_limits()).
-CHECKPOINT_FRAMES = {limit.name: limit.frames for limit in checkpoint_limits()}
+CHECKPOINT_FRAMES = checkpoint_frames()
 
 ROLLOVER_MODES = ("correct", "ignore", "off")
 RolloverMode = Literal["correct", "ignore", "off"]

@@ -451,12 +451,12 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     for where, record in _jsonl_records(episodes_file):
         if "game" not in record:
             raise ScoreFileError(f"{where}: record without a game")
+        game = _game_id(str(record["game"]), where)
         if record.get("error"):
-            game = _game_id(str(record["game"]), where)
             failures.append((game, record.get("episode"), str(record["error"])))
             continue
         add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))
-        finished.add((_game_id(str(record["game"]), where), record.get("episode")))
+        finished.add((game, record.get("episode")))
     if failures:
         table.warnings.append(_failure_warning(episodes_file, failures, finished))
     if not table.records:
@@ -480,8 +480,9 @@ def _failure_warning(
     """What failed in a harness run, recovered attempts included (the append-only file
     keeps every failed attempt, so the report says so even after a successful retry)."""
     reasons = Counter(reason for _, _, reason in failures)
-    lost = sorted({(g, e) for g, e, _ in failures if (g, e) not in finished}, key=str)
-    recovered = len({(g, e) for g, e, _ in failures} - set(lost))
+    attempted = {(game, episode) for game, episode, _ in failures}
+    lost = sorted(attempted - finished, key=str)
+    recovered = len(attempted & finished)
     shown = ", ".join(f"{game} episode {episode}" for game, episode in lost[:10])
     shown += f" and {len(lost) - 10} more" if len(lost) > 10 else ""
     why = "; ".join(f"{count}x {reason}" for reason, count in reasons.most_common(5))
