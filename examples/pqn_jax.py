@@ -40,7 +40,6 @@ import json
 import math
 import operator
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,7 +49,6 @@ import numpy as np
 import optax
 
 from saber.envs.protocol import NUM_ACTIONS, SaberSettings
-from saber.envs.records import EpisodeEnd
 from saber.games import get_game
 from saber.harness.training import (
     TrainingLog,
@@ -58,11 +56,8 @@ from saber.harness.training import (
     parse_frames,
     training_scores,
 )
-from saber.jax import make
+from saber.jax import make, records
 from saber.jax.qnetwork import init_params, q_values, save_params
-
-# The ``end`` codes of the JAX envs' records, in EpisodeEnd's order (arrays hold no strings).
-END_REASONS = tuple(EpisodeEnd)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -272,7 +267,9 @@ def make_chunk(env: Any, args: argparse.Namespace, total_updates: int) -> Any:
 
     updates_per_call = 1 if unroll else args.chunk_updates
 
-    @partial(jax.jit, donate_argnums=0)
+    # No buffer donation: the env's state and the observation may share buffers, and the
+    # runner is a few MB (parameters, optimizer moments, one observation per env).
+    @jax.jit
     def chunk(runner: Runner) -> tuple[Runner, tuple]:
         return scan(update, runner, None, updates_per_call)
 
@@ -282,20 +279,19 @@ def make_chunk(env: Any, args: argparse.Namespace, total_updates: int) -> Any:
 def write_episodes(log: TrainingLog, episodes: tuple) -> None:
     """Log a chunk's finished episodes in the order they ended, each at the cumulative
     training frames of its step (as VectorTrainingRecorder does on make_vec)."""
-    records, mask, played = jax.device_get(episodes)
+    arrays, mask, played = jax.device_get(episodes)
     num_envs = mask.shape[-1]
     mask = mask.reshape(-1, num_envs)
-    records = {name: np.asarray(value).reshape(-1, num_envs) for name, value in records.items()}
+    arrays = {name: np.asarray(value).reshape(-1, num_envs) for name, value in arrays.items()}
     played = np.asarray(played).reshape(-1)
-    ends = np.flatnonzero(mask.any(axis=1))
     start = 0
-    for step in ends.tolist():
+    for step in np.flatnonzero(mask.any(axis=1)).tolist():
         log.advance(int(played[start : step + 1].sum()))
         start = step + 1
-        for row in np.flatnonzero(mask[step]).tolist():
-            record = {name: value[step, row] for name, value in records.items()}
-            end = record["end"]
-            record["end"] = END_REASONS[int(end)] if np.issubdtype(type(end), np.integer) else end
+        step_info = {"saber": {name: value[step] for name, value in arrays.items()}}
+        step_info["_saber"] = mask[step]
+        rows = np.flatnonzero(mask[step]).tolist()
+        for row, record in zip(rows, records(step_info), strict=True):
             log.write(record, row=row)
     log.advance(int(played[start:].sum()))
 
