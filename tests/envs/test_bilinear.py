@@ -29,15 +29,17 @@ def test_equals_cv2_on_noise_at_several_sizes(size: int) -> None:
     np.testing.assert_array_equal(resize_bilinear(frames, tables, np), _cv2(frames, size))
 
 
-def test_scalar_rounding_by_hand() -> None:
-    # A 2 x 2 frame upscaled to 3 x 3: the middle pixel weighs all four equally (1024 each).
-    # Rows: 10 * 1024 + 13 * 1024 = 23552 and 20 * 1024 + 21 * 1024 = 41984.
-    # scalar: (1024 * 23552 + 1024 * 41984 + 2**21) >> 22 = 16 (65.5M / 4.19M = 15.99 + 0.5)
-    # simd:   ((23552 >> 4) * 1024 >> 16) + ((41984 >> 4) * 1024 >> 16) = 23 + 41 -> (64 + 2) >> 2 = 16
-    frame = np.array([[[10, 13], [20, 21]]], dtype=np.uint8)
-    tables = bilinear_tables((2, 2), 3)
-    assert int(tables.a0[1]) == int(tables.a1[1]) == 1024
-    assert resize_bilinear(frame, tables, np, "scalar")[0, 1, 1] == 16
-    assert resize_bilinear(frame, tables, np, "simd")[0, 1, 1] == 16
+def test_the_two_roundings_by_hand() -> None:
+    # 3 x 3 -> 2 x 2: output (0, 0) weighs columns 0, 1 and rows 0, 1 by 1536 and 512.
+    frame = np.array([[[58, 8, 13], [56, 175, 230], [104, 145, 150]]], dtype=np.uint8)
+    tables = bilinear_tables((3, 3), 2)
+    assert tables.a0[0] == tables.b0[0, 0] == 1536 and tables.a1[0] == tables.b1[0, 0] == 512
+    # Rows: 58 * 1536 + 8 * 512 = 93184 and 56 * 1536 + 175 * 512 = 175616.
+    # scalar: (1536 * 93184 + 512 * 175616 + 2**21) >> 22 = 235143168 >> 22 = 56 (56.06)
+    assert resize_bilinear(frame, tables, np, "scalar")[0, 0, 0] == 56
+    # simd: (93184 >> 4) * 1536 >> 16 = 136 (136.5), (175616 >> 4) * 512 >> 16 = 85 (85.75),
+    # (136 + 85 + 2) >> 2 = 55: what cv2 computes.
+    assert resize_bilinear(frame, tables, np, "simd")[0, 0, 0] == 55
+    assert cv2.resize(frame[0], (2, 2), interpolation=cv2.INTER_LINEAR)[0, 0] == 55
     with pytest.raises(ValueError, match="rounding"):
         resize_bilinear(frame, tables, np, "nearest")  # type: ignore[arg-type]
