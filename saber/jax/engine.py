@@ -116,4 +116,3 @@ def reload_rows(
 
     handle, frames, _ = jax.lax.while_loop(remaining, reset_one, (handle, frames, mask))
     return handle, frames
-

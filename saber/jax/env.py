@@ -25,7 +25,7 @@ from gymnasium.spaces import Box, Discrete
 from saber.envs import rules
 from saber.envs.bilinear import bilinear_tables, resize_bilinear
 from saber.envs.emulator import legal_action_count
-from saber.envs.factory import resolve_rom_id
+from saber.envs.factory import env_id, resolve_rom_id
 from saber.envs.protocol import NUM_ACTIONS, SaberSettings
 from saber.envs.records import EpisodeEnd, EpisodeRecord
 from saber.envs.records import checkpoint_frames as resolve_checkpoints
@@ -90,13 +90,14 @@ class SaberJaxEnv:
         self.saber_settings = settings = SaberSettings.from_overrides(**overrides)
         self.rom_id = resolve_rom_id(game)
         legal = legal_action_count(self.rom_id)
+        name = env_id(self.rom_id)
         if legal != NUM_ACTIONS:
             raise ValueError(
-                f"saber.jax cannot run {self.rom_id}: ale-py calls only {legal} of its "
+                f"saber.jax cannot run {name}: ale-py calls only {legal} of its "
                 f"{NUM_ACTIONS} actions legal, and its XLA engine can send no others, while "
                 f"SABER gives the agent all {NUM_ACTIONS} (the game responds to them). Use "
-                f'gymnasium.make_vec("SABER/<Game>", num_envs) for this game: it runs such '
-                f"games with the single env's emulator, every action reaching the game."
+                f'gymnasium.make_vec("{name}", num_envs={num_envs}) for this game: it runs '
+                f"such games with the single env's emulator, every action reaching the game."
             )
         self.num_envs = num_envs
         self.checkpoint_frames = resolve_checkpoints(checkpoint_frames)
@@ -247,8 +248,15 @@ class SaberJaxEnv:
         info = {
             "episode_frame_number": episode_frames,
             "saber": self._records(
-                ended_now, game_over, stuck, capped, score, checkpoint_scores, episode_frames,
-                steps, rollovers,
+                ended_now,
+                game_over,
+                stuck,
+                capped,
+                score,
+                checkpoint_scores,
+                episode_frames,
+                steps,
+                rollovers,
             ),
             "_saber": ended_now,
         }
