@@ -25,7 +25,6 @@ from types import ModuleType
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pqn_jax.py"
 
@@ -44,18 +43,7 @@ def compiled_update(pqn: ModuleType, argv: list[str], unroll: str) -> tuple[Any,
     args = pqn.parse_args([*argv, "--unroll", unroll, "--chunk-updates", "1"])
     env = pqn.make(args.game, num_envs=args.num_envs, clip_rewards=True)
     chunk, optimizer, _ = pqn.make_chunk(env, args, total_updates=100)
-    params = pqn.init_params(jax.random.PRNGKey(args.seed))
-    state, obs, info = env.reset(seed=args.seed)
-    runner = pqn.Runner(
-        params,
-        optimizer.init(params),
-        state,
-        obs,
-        jnp.zeros(args.num_envs, dtype=bool),
-        jnp.asarray(info["episode_frame_number"]),
-        jnp.zeros((), jnp.int32),
-        jax.random.PRNGKey(args.seed + 1),
-    )
+    runner = pqn.start(env, optimizer, args.seed)
     runner, episodes = chunk(runner)  # compile
     jax.block_until_ready(episodes)
     return chunk, runner

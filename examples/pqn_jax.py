@@ -101,7 +101,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         key, sep, value = option.partition("=")
         if not sep:
             parser.error(f"--env-option: expect KEY=VALUE, actually: {option!r}")
-        overrides[key.strip()] = json.loads(value)
+        try:
+            overrides[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:  # a bare word: rollover_mode=ignore
+            overrides[key.strip()] = value
     args.overrides = overrides
     return args
 
@@ -276,6 +279,23 @@ def make_chunk(env: Any, args: argparse.Namespace, total_updates: int) -> Any:
     return chunk, optimizer, updates_per_call
 
 
+def start(env: Any, optimizer: Any, seed: int) -> Runner:
+    """The runner before the first update: fresh parameters, the envs reset with ``seed``."""
+    key, init_key = jax.random.split(jax.random.PRNGKey(seed))
+    params = init_params(init_key)
+    env_state, obs, info = env.reset(seed=seed)
+    return Runner(
+        params,
+        optimizer.init(params),
+        env_state,
+        obs,
+        jnp.zeros(env.num_envs, dtype=bool),
+        jnp.asarray(info["episode_frame_number"]),
+        jnp.zeros((), jnp.int32),
+        key,
+    )
+
+
 def write_episodes(log: TrainingLog, episodes: tuple) -> None:
     """Log a chunk's finished episodes in the order they ended, each at the cumulative
     training frames of its step (as VectorTrainingRecorder does on make_vec)."""
@@ -309,20 +329,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     args.chunk_updates = max(1, min(args.chunk_updates, total_updates))
     chunk, optimizer, updates_per_call = make_chunk(env, args, total_updates)
 
-    key = jax.random.PRNGKey(args.seed)
-    key, init_key = jax.random.split(key)
-    params = init_params(init_key)
-    env_state, obs, info = env.reset(seed=args.seed)
-    runner = Runner(
-        params,
-        optimizer.init(params),
-        env_state,
-        obs,
-        jnp.zeros(args.num_envs, dtype=bool),
-        jnp.asarray(info["episode_frame_number"]),
-        jnp.zeros((), jnp.int32),
-        key,
-    )
+    runner = start(env, optimizer, args.seed)
     log = TrainingLog(log_path, get_game(args.game).ale_id)
     started = time.perf_counter()
     compile_seconds = None
