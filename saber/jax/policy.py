@@ -88,8 +88,10 @@ class JaxQPolicy(PerEpisodeGenerators):
                 params, _ = load_params(self.path)
             except Exception as error:
                 raise PolicyError(str(error)) from None
+            # Parameters as an argument, not closed over: XLA would fold 7 MB of constants.
             params = jax.device_put(params)
-            self._q_values = jax.jit(lambda observations: q_values(params, observations))
+            compiled = jax.jit(q_values)
+            self._q_values = lambda observations: compiled(params, observations)
         return self._q_values
 
     def __call__(self, observations: np.ndarray) -> np.ndarray:
