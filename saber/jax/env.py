@@ -308,7 +308,7 @@ class SaberJaxEnv:
         ]
         keys = self.record_keys[:-1]  # all but ``seconds``
         record = {
-            key: jnp.where(ended, value, _NO_END if key == "end" else 0)
+            key: jnp.where(ended, value, jnp.full_like(value, _NO_END if key == "end" else 0))
             for key, value in zip(keys, values, strict=True)
         }
         record["seconds"] = jnp.full(self.num_envs, jnp.nan, jnp.float32)
