@@ -70,6 +70,8 @@ def test_bad_actions_and_seeds_are_clear_errors() -> None:
     with pytest.raises(ValueError, match=r"in \[0, 17\].*\[0, 18\]"):
         env.step(state, jnp.asarray([0, 18], jnp.int32))
     env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(state, jnp.zeros(2, jnp.int32))
 
 
 def test_contract_shapes_dtypes_and_record_keys() -> None:
