@@ -121,8 +121,17 @@ class SaberJaxEnv:
         return f"SaberJaxEnv({self.rom_id!r}, num_envs={self.num_envs})"
 
     def close(self) -> None:
-        """Stop the engine's threads (states of this env can no longer be stepped)."""
+        """Stop the engine's threads and free the emulators.
+
+        Tracing ``reset`` or ``step`` afterwards raises; a function compiled before the
+        close still holds the engine's address, so do not call it again (the emulators it
+        names are gone), just as with any handle-based XLA env.
+        """
         self._engine.close()
+
+    def _check_open(self) -> None:
+        if self._engine.ale is None:
+            raise RuntimeError(f"{self!r} is closed: make a new one to play on.")
 
     # ----------------------------------------------------------------- reset
     def reset(self, seed: int | jax.Array) -> tuple[EnvState, jax.Array, dict[str, Any]]:
@@ -140,6 +149,7 @@ class SaberJaxEnv:
             raise ValueError(
                 f"Expect a seed in [0, 2**31 - num_envs) (JAX ints are 32-bit), actually: {seed}"
             )
+        self._check_open()
         n = self.num_envs
         rows = jnp.arange(n, dtype=jnp.int32)
         seeds = jnp.asarray(seed, dtype=jnp.int32) + rows
@@ -189,6 +199,7 @@ class SaberJaxEnv:
             ``seconds`` NaN: no clock in compiled code) and its mask ``_saber``.
             :func:`records` turns them into make_vec's dicts.
         """
+        self._check_open()
         actions = self._check_actions(actions)
         n = self.num_envs
         settings = self.saber_settings
@@ -308,7 +319,7 @@ class SaberJaxEnv:
         ]
         keys = self.record_keys[:-1]  # all but ``seconds``
         record = {
-            key: jnp.where(ended, value, _NO_END if key == "end" else 0)
+            key: jnp.where(ended, value, jnp.full_like(value, _NO_END if key == "end" else 0))
             for key, value in zip(keys, values, strict=True)
         }
         record["seconds"] = jnp.full(self.num_envs, jnp.nan, jnp.float32)

@@ -70,3 +70,29 @@ def test_bad_actions_and_seeds_are_clear_errors() -> None:
     with pytest.raises(ValueError, match=r"in \[0, 17\].*\[0, 18\]"):
         env.step(state, jnp.asarray([0, 18], jnp.int32))
     env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(state, jnp.zeros(2, jnp.int32))
+
+
+def test_contract_shapes_dtypes_and_record_keys() -> None:
+    import gymnasium
+    import jax.numpy as jnp
+
+    from saber.jax import make
+
+    env = make("Pong", 2)
+    state, obs, info = env.reset(seed=3)
+    assert obs.shape == (2, 4, 84, 84) and obs.dtype == jnp.uint8
+    assert env.observation_space.contains(np.asarray(obs))
+    state, obs, reward, terminated, truncated, info = env.step(state, jnp.zeros(2, jnp.int32))
+    assert (reward.dtype, terminated.dtype, truncated.dtype) == (jnp.float32, bool, bool)
+    assert info["_saber"].shape == (2,) and info["episode_frame_number"].tolist() == [4, 4]
+    dtypes = {key: str(value.dtype) for key, value in info["saber"].items()}
+    assert dtypes.pop("infinite") == "bool" and dtypes.pop("seconds") == "float32"
+    assert set(dtypes.values()) == {"int32"}
+    # make_vec's record keys, in its order.
+    vec = gymnasium.make_vec("SABER/Pong", num_envs=1, max_episode_frames=4)
+    vec.reset(seed=0)
+    keys = list(vec.step(np.zeros(1, np.int64))[4]["saber"])
+    assert list(info["saber"]) == keys
+    env.close(), vec.close()
