@@ -162,10 +162,8 @@ def write_data(
             for label, iteration in dopamine.CHECKPOINT_ITERATIONS.items():
                 first, last = dopamine.iteration_frames(iteration)
                 for run, values in enumerate(runs, start=1):
-                    writer.writerow(
-                        [games[name], agent, run, label, iteration, first, last]
-                        + [repr(values[iteration])]
-                    )
+                    score = repr(values[iteration])  # exact: the JSON's own digits
+                    writer.writerow([games[name], agent, run, label, iteration, first, last, score])
             for iteration in range(ITERATIONS):
                 wide.writerow(
                     [games[name], agent, iteration, *(repr(run[iteration]) for run in runs)]
@@ -271,7 +269,7 @@ def doc_table(seed: int = 0, resamples: int = 2000) -> str:
         table.records = [r for r in table.records if r.game in games]
         section = next(iter(make_report(table, seed, resamples).agents.values()))
         atari5 = section[dopamine.TIME_LIMIT].atari5.estimate
-        cells = [_cell(m, lo, hi) for m, lo, hi in zip(mean, low, high)]
+        cells = [_cell(m, lo, hi) for m, lo, hi in zip(mean, low, high, strict=True)]
         rows.append([agent, *cells, "n/a" if atari5 is None else f"{atari5:.1f}%"])
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]

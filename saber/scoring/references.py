@@ -244,7 +244,7 @@ def reference_table(name: str) -> ScoreTable:
         )
     if label is not None and label not in dopamine.CHECKPOINT_ITERATIONS:
         raise UnknownReferenceError(
-            f"Reference {name!r}: no checkpoint @{checkpoint.strip()}; the Dopamine "
+            f"Reference {name!r}: no checkpoint @{label}; the Dopamine "
             f"references have @{', @'.join(dopamine.CHECKPOINT_ITERATIONS)}"
         )
     table = _cached_table(key, label)

@@ -148,7 +148,9 @@ def test_random_reference_reads_the_shipped_episodes_like_harness_records():
 
 
 def test_list_and_unknown_references():
-    assert [r.name for r in list_references()] == ["saber-paper", "saber-random"]
+    dopamine = ["dopamine", *(f"dopamine:{a}" for a in ("dqn", "c51", "rainbow", "iqn"))]
+    dopamine += ["dopamine:qr-dqn", "dopamine:dqn-adam-mse"]
+    assert [r.name for r in list_references()] == ["saber-paper", "saber-random", *dopamine]
     with pytest.raises(UnknownReferenceError, match="shipped: saber-paper, saber-random"):
         reference_table("saber-papers")
 
