@@ -249,22 +249,49 @@ def _only_games(table: Any, spec: str) -> Any:
     "--reference",
     default=None,
     metavar="NAME",
-    help="Show a reference's published training-time scores at the same checkpoints: "
-    "saber-paper (Rainbow-IQN at 10M, 50M, 100M, 200M frames).",
+    help="Show a reference's training-time scores at the same checkpoints: saber-paper "
+    "(Rainbow-IQN at 10M, 50M, 100M, 200M frames), dopamine or dopamine:<agent> (Dopamine's "
+    "5 runs per agent, every 1M-frame iteration; not SABER, labelled so).",
 )
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the training-curve figure of each game into this directory (needs "
+    'matplotlib: pip install "saber-ale[plots]").',
+)
+@click.option(
+    "--plot-format", "plot_format", default="png", show_default=True, metavar="png,pdf,svg"
+)
+@click.option("--dpi", type=int, default=300, show_default=True, help="With --plots: PNG dpi.")
 @_saber_errors_as_messages
-def training(log: Path, at_frames: str, json_out: Path | None, reference: str | None) -> None:
+def training(
+    log: Path,
+    at_frames: str,
+    json_out: Path | None,
+    reference: str | None,
+    plots_dir: Path | None,
+    plot_format: str,
+    dpi: int,
+) -> None:
     """Training-time scores from LOG, a log of saber.harness.training.TrainingRecorder: a
     Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
     import json
 
     from saber.harness.training import format_training_scores, parse_frames, training_scores
-    from saber.reports.training import compare_training, format_training_comparison
-    from saber.scoring import training_reference
+    from saber.reports.training import (
+        check_training_reference,
+        compare_training,
+        format_training_comparison,
+    )
 
     if reference is not None:
-        training_reference(reference)  # an unknown name fails before any work
+        check_training_reference(reference)  # an unknown name fails before any work
+    formats = _plot_formats(plot_format)
+    if plots_dir is not None:
+        from saber.reports.plots import require_matplotlib
 
+        require_matplotlib()
     try:
         checkpoints = [parse_frames(part) for part in at_frames.split(",") if part.strip()]
     except SaberError as error:
@@ -287,6 +314,13 @@ def training(log: Path, at_frames: str, json_out: Path | None, reference: str | 
     if json_out is not None:
         rows = [row.as_dict() for row in (compared or scores)]
         click.echo(f"wrote {_write(json_out, json.dumps(rows, indent=2) + chr(10))}")
+    if plots_dir is not None:
+        from saber.reports.training import training_curves
+        from saber.reports.training_plots import save_training_plots
+
+        curves = training_curves(log, reference, checkpoints)
+        for path in save_training_plots(curves, plots_dir, formats, dpi):
+            click.echo(f"wrote {path}")
 
 
 def _env_options(pairs: tuple[str, ...]) -> dict[str, Any]:

@@ -59,6 +59,7 @@ __all__ = [
     "DEVIATIONS",
     "FRAMES_PER_ITERATION",
     "LAST_ITERATION",
+    "REFERENCE_NAMES",
     "RUNS",
     "TIME_LIMIT",
     "agent_name",
@@ -91,6 +92,10 @@ CITATION = (
     "Castro et al. (2018), Dopamine: A Research Framework for Deep Reinforcement Learning, "
     "arXiv:1812.06110; data: github.com/google/dopamine baselines/atari/data (Apache-2.0)"
 )
+# --reference names -> the agents they add.
+REFERENCE_NAMES: dict[str, tuple[str, ...]] = {"dopamine": tuple(AGENTS)} | {
+    f"dopamine:{agent}": (agent,) for agent in AGENTS
+}
 CHECKPOINT_FILE = "dopamine_checkpoints.csv"
 ITERATION_FILE = "dopamine_iterations.csv.gz"
 PROVENANCE_FILE = "dopamine_provenance.json"

@@ -198,9 +198,7 @@ def _dopamine_info(name: str, agents: tuple[str, ...]) -> ReferenceInfo:
     )
 
 
-_DOPAMINE = {"dopamine": tuple(dopamine.AGENTS)} | {
-    f"dopamine:{agent}": (agent,) for agent in dopamine.AGENTS
-}
+_DOPAMINE = dopamine.REFERENCE_NAMES
 for _name, _agents in _DOPAMINE.items():
     _REFERENCES[_name] = (
         _dopamine_info(_name, _agents),
