@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from saber.envs import records
 from saber.errors import SaberError
 from saber.games import get_game
+from saber.reports.tables import NOT_SABER_MARK, deviations_by_agent
 from saber.scoring import CLASS_NAMES
 
 if TYPE_CHECKING:
@@ -145,12 +147,15 @@ class AgentStyle:
     reference: bool
     symbol: str = "o"
     linestyle: Any = "-"
+    not_saber: bool = False  # a reference whose runs broke the protocol (Dopamine's)
 
     @property
     def facecolor(self) -> str:
         return "white" if self.reference else self.color
 
     def label(self, agent: str) -> str:
+        if self.not_saber:
+            return f"{agent} (reference, not SABER †)"
         return f"{agent} (reference)" if self.reference else agent
 
     def marker(self, marker: str | None = None) -> dict[str, Any]:
@@ -178,12 +183,14 @@ def agent_styles(report: dict[str, Any]) -> dict[str, AgentStyle]:
         styles[agent] = AgentStyle(
             PALETTE[i % len(PALETTE)], reference=False, symbol=MARKERS[i % len(MARKERS)]
         )
+    deviations = deviations_by_agent(report)
     for i, agent in enumerate(references):
         styles[agent] = AgentStyle(
             REFERENCE_GREYS[i % len(REFERENCE_GREYS)],
             reference=True,
             symbol=MARKERS[i % len(MARKERS)],
             linestyle=REFERENCE_DASHES[i % len(REFERENCE_DASHES)],
+            not_saber=agent in deviations,
         )
     return styles
 
@@ -737,8 +744,27 @@ def save_plots(
     paths = []
     for name, fig in figures.items():
         if fig is not None:
+            _not_saber_note(fig, report)
             paths += [save_figure(fig, directory / f"{name}.{fmt}", dpi) for fmt in formats]
     return paths
+
+
+def _not_saber_note(fig: Figure, report: dict[str, Any]) -> None:
+    """Say under the figure how its not-SABER references (†) differ from SABER."""
+    by_label: dict[str, list[str]] = {}
+    for agent, label in deviations_by_agent(report).items():
+        by_label.setdefault(label, []).append(agent)
+    if by_label:
+        width = int(fig.get_figwidth() / 0.05)  # characters of 6-pt text across the figure
+        lines = [f"{NOT_SABER_MARK} {', '.join(a)}: {label}" for label, a in by_label.items()]
+        # Under the axes, after the caption a figure may have: a title above would share
+        # the space of the legend there.
+        caption = [fig.get_supxlabel()] if fig.get_supxlabel() else []
+        caption += [textwrap.fill(line, width) for line in lines]
+        added = sum(text.count("\n") + 1 for text in caption[-len(lines) :])
+        fig.set_figheight(fig.get_figheight() + 0.1 * added)  # 6-pt lines: the axes keep theirs
+        with _style():
+            fig.supxlabel("\n".join(caption), fontsize=6)
 
 
 def save_figure(fig: Figure, path: str | Path, dpi: int = 300) -> Path:
