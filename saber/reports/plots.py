@@ -53,6 +53,7 @@ __all__ = [
     "PAGE_WIDTH",
     "PlotsUnavailableError",
     "agent_styles",
+    "figure_directory",
     "plot_aggregates",
     "plot_classes",
     "plot_improvement",
@@ -706,6 +707,22 @@ def _percent_ticks_y(ax: Axes) -> None:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}%"))
 
 
+def figure_directory(directory: str | Path, formats: Sequence[str]) -> Path:
+    """Check the formats and matplotlib, then create ``directory``: nothing is written on error.
+
+    Raises:
+        PlotsUnavailableError: matplotlib is not installed.
+        SaberError: an unknown format.
+    """
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise SaberError(f"Unknown figure format {', '.join(unknown)}; use {', '.join(FORMATS)}")
+    require_matplotlib()
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 def save_plots(
     report: dict[str, Any],
     directory: str | Path,
@@ -727,10 +744,7 @@ def save_plots(
         PlotsUnavailableError: matplotlib is not installed (nothing is written).
         SaberError: an unknown format.
     """
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise SaberError(f"Unknown figure format {', '.join(unknown)}; use {', '.join(FORMATS)}")
-    require_matplotlib()
+    directory = figure_directory(directory, formats)
     figures: dict[str, Figure | None] = {}
     for limit in report["time_limits"]:
         figures[f"classes_{limit}"] = plot_classes(report, limit)
@@ -739,8 +753,6 @@ def save_plots(
         figures[f"aggregates_{limit}"] = plot_aggregates(report, limit)
         figures[f"improvement_{limit}"] = plot_improvement(report, limit)
     figures["time_limits"] = plot_time_limits(report)
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, fig in figures.items():
         if fig is not None:

@@ -29,11 +29,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from saber.errors import SaberError, UnknownGameError
+from saber.errors import UnknownGameError
 from saber.games import get_game
 from saber.harness.training import checkpoint_label
 from saber.reports.plots import (
-    FORMATS,
     MARKERS,
     PAGE_WIDTH,
     PALETTE,
@@ -43,7 +42,7 @@ from saber.reports.plots import (
     _legend_above,
     _legend_columns,
     _style,
-    require_matplotlib,
+    figure_directory,
     save_figure,
 )
 
@@ -171,12 +170,7 @@ def save_training_plots(
         PlotsUnavailableError: matplotlib is not installed (nothing is written).
         SaberError: an unknown format.
     """
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise SaberError(f"Unknown figure format {', '.join(unknown)}; use {', '.join(FORMATS)}")
-    require_matplotlib()
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = figure_directory(directory, formats)
     paths = []
     for curve in curves:
         fig = plot_training_curve(curve, agent)
