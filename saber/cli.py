@@ -207,6 +207,8 @@ def _print_references(ctx: click.Context) -> None:
         click.echo(f"{info.name}: {', '.join(info.agents)}")
         click.echo(f"  {info.description}.")
         click.echo(f"  Source: {info.citation}.")
+        if info.deviations:
+            click.echo(f"  {info.deviations}.")
     ctx.exit(0)
 
 

@@ -156,7 +156,7 @@ class AgentStyle:
 
     def label(self, agent: str) -> str:
         if self.not_saber:
-            return f"{agent} (reference, not SABER †)"
+            return f"{agent} (reference, not SABER {NOT_SABER_MARK})"
         return f"{agent} (reference)" if self.reference else agent
 
     def marker(self, marker: str | None = None) -> dict[str, Any]:
@@ -762,7 +762,7 @@ def save_plots(
 
 
 def _not_saber_note(fig: Figure, report: dict[str, Any]) -> None:
-    """Say under the figure how its not-SABER references (†) differ from SABER."""
+    """Say under the figure how its not-SABER references (‡) differ from SABER."""
     by_label: dict[str, list[str]] = {}
     for agent, label in deviations_by_agent(report).items():
         by_label.setdefault(label, []).append(agent)

@@ -24,7 +24,7 @@ __all__ = [
     "to_markdown",
 ]
 
-NOT_SABER_MARK = "†"  # beside an agent whose runs broke the protocol (a reference's deviations)
+NOT_SABER_MARK = "‡"  # beside an agent whose runs broke the protocol (a reference's deviations)
 
 PER_GAME_COLUMNS = (
     "agent",

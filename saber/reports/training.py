@@ -32,6 +32,7 @@ import numpy as np
 
 from saber.errors import UnknownGameError
 from saber.games import get_game
+from saber.reports.tables import NOT_SABER_MARK
 from saber.scoring import dopamine
 from saber.scoring.references import training_reference
 
@@ -203,11 +204,11 @@ def _is_dopamine(agent: str) -> bool:
 def format_training_comparison(rows: Sequence[TrainingRow]) -> str:
     """A Markdown table: game, checkpoint, the user's mean, episodes, each reference's score.
 
-    Dopamine's agents are marked † and the notes under the table say how they differ from
+    Dopamine's agents are marked ‡ and the notes under the table say how they differ from
     SABER and which iteration stands for each checkpoint.
     """
     agents = list(dict.fromkeys(a for row in rows for a in row.references))
-    marked = [f"{a} †" if _is_dopamine(a) else a for a in agents]
+    marked = [f"{a} {NOT_SABER_MARK}" if _is_dopamine(a) else a for a in agents]
     header = ["game", "frames", "mean score", "episodes", *marked]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for row in rows:
@@ -231,7 +232,7 @@ def format_training_comparison(rows: Sequence[TrainingRow]) -> str:
         where = ", ".join(f"{f:,} frames: iteration {i} ({_frames(i)})" for f, i in used)
         lines += [
             "",
-            f"† Dopamine (5 runs; mean [95% bootstrap interval over runs]), "
+            f"{NOT_SABER_MARK} Dopamine (5 runs; mean [95% bootstrap interval over runs]), "
             f"{dopamine.deviation_label()}.",
             f"Each value is the mean training return of one iteration of 1M frames: {where}.",
         ]

@@ -7,7 +7,7 @@ is drawn in grey and dashed, so it never passes for the user's: Dopamine's agent
 mean over their 5 runs at every iteration with the 95% bootstrap band over runs, and a
 hollow marker with its interval at each checkpoint; the SABER paper's Rainbow-IQN as its
 published points. The x axis is logarithmic: a short training sits beside a 200M-frame
-reference. A reference that is not SABER says so in the legend (†) and under the axes.
+reference. A reference that is not SABER says so in the legend (‡) and under the axes.
 
 Everything drawn comes from :func:`saber.reports.training.training_curves`; nothing is
 computed here.
@@ -45,6 +45,7 @@ from saber.reports.plots import (
     figure_directory,
     save_figure,
 )
+from saber.reports.tables import NOT_SABER_MARK
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,7 +72,7 @@ def plot_training_curve(curve: TrainingCurve, agent: str = "your agent") -> Figu
         curve: from :func:`saber.reports.training.training_curves`.
         agent: the legend's name of the user's curve.
     """
-    names = [f"{r.agent} (reference †)" for r in curve.references]
+    names = [f"{r.agent} (reference {NOT_SABER_MARK})" for r in curve.references]
     names.append(f"{agent}: mean of the last 100 training episodes")
     rows = -(-len(names) // _legend_columns(names, PAGE_WIDTH))
     with _style():
@@ -112,7 +113,7 @@ def plot_training_curve(curve: TrainingCurve, agent: str = "your agent") -> Figu
                     capsize=2,
                     linewidth=0.8,
                 )
-            mark = " †" if reference.deviations else ""
+            mark = f" {NOT_SABER_MARK}" if reference.deviations else ""
             handles.append(line)
             labels.append(f"{reference.agent} (reference{mark})")
             if reference.deviations and reference.deviations not in notes:
@@ -151,7 +152,7 @@ def plot_training_curve(curve: TrainingCurve, agent: str = "your agent") -> Figu
                 "Dopamine: one point per 1M-frame iteration (mean training return), at "
                 "its end; 200M: iteration 198 (198M-199M), the last published"
             )
-        caption += [f"† {note}" for note in notes]
+        caption += [f"{NOT_SABER_MARK} {note}" for note in notes]
         width = int(PAGE_WIDTH / 0.052)  # characters of 7-pt text across the figure
         fig.supxlabel("\n".join(textwrap.fill(line, width) for line in caption), fontsize=6.5)
     return fig

@@ -184,7 +184,11 @@ _REFERENCES: dict[str, tuple[ReferenceInfo, Callable[[], ScoreTable]]] = {
 
 
 def _dopamine_info(name: str, agents: tuple[str, ...]) -> ReferenceInfo:
-    which = "DQN, C51, Rainbow, IQN, QR-DQN and DQN (Adam + MSE)" if len(agents) > 1 else agents[0]
+    which = (
+        "DQN, C51, Rainbow, IQN, QR-DQN and DQN (Adam + MSE)"
+        if len(agents) > 1
+        else f"{dopamine.AGENTS[agents[0]]} ({agents[0]})"
+    )
     return ReferenceInfo(
         name=name,
         agents=tuple(f"{a}@dopamine-<10M|50M|100M|200M>" for a in agents),

@@ -36,7 +36,7 @@ def test_training_table_has_the_five_run_mean_and_the_label(log, tmp_path):
     assert result.exit_code == 0, result.output
     assert "| pong | 10,000,000 | 49.5 | 100 | 15.2 [" in result.output
     assert "| pong | 10,500,000 | 54.5 | 100 | not published |" in result.output
-    assert "rainbow@dopamine †" in result.output
+    assert "rainbow@dopamine ‡" in result.output
     assert dopamine.deviation_label() in result.output
     assert "200,000,000 frames: iteration 198 (frames 198M-199M)" in result.output
     cell = json.loads(out.read_text())[0]["references"]["rainbow@dopamine"]
@@ -70,14 +70,14 @@ def test_plots_writes_one_figure_per_game(log, tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "f" / "training_pong.png").stat().st_size > 0
     svg = (tmp_path / "f" / "training_pong.svg").read_text()
-    assert "not SABER" in svg and "rainbow@dopamine (reference †)" in svg
+    assert "not SABER" in svg and "rainbow@dopamine (reference ‡)" in svg
 
 
 def test_report_tables_label_dopamine_as_not_saber():
     report = build_report(reference_table("dopamine:dqn@10M"), n_resamples=20)
     markdown = to_markdown(report)
-    assert "| dqn@dopamine-10M † |" in markdown.replace("  ", "")
-    assert f"† dqn@dopamine-10M: {dopamine.deviation_label()}." in markdown
+    assert "| dqn@dopamine-10M ‡ |" in markdown.replace("  ", "")
+    assert f"‡ dqn@dopamine-10M: {dopamine.deviation_label()}." in markdown
     assert "Castro et al. (2018)" in markdown
     assert dopamine.deviation_label() in to_csv(report).splitlines()[1]
     assert report["references"][0]["deviations"] == dopamine.deviation_label()
