@@ -50,6 +50,19 @@ def _output_file(flag: str, name: str, help: str) -> Callable[[F], F]:
     return click.option(flag, name, type=path, help=help)
 
 
+def _check_plot_options(plots_dir: Path | None, plot_format: str | None, dpi: int | None) -> None:
+    """--plot-format and --dpi need --plots; with --plots, matplotlib must be there."""
+    if plots_dir is None and (plot_format is not None or dpi is not None):
+        flag = "--plot-format" if plot_format is not None else "--dpi"
+        raise click.UsageError(f"{flag} needs --plots DIRECTORY")
+    if dpi is not None and dpi < 1:
+        raise click.BadParameter(f"must be >= 1, got {dpi}", param_hint="--dpi")
+    if plots_dir is not None:
+        from saber.reports.plots import require_matplotlib
+
+        require_matplotlib()
+
+
 def _plot_formats(text: str) -> tuple[str, ...]:
     from saber.reports.plots import FORMATS  # matplotlib itself is imported only to draw
 
@@ -167,16 +180,8 @@ def report(
         raise click.BadParameter(f"must be >= 1, got {resamples}", param_hint="--resamples")
     if seed < 0:
         raise click.BadParameter(f"must be >= 0, got {seed}", param_hint="--seed")
-    if plots_dir is None and (plot_format is not None or dpi is not None):
-        flag = "--plot-format" if plot_format is not None else "--dpi"
-        raise click.UsageError(f"{flag} needs --plots DIRECTORY")
+    _check_plot_options(plots_dir, plot_format, dpi)
     formats = _plot_formats(plot_format or "png")
-    if dpi is not None and dpi < 1:
-        raise click.BadParameter(f"must be >= 1, got {dpi}", param_hint="--dpi")
-    if plots_dir is not None:
-        from saber.reports.plots import require_matplotlib
-
-        require_matplotlib()
     # References first: an unknown name fails before any file is read or written.
     extra = [reference_table(name) for name in references]
     tables = ([read_scores(*scores)] if scores else []) + extra
@@ -263,9 +268,18 @@ def _only_games(table: Any, spec: str) -> Any:
     'matplotlib: pip install "saber-ale[plots]").',
 )
 @click.option(
-    "--plot-format", "plot_format", default="png", show_default=True, metavar="png,pdf,svg"
+    "--plot-format",
+    "plot_format",
+    default=None,
+    metavar="png,pdf,svg",
+    help="With --plots: figure formats, comma-separated [default: png].",
 )
-@click.option("--dpi", type=int, default=300, show_default=True, help="With --plots: PNG dpi.")
+@click.option(
+    "--dpi",
+    type=int,
+    default=None,
+    help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
+)
 @_saber_errors_as_messages
 def training(
     log: Path,
@@ -273,8 +287,8 @@ def training(
     json_out: Path | None,
     reference: str | None,
     plots_dir: Path | None,
-    plot_format: str,
-    dpi: int,
+    plot_format: str | None,
+    dpi: int | None,
 ) -> None:
     """Training-time scores from LOG, a log of saber.harness.training.TrainingRecorder: a
     Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
@@ -289,11 +303,8 @@ def training(
 
     if reference is not None:
         check_training_reference(reference)  # an unknown name fails before any work
-    formats = _plot_formats(plot_format)
-    if plots_dir is not None:
-        from saber.reports.plots import require_matplotlib
-
-        require_matplotlib()
+    _check_plot_options(plots_dir, plot_format, dpi)
+    formats = _plot_formats(plot_format or "png")
     try:
         checkpoints = [parse_frames(part) for part in at_frames.split(",") if part.strip()]
     except SaberError as error:
@@ -321,7 +332,7 @@ def training(
         from saber.reports.training_plots import save_training_plots
 
         curves = training_curves(log, reference, checkpoints)
-        for path in save_training_plots(curves, plots_dir, formats, dpi):
+        for path in save_training_plots(curves, plots_dir, formats, dpi or 300):
             click.echo(f"wrote {path}")
 
 
