@@ -50,6 +50,39 @@ def _output_file(flag: str, name: str, help: str) -> Callable[[F], F]:
     return click.option(flag, name, type=path, help=help)
 
 
+def _plot_options(what: str) -> Callable[[F], F]:
+    """``--plots DIR``, ``--plot-format`` and ``--dpi``, for a command that draws ``what``."""
+    options = [
+        click.option(
+            "--plots",
+            "plots_dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help=f"Write {what} into this directory (needs matplotlib: pip install "
+            '"saber-ale[plots]", or from a checkout pip install ".[plots]").',
+        ),
+        click.option(
+            "--plot-format",
+            "plot_format",
+            default=None,
+            metavar="png,pdf,svg",
+            help="With --plots: figure formats, comma-separated [default: png].",
+        ),
+        click.option(
+            "--dpi",
+            type=int,
+            default=None,
+            help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
+        ),
+    ]
+
+    def apply(command: F) -> F:
+        for option in reversed(options):  # as if written one above the other
+            command = option(command)
+        return command
+
+    return apply
+
+
 def _check_plot_options(plots_dir: Path | None, plot_format: str | None, dpi: int | None) -> None:
     """--plot-format and --dpi need --plots; with --plots, matplotlib must be there."""
     if plots_dir is None and (plot_format is not None or dpi is not None):
@@ -100,26 +133,7 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     "--markdown", "markdown_out", "Write the summary and per-game tables as Markdown here."
 )
 @_output_file("--csv", "csv_out", "Write the per-game normalized scores as CSV here.")
-@click.option(
-    "--plots",
-    "plots_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help='Write the figures into this directory (needs matplotlib: pip install "saber-ale[plots]", '
-    'or from a checkout pip install ".[plots]").',
-)
-@click.option(
-    "--plot-format",
-    "plot_format",
-    default=None,
-    metavar="png,pdf,svg",
-    help="With --plots: figure formats, comma-separated [default: png].",
-)
-@click.option(
-    "--dpi",
-    type=int,
-    default=None,
-    help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
-)
+@_plot_options("the figures")
 @click.option(
     "--reference",
     "references",
@@ -260,26 +274,7 @@ def _only_games(table: Any, spec: str) -> Any:
     "(Rainbow-IQN at 10M, 50M, 100M, 200M frames), dopamine or dopamine:<agent> (Dopamine's "
     "5 runs per agent, every 1M-frame iteration; not SABER, labelled so).",
 )
-@click.option(
-    "--plots",
-    "plots_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the training-curve figure of each game into this directory (needs "
-    'matplotlib: pip install "saber-ale[plots]").',
-)
-@click.option(
-    "--plot-format",
-    "plot_format",
-    default=None,
-    metavar="png,pdf,svg",
-    help="With --plots: figure formats, comma-separated [default: png].",
-)
-@click.option(
-    "--dpi",
-    type=int,
-    default=None,
-    help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
-)
+@_plot_options("the training-curve figure of each game")
 @_saber_errors_as_messages
 def training(
     log: Path,
