@@ -50,6 +50,52 @@ def _output_file(flag: str, name: str, help: str) -> Callable[[F], F]:
     return click.option(flag, name, type=path, help=help)
 
 
+def _plot_options(what: str) -> Callable[[F], F]:
+    """``--plots DIR``, ``--plot-format`` and ``--dpi``, for a command that draws ``what``."""
+    options = [
+        click.option(
+            "--plots",
+            "plots_dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help=f"Write {what} into this directory (needs matplotlib: pip install "
+            '"saber-ale[plots]", or from a checkout pip install ".[plots]").',
+        ),
+        click.option(
+            "--plot-format",
+            "plot_format",
+            default=None,
+            metavar="png,pdf,svg",
+            help="With --plots: figure formats, comma-separated [default: png].",
+        ),
+        click.option(
+            "--dpi",
+            type=int,
+            default=None,
+            help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
+        ),
+    ]
+
+    def apply(command: F) -> F:
+        for option in reversed(options):  # as if written one above the other
+            command = option(command)
+        return command
+
+    return apply
+
+
+def _check_plot_options(plots_dir: Path | None, plot_format: str | None, dpi: int | None) -> None:
+    """--plot-format and --dpi need --plots; with --plots, matplotlib must be there."""
+    if plots_dir is None and (plot_format is not None or dpi is not None):
+        flag = "--plot-format" if plot_format is not None else "--dpi"
+        raise click.UsageError(f"{flag} needs --plots DIRECTORY")
+    if dpi is not None and dpi < 1:
+        raise click.BadParameter(f"must be >= 1, got {dpi}", param_hint="--dpi")
+    if plots_dir is not None:
+        from saber.reports.plots import require_matplotlib
+
+        require_matplotlib()
+
+
 def _plot_formats(text: str) -> tuple[str, ...]:
     from saber.reports.plots import FORMATS  # matplotlib itself is imported only to draw
 
@@ -87,26 +133,7 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     "--markdown", "markdown_out", "Write the summary and per-game tables as Markdown here."
 )
 @_output_file("--csv", "csv_out", "Write the per-game normalized scores as CSV here.")
-@click.option(
-    "--plots",
-    "plots_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help='Write the figures into this directory (needs matplotlib: pip install "saber-ale[plots]", '
-    'or from a checkout pip install ".[plots]").',
-)
-@click.option(
-    "--plot-format",
-    "plot_format",
-    default=None,
-    metavar="png,pdf,svg",
-    help="With --plots: figure formats, comma-separated [default: png].",
-)
-@click.option(
-    "--dpi",
-    type=int,
-    default=None,
-    help="With --plots: resolution of PNG figures in dots per inch [default: 300].",
-)
+@_plot_options("the figures")
 @click.option(
     "--reference",
     "references",
@@ -167,16 +194,8 @@ def report(
         raise click.BadParameter(f"must be >= 1, got {resamples}", param_hint="--resamples")
     if seed < 0:
         raise click.BadParameter(f"must be >= 0, got {seed}", param_hint="--seed")
-    if plots_dir is None and (plot_format is not None or dpi is not None):
-        flag = "--plot-format" if plot_format is not None else "--dpi"
-        raise click.UsageError(f"{flag} needs --plots DIRECTORY")
+    _check_plot_options(plots_dir, plot_format, dpi)
     formats = _plot_formats(plot_format or "png")
-    if dpi is not None and dpi < 1:
-        raise click.BadParameter(f"must be >= 1, got {dpi}", param_hint="--dpi")
-    if plots_dir is not None:
-        from saber.reports.plots import require_matplotlib
-
-        require_matplotlib()
     # References first: an unknown name fails before any file is read or written.
     extra = [reference_table(name) for name in references]
     tables = ([read_scores(*scores)] if scores else []) + extra
@@ -207,6 +226,8 @@ def _print_references(ctx: click.Context) -> None:
         click.echo(f"{info.name}: {', '.join(info.agents)}")
         click.echo(f"  {info.description}.")
         click.echo(f"  Source: {info.citation}.")
+        if info.deviations:
+            click.echo(f"  {info.deviations}.")
     ctx.exit(0)
 
 
@@ -249,22 +270,36 @@ def _only_games(table: Any, spec: str) -> Any:
     "--reference",
     default=None,
     metavar="NAME",
-    help="Show a reference's published training-time scores at the same checkpoints: "
-    "saber-paper (Rainbow-IQN at 10M, 50M, 100M, 200M frames).",
+    help="Show a reference's training-time scores at the same checkpoints: saber-paper "
+    "(Rainbow-IQN at 10M, 50M, 100M, 200M frames), dopamine or dopamine:<agent> (Dopamine's "
+    "5 runs per agent, every 1M-frame iteration; not SABER, labelled so).",
 )
+@_plot_options("the training-curve figure of each game")
 @_saber_errors_as_messages
-def training(log: Path, at_frames: str, json_out: Path | None, reference: str | None) -> None:
+def training(
+    log: Path,
+    at_frames: str,
+    json_out: Path | None,
+    reference: str | None,
+    plots_dir: Path | None,
+    plot_format: str | None,
+    dpi: int | None,
+) -> None:
     """Training-time scores from LOG, a log of saber.harness.training.TrainingRecorder: a
     Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
     import json
 
     from saber.harness.training import format_training_scores, parse_frames, training_scores
-    from saber.reports.training import compare_training, format_training_comparison
-    from saber.scoring import training_reference
+    from saber.reports.training import (
+        check_training_reference,
+        compare_training,
+        format_training_comparison,
+    )
 
     if reference is not None:
-        training_reference(reference)  # an unknown name fails before any work
-
+        check_training_reference(reference)  # an unknown name fails before any work
+    _check_plot_options(plots_dir, plot_format, dpi)
+    formats = _plot_formats(plot_format or "png")
     try:
         checkpoints = [parse_frames(part) for part in at_frames.split(",") if part.strip()]
     except SaberError as error:
@@ -287,6 +322,13 @@ def training(log: Path, at_frames: str, json_out: Path | None, reference: str | 
     if json_out is not None:
         rows = [row.as_dict() for row in (compared or scores)]
         click.echo(f"wrote {_write(json_out, json.dumps(rows, indent=2) + chr(10))}")
+    if plots_dir is not None:
+        from saber.reports.training import training_curves
+        from saber.reports.training_plots import save_training_plots
+
+        curves = training_curves(log, reference, checkpoints)
+        for path in save_training_plots(curves, plots_dir, formats, dpi or 300):
+            click.echo(f"wrote {path}")
 
 
 def _env_options(pairs: tuple[str, ...]) -> dict[str, Any]:

@@ -308,6 +308,7 @@ class ReferenceUsed:
     description: str
     citation: str
     mean_only: bool
+    deviations: str | None = None  # how its runs differ from SABER; None: SABER's protocol
 
 
 @dataclass

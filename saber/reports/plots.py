@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from saber.envs import records
 from saber.errors import SaberError
 from saber.games import get_game
+from saber.reports.tables import NOT_SABER_MARK, deviations_by_agent
 from saber.scoring import CLASS_NAMES
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ __all__ = [
     "PAGE_WIDTH",
     "PlotsUnavailableError",
     "agent_styles",
+    "figure_directory",
     "plot_aggregates",
     "plot_classes",
     "plot_improvement",
@@ -145,12 +148,15 @@ class AgentStyle:
     reference: bool
     symbol: str = "o"
     linestyle: Any = "-"
+    not_saber: bool = False  # a reference whose runs broke the protocol (Dopamine's)
 
     @property
     def facecolor(self) -> str:
         return "white" if self.reference else self.color
 
     def label(self, agent: str) -> str:
+        if self.not_saber:
+            return f"{agent} (reference, not SABER {NOT_SABER_MARK})"
         return f"{agent} (reference)" if self.reference else agent
 
     def marker(self, marker: str | None = None) -> dict[str, Any]:
@@ -178,12 +184,14 @@ def agent_styles(report: dict[str, Any]) -> dict[str, AgentStyle]:
         styles[agent] = AgentStyle(
             PALETTE[i % len(PALETTE)], reference=False, symbol=MARKERS[i % len(MARKERS)]
         )
+    deviations = deviations_by_agent(report)
     for i, agent in enumerate(references):
         styles[agent] = AgentStyle(
             REFERENCE_GREYS[i % len(REFERENCE_GREYS)],
             reference=True,
             symbol=MARKERS[i % len(MARKERS)],
             linestyle=REFERENCE_DASHES[i % len(REFERENCE_DASHES)],
+            not_saber=agent in deviations,
         )
     return styles
 
@@ -699,6 +707,22 @@ def _percent_ticks_y(ax: Axes) -> None:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}%"))
 
 
+def figure_directory(directory: str | Path, formats: Sequence[str]) -> Path:
+    """Check the formats and matplotlib, then create ``directory``: nothing is written on error.
+
+    Raises:
+        PlotsUnavailableError: matplotlib is not installed.
+        SaberError: an unknown format.
+    """
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise SaberError(f"Unknown figure format {', '.join(unknown)}; use {', '.join(FORMATS)}")
+    require_matplotlib()
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 def save_plots(
     report: dict[str, Any],
     directory: str | Path,
@@ -720,10 +744,7 @@ def save_plots(
         PlotsUnavailableError: matplotlib is not installed (nothing is written).
         SaberError: an unknown format.
     """
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise SaberError(f"Unknown figure format {', '.join(unknown)}; use {', '.join(FORMATS)}")
-    require_matplotlib()
+    directory = figure_directory(directory, formats)
     figures: dict[str, Figure | None] = {}
     for limit in report["time_limits"]:
         figures[f"classes_{limit}"] = plot_classes(report, limit)
@@ -732,13 +753,30 @@ def save_plots(
         figures[f"aggregates_{limit}"] = plot_aggregates(report, limit)
         figures[f"improvement_{limit}"] = plot_improvement(report, limit)
     figures["time_limits"] = plot_time_limits(report)
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, fig in figures.items():
         if fig is not None:
+            _not_saber_note(fig, report)
             paths += [save_figure(fig, directory / f"{name}.{fmt}", dpi) for fmt in formats]
     return paths
+
+
+def _not_saber_note(fig: Figure, report: dict[str, Any]) -> None:
+    """Say under the figure how its not-SABER references (‡) differ from SABER."""
+    by_label: dict[str, list[str]] = {}
+    for agent, label in deviations_by_agent(report).items():
+        by_label.setdefault(label, []).append(agent)
+    if by_label:
+        width = int(fig.get_figwidth() / 0.05)  # characters of 6-pt text across the figure
+        lines = [f"{NOT_SABER_MARK} {', '.join(a)}: {label}" for label, a in by_label.items()]
+        # Under the axes, after the caption a figure may have: a title above would share
+        # the space of the legend there.
+        caption = [fig.get_supxlabel()] if fig.get_supxlabel() else []
+        caption += [textwrap.fill(line, width) for line in lines]
+        added = sum(text.count("\n") + 1 for text in caption[-len(lines) :])
+        fig.set_figheight(fig.get_figheight() + 0.1 * added)  # 6-pt lines: the axes keep theirs
+        with _style():
+            fig.supxlabel("\n".join(caption), fontsize=6)
 
 
 def save_figure(fig: Figure, path: str | Path, dpi: int = 300) -> Path:

@@ -7,7 +7,7 @@ in schema version 2 (percent everywhere; ``null`` for a value that does not exis
     format, [schema_version], saber_version, saber_compliant, sources, warnings,
     time_limits, bootstrap{resamples, confidence_pct, seed, [method]},
     baseline_sources{random, human, world_record} (citations, as the Markdown prints them),
-    [references[{name, agents, description, citation, mean_only}]]
+    [references[{name, agents, description, citation, mean_only, deviations}]]
     agents.<agent>.<time_limit>:
         games, episodes, [runs, runs_incomplete, resampled, interval_note, reference,
         mean_only]
@@ -527,7 +527,7 @@ def make_report(
             comparisons[time_limit] = comparison
     used = set(table.references.values())
     references = [
-        ReferenceUsed(r.name, list(r.agents), r.description, r.citation, r.mean_only)
+        ReferenceUsed(r.name, list(r.agents), r.description, r.citation, r.mean_only, r.deviations)
         for r in list_references()
         if r.name in used
     ]

@@ -15,7 +15,16 @@ from saber.envs import records
 from saber.games import BASELINE_SOURCES, get_game
 from saber.scoring import CLASS_NAMES
 
-__all__ = ["PER_GAME_COLUMNS", "to_csv", "to_json", "to_markdown"]
+__all__ = [
+    "NOT_SABER_MARK",
+    "PER_GAME_COLUMNS",
+    "deviations_by_agent",
+    "to_csv",
+    "to_json",
+    "to_markdown",
+]
+
+NOT_SABER_MARK = "‡"  # beside an agent whose runs broke the protocol (a reference's deviations)
 
 PER_GAME_COLUMNS = (
     "agent",
@@ -28,7 +37,27 @@ PER_GAME_COLUMNS = (
     "human_pct",
     "human_average_pct",
     "class",
+    "deviations",
 )
+
+
+def deviations_by_agent(report: dict[str, Any]) -> dict[str, str]:
+    """Agent -> how its runs differ from SABER, for the references that do (Dopamine's).
+
+    Every table and figure prints it beside the agent, so nobody takes it for SABER.
+    """
+    labels = {r["name"]: r.get("deviations") for r in report.get("references") or []}
+    found = {}
+    for agent, sections in report["agents"].items():
+        for section in sections.values():
+            label = labels.get(section.get("reference"))
+            if label:
+                found[agent] = label
+    return found
+
+
+def _marked(agent: str, deviations: dict[str, str]) -> str:
+    return f"{agent} {NOT_SABER_MARK}" if agent in deviations else agent
 
 
 def to_json(report: dict[str, Any]) -> str:
@@ -43,10 +72,19 @@ def to_csv(report: dict[str, Any]) -> str:
         out, fieldnames=PER_GAME_COLUMNS, lineterminator="\n", extrasaction="ignore"
     )
     writer.writeheader()
+    deviations = deviations_by_agent(report)
     for agent, sections in report["agents"].items():
         for time_limit, section in sections.items():
             for game, row in section["per_game"].items():
-                writer.writerow({"agent": agent, "time_limit": time_limit, "game": game, **row})
+                writer.writerow(
+                    {
+                        "agent": agent,
+                        "time_limit": time_limit,
+                        "game": game,
+                        **row,
+                        "deviations": deviations.get(agent, ""),
+                    }
+                )
     return out.getvalue()
 
 
@@ -163,13 +201,14 @@ def _summary(report: dict[str, Any]) -> list[str]:
     classes = ["Agent", "Time limit", *(name.capitalize() for name in reversed(CLASS_NAMES))]
     classes += ["Human-normalized median", "Human-normalized mean", "Atari-5 estimate"]
     rows, class_rows = [], []
+    deviations = deviations_by_agent(report)
     for agent, sections in report["agents"].items():
         for time_limit, s in sections.items():
             wr, human = s["world_record"], s["human"]
             measured = _has_interval(s)
             rows.append(
                 [
-                    agent,
+                    _marked(agent, deviations),
                     records.time_limit(time_limit).title,
                     str(wr["games"]),
                     _estimate(_median(wr), wr["median_ci"], measured),
@@ -182,7 +221,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
             )
             class_rows.append(
                 [
-                    agent,
+                    _marked(agent, deviations),
                     records.time_limit(time_limit).title,
                     *(str(s["classes"][name]) for name in reversed(CLASS_NAMES)),
                     _median(human),
@@ -246,10 +285,19 @@ def _notes(report: dict[str, Any]) -> list[str]:
     ]
     caveat = next(iter(next(iter(report["agents"].values())).values()))["atari5"]["caveat"]
     lines.append(f"Atari-5: {caveat}")
+    by_label: dict[str, list[str]] = {}
+    for agent, label in deviations_by_agent(report).items():
+        by_label.setdefault(label, []).append(agent)
+    lines += [
+        f"{NOT_SABER_MARK} {', '.join(agents)}: {label}." for label, agents in by_label.items()
+    ]
     return [f"- {line}" for line in lines]
 
 
-def _sources() -> list[str]:
+def _sources(report: dict[str, Any]) -> list[str]:
+    references = [
+        f"- {r['name']}: {r['citation']}." for r in report.get("references") or [] if r["citation"]
+    ]
     return [
         "Sources of the reference scores (cite these):",
         "",
@@ -257,6 +305,7 @@ def _sources() -> list[str]:
         "- Median, IQM, mean, optimality gap, intervals and probability of improvement: "
         "Agarwal et al. 2021 (NeurIPS 34, arXiv:2108.13264); classes and the 200% rule for "
         "infinite gameplay: the SABER paper.",
+        *references,
     ]
 
 
@@ -266,7 +315,9 @@ def _per_game(report: dict[str, Any], time_limit: str) -> list[str]:
         {g for a in agents for g in report["agents"][a][time_limit]["per_game"]},
         key=lambda g: get_game(g).title,
     )
-    header = ["Game", "Random", "Human", "World record"] + [f"{a} (% of record)" for a in agents]
+    deviations = deviations_by_agent(report)
+    header = ["Game", "Random", "Human", "World record"]
+    header += [f"{_marked(a, deviations)} (% of record)" for a in agents]
     rows = []
     for game in games:
         info = get_game(game)
@@ -384,5 +435,5 @@ def to_markdown(report: dict[str, Any]) -> str:
     for time_limit in report["time_limits"]:
         lines += ["", f"## Per-game scores, {records.time_limit(time_limit).title}", ""]
         lines += _per_game(report, time_limit)
-    lines += ["", *_sources()]
+    lines += ["", *_sources(report)]
     return "\n".join(lines) + "\n"

@@ -6,6 +6,13 @@ The SABER paper published Rainbow-IQN's at exactly those checkpoints (Tables 6 a
 :func:`compare_training` puts them in the same rows, so a new agent's learning curve can
 be read against it. A checkpoint the reference did not publish shows no reference score.
 
+Dopamine's training curves (``dopamine``, ``dopamine:<agent>``; :mod:`saber.scoring.dopamine`)
+give 5 runs at every 1M-frame iteration: at a checkpoint C, the iteration ending at C
+(200M: iteration 198, the last published), as the mean over the 5 runs and its 95%
+bootstrap interval over runs. They are not SABER; the table prints how they differ.
+:func:`training_curves` gives the same numbers at every iteration, with the user's curve,
+for the figure of :mod:`saber.reports.training_plots`.
+
 Example:
     >>> from saber.harness.training import CheckpointScore
     >>> rows = compare_training([CheckpointScore("pong", 10_000_000, 5.0, 100, 0, 99)])
@@ -16,18 +23,34 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from saber.errors import UnknownGameError
 from saber.games import get_game
+from saber.reports.tables import NOT_SABER_MARK
+from saber.scoring import dopamine
 from saber.scoring.references import training_reference
 
 if TYPE_CHECKING:
     from saber.harness.training import CheckpointScore
 
-__all__ = ["ReferenceScore", "TrainingRow", "compare_training", "format_training_comparison"]
+__all__ = [
+    "ReferenceCurve",
+    "ReferenceScore",
+    "TrainingCurve",
+    "TrainingRow",
+    "check_training_reference",
+    "compare_training",
+    "format_training_comparison",
+    "training_curves",
+]
+
+CURVE_POINTS = 500  # most points of the user's curve in a figure
 
 
 @dataclass(frozen=True)
@@ -35,12 +58,20 @@ class ReferenceScore:
     """A reference agent's published training-time score at one checkpoint.
 
     Attributes:
-        score: raw mean score; None for infinite gameplay (see ``infinite``).
+        score: raw mean score (the mean over runs where there are several); None for
+            infinite gameplay (see ``infinite``).
         infinite: the reference reached infinite gameplay there.
+        low, high: the 95% bootstrap interval over runs (None with one run).
+        runs: how many runs the score averages.
+        iteration: Dopamine's iteration that stands for the checkpoint (None otherwise).
     """
 
     score: float | None
     infinite: bool
+    low: float | None = None
+    high: float | None = None
+    runs: int = 1
+    iteration: int | None = None
 
 
 @dataclass(frozen=True)
@@ -75,30 +106,83 @@ def _ale_id(game: str) -> str:
         return game
 
 
+def check_training_reference(name: str) -> None:
+    """Raise :class:`UnknownReferenceError` unless ``name`` has training-time scores.
+
+    Those are ``saber-paper`` (Rainbow-IQN) and the Dopamine references.
+    """
+    if name.strip().lower() not in dopamine.REFERENCE_NAMES:
+        training_reference(name)
+
+
+def _dopamine_cells(
+    agents: tuple[str, ...], frames: Iterable[int], games: Iterable[str], seed: int, resamples: int
+) -> dict[str, dict[int, dict[str, ReferenceScore]]]:
+    """``{agent@dopamine: {frames: {game: score}}}`` at the iterations standing for ``frames``."""
+    iterations = {f: dopamine.iteration_for(f) for f in frames}
+    columns = sorted({i for i in iterations.values() if i is not None})
+    cells: dict[str, dict[int, dict[str, ReferenceScore]]] = {}
+    for agent in agents:
+        by_frames = cells.setdefault(f"{agent}@dopamine", {f: {} for f in iterations})
+        for game in games:
+            values = dopamine.iteration_scores(game, agent)
+            if values is None or not columns:
+                continue
+            mean, low, high = dopamine.run_band(values[:, columns], seed, resamples)
+            at = dict(zip(columns, zip(mean, low, high, strict=True), strict=True))
+            for f, iteration in iterations.items():
+                if iteration is not None:
+                    m, lo, hi = (float(v) for v in at[iteration])
+                    by_frames[f][game] = ReferenceScore(
+                        m, False, lo, hi, values.shape[0], iteration
+                    )
+    return cells
+
+
+def _published(
+    reference: str, frames: Iterable[int], games: Iterable[str], seed: int, resamples: int
+) -> dict[str, dict[int, dict[str, ReferenceScore]]]:
+    agents = dopamine.REFERENCE_NAMES.get(reference.strip().lower())
+    if agents is not None:
+        return _dopamine_cells(agents, frames, games, seed, resamples)
+    return {
+        agent: {
+            f: {
+                game: ReferenceScore(None if math.isinf(v) else v, math.isinf(v))
+                for game, v in by_game.items()
+            }
+            for f, by_game in by_frames.items()
+        }
+        for agent, by_frames in training_reference(reference).items()
+    }
+
+
 def compare_training(
-    scores: Sequence[CheckpointScore], reference: str = "saber-paper"
+    scores: Sequence[CheckpointScore],
+    reference: str = "saber-paper",
+    seed: int = 0,
+    n_resamples: int = 2000,
 ) -> list[TrainingRow]:
     """The user's training-time scores with a reference's at the same checkpoints.
 
     Args:
         scores: from :func:`saber.harness.training.training_scores`.
-        reference: a shipped reference with training-time scores (``"saber-paper"``).
+        reference: a shipped reference with training-time scores (``"saber-paper"``,
+            ``"dopamine"``, ``"dopamine:rainbow"``).
+        seed, n_resamples: the bootstrap of the intervals over runs (Dopamine).
 
     Raises:
         UnknownReferenceError: an unknown reference, or one without training-time scores.
     """
-    published = training_reference(reference)
+    check_training_reference(reference)
+    games = {_ale_id(s.game) for s in scores}
+    published = _published(reference, {s.at_frames for s in scores}, games, seed, n_resamples)
     rows = []
     for score in scores:
         game = _ale_id(score.game)
         cells: dict[str, ReferenceScore | None] = {}
         for agent, by_frames in published.items():
-            value = by_frames.get(score.at_frames, {}).get(game)
-            cells[agent] = (
-                None
-                if value is None
-                else ReferenceScore(None if math.isinf(value) else value, math.isinf(value))
-            )
+            cells[agent] = by_frames.get(score.at_frames, {}).get(game)
         rows.append(TrainingRow(game, score.at_frames, score.mean, score.episodes, cells))
     return rows
 
@@ -106,13 +190,26 @@ def compare_training(
 def _cell(value: ReferenceScore | None) -> str:
     if value is None:
         return "not published"
-    return "∞ (infinite gameplay)" if value.infinite else f"{value.score:,.1f}"
+    if value.infinite:
+        return "∞ (infinite gameplay)"
+    if value.low is None or value.high is None:
+        return f"{value.score:,.1f}"
+    return f"{value.score:,.1f} [{value.low:,.1f}, {value.high:,.1f}]"
+
+
+def _is_dopamine(agent: str) -> bool:
+    return agent.endswith("@dopamine")
 
 
 def format_training_comparison(rows: Sequence[TrainingRow]) -> str:
-    """A Markdown table: game, checkpoint, the user's mean, episodes, each reference's score."""
+    """A Markdown table: game, checkpoint, the user's mean, episodes, each reference's score.
+
+    Dopamine's agents are marked ‡ and the notes under the table say how they differ from
+    SABER and which iteration stands for each checkpoint.
+    """
     agents = list(dict.fromkeys(a for row in rows for a in row.references))
-    header = ["game", "frames", "mean score", "episodes", *agents]
+    marked = [f"{a} {NOT_SABER_MARK}" if _is_dopamine(a) else a for a in agents]
+    header = ["game", "frames", "mean score", "episodes", *marked]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for row in rows:
         mean = "n/a" if row.mean is None else f"{row.mean:,.1f}"
@@ -123,4 +220,148 @@ def format_training_comparison(rows: Sequence[TrainingRow]) -> str:
             + " | ".join(cells)
             + " |"
         )
+    if any(_is_dopamine(a) for a in agents):
+        used = sorted(
+            {
+                (row.at_frames, cell.iteration)
+                for row in rows
+                for cell in row.references.values()
+                if cell is not None and cell.iteration is not None
+            }
+        )
+        where = ", ".join(f"{f:,} frames: iteration {i} ({_frames(i)})" for f, i in used)
+        lines += [
+            "",
+            f"{NOT_SABER_MARK} Dopamine (5 runs; mean [95% bootstrap interval over runs]), "
+            f"{dopamine.deviation_label()}.",
+            f"Each value is the mean training return of one iteration of 1M frames: {where}.",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _frames(iteration: int) -> str:
+    first, last = dopamine.iteration_frames(iteration)
+    return f"frames {first // 1_000_000}M-{last // 1_000_000}M"
+
+
+@dataclass(frozen=True)
+class ReferenceCurve:
+    """A reference's training curve on one game, for the figure.
+
+    Attributes:
+        agent: ``rainbow@dopamine``, ``rainbow-iqn@saber-paper``.
+        frames: x of each point, cumulative training frames (Dopamine: the end of each
+            iteration, (k+1)*1M).
+        mean: the score there (mean over runs).
+        low, high: its 95% bootstrap interval over runs (NaN with one run).
+        checkpoints: checkpoint frames -> the reference's :class:`ReferenceScore` there.
+        deviations: how it differs from SABER (None: SABER's protocol).
+    """
+
+    agent: str
+    frames: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    checkpoints: dict[int, ReferenceScore]
+    deviations: str | None
+
+
+@dataclass(frozen=True)
+class TrainingCurve:
+    """The user's training curve on one game beside the references'.
+
+    Attributes:
+        game: ale id (as in the log when it is not a known game).
+        frames: where the user's curve is evaluated: episode ends, cumulative frames.
+        mean: the training-time score there (mean of the last 100 episodes).
+        checkpoints: the user's :class:`~saber.harness.training.CheckpointScore` at each
+            checkpoint the log reached.
+        references: the references' curves.
+    """
+
+    game: str
+    frames: np.ndarray
+    mean: np.ndarray
+    checkpoints: list[CheckpointScore]
+    references: list[ReferenceCurve] = field(default_factory=list)
+
+
+def _reference_curves(
+    reference: str, game: str, checkpoints: Sequence[int], seed: int, resamples: int
+) -> list[ReferenceCurve]:
+    agents = dopamine.REFERENCE_NAMES.get(reference.strip().lower())
+    at = _published(reference, checkpoints, [game], seed, resamples)
+    curves = []
+    if agents is None:  # one run, published at the checkpoints only
+        for agent, by_frames in at.items():
+            points = sorted((f, c[game]) for f, c in by_frames.items() if game in c)
+            frames = np.array([f for f, _ in points], dtype=float)
+            mean = np.array([np.inf if c.infinite else c.score for _, c in points], dtype=float)
+            nan = np.full(mean.shape, np.nan)
+            curves.append(ReferenceCurve(agent, frames, mean, nan, nan, dict(points), None))
+        return curves
+    for agent in agents:
+        values = dopamine.iteration_scores(game, agent)
+        if values is None:
+            continue
+        mean, low, high = dopamine.run_band(values, seed, resamples)
+        ends = np.array([dopamine.iteration_frames(k)[1] for k in range(values.shape[1])])
+        name = f"{agent}@dopamine"
+        marks = {f: cells[game] for f, cells in at[name].items() if game in cells}
+        deviations = dopamine.deviation_label()
+        curves.append(ReferenceCurve(name, ends, mean, low, high, marks, deviations))
+    return curves
+
+
+def training_curves(
+    log: str | Path,
+    reference: str | None = None,
+    checkpoints: Sequence[int] = (10_000_000, 50_000_000, 100_000_000, 200_000_000),
+    seed: int = 0,
+    n_resamples: int = 2000,
+) -> list[TrainingCurve]:
+    """The user's training curve per game of ``log``, with a reference's beside it.
+
+    The user's curve is SABER's training-time score (:func:`training_scores`: the mean of
+    the last 100 episodes) at each episode's end (at most ``CURVE_POINTS`` of them,
+    evenly spaced in episodes); the reference's is its score at every published point
+    (Dopamine: each iteration, the mean over 5 runs and its 95% bootstrap interval).
+
+    Args:
+        log: a training log (:class:`~saber.harness.training.TrainingRecorder`).
+        reference: ``saber-paper``, ``dopamine``, ``dopamine:<agent>``, or None.
+        checkpoints: frames at which the scores are marked.
+        seed, n_resamples: the bootstrap of the intervals over runs.
+    """
+    from saber.harness.training import _read_log, training_scores
+
+    if reference is not None:
+        check_training_reference(reference)
+    curves = []
+    for game, episodes in _read_log(Path(log)).items():
+        ends = np.unique([e["frames"] for e in episodes])
+        ends = ends[
+            np.unique(np.linspace(0, ends.size - 1, min(ends.size, CURVE_POINTS)).astype(int))
+        ]
+        along = [s for s in training_scores(log, ends.tolist()) if s.game == game]
+        marks = [
+            s
+            for s in training_scores(log, checkpoints)
+            if s.game == game and s.at_frames <= ends[-1]
+        ]
+        references = (
+            []
+            if reference is None
+            else _reference_curves(reference, _ale_id(game), checkpoints, seed, n_resamples)
+        )
+        curves.append(
+            TrainingCurve(
+                game,
+                np.array([s.at_frames for s in along], dtype=float),
+                np.array([s.mean for s in along], dtype=float),
+                marks,
+                references,
+            )
+        )
+    return curves

@@ -13,7 +13,9 @@ Pure numpy (and scipy for the textbook tests); every function states the shapes 
   per-game predictions.
 - :mod:`~saber.scoring.scorefile`: reading score CSVs and harness results (with runs).
 - :mod:`~saber.scoring.references`: shipped reference agents (the SABER paper's, a
-  measured random agent).
+  measured random agent, Dopamine's).
+- :mod:`~saber.scoring.dopamine`: Dopamine's published training curves (6 agents x 5 runs,
+  every 1M-frame iteration; not SABER, and labelled so).
 
 Example:
     >>> import numpy as np

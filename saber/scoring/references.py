@@ -13,12 +13,17 @@ named ``<agent>@<source>``, to a :class:`~saber.scoring.scorefile.ScoreTable`:
 - ``saber-random``: the built-in random agent evaluated by this package under the full
   protocol (100 episodes per game, ``saber_random_provenance.json``), agent
   ``random@saber``. Episodes, so intervals over episodes.
+- ``dopamine`` and ``dopamine:<agent>``: Dopamine's published training curves of DQN,
+  C51, Rainbow, IQN, QR-DQN and DQN (Adam + MSE), 5 runs each (:mod:`saber.scoring.dopamine`),
+  agents ``<agent>@dopamine-<checkpoint>``; ``@10M``, ``@50M``, ``@100M`` or ``@200M``
+  after the name picks the checkpoint (default 200M). Not SABER (``deviations`` says how);
+  5 runs, so intervals over runs.
 
 The numbers live in ``saber/data`` (read with :mod:`importlib.resources`), never in code.
 
 Example:
-    >>> [r.name for r in list_references()]
-    ['saber-paper', 'saber-random']
+    >>> [r.name for r in list_references()][:4]
+    ['saber-paper', 'saber-random', 'dopamine', 'dopamine:dqn']
     >>> table = reference_table("saber-paper")
     >>> sorted(table.agents()), sorted(table.mean_only)
     (['rainbow-iqn@saber-paper', 'rainbow@saber-paper'], ['rainbow-iqn@saber-paper', 'rainbow@saber-paper'])
@@ -34,6 +39,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from saber.errors import ScoreFileError
+from saber.scoring import dopamine
 from saber.scoring.scorefile import (
     EpisodeScore,
     ScoreTable,
@@ -79,6 +85,8 @@ class ReferenceInfo:
         citation: where the numbers come from.
         mean_only: only per-game means were published (no episodes, no intervals).
         file: the data file in ``saber/data``.
+        deviations: how its runs differ from SABER, compact (None: SABER's protocol);
+            every table and figure prints it beside the agents.
     """
 
     name: str
@@ -87,6 +95,7 @@ class ReferenceInfo:
     citation: str
     mean_only: bool
     file: str
+    deviations: str | None = None
 
 
 def _data_text(name: str) -> str:
@@ -174,32 +183,73 @@ _REFERENCES: dict[str, tuple[ReferenceInfo, Callable[[], ScoreTable]]] = {
 }
 
 
+def _dopamine_info(name: str, agents: tuple[str, ...]) -> ReferenceInfo:
+    which = (
+        "DQN, C51, Rainbow, IQN, QR-DQN and DQN (Adam + MSE)"
+        if len(agents) > 1
+        else f"{dopamine.AGENTS[agents[0]]} ({agents[0]})"
+    )
+    return ReferenceInfo(
+        name=name,
+        agents=tuple(f"{a}@dopamine-<10M|50M|100M|200M>" for a in agents),
+        description=f"Dopamine's {which}: mean training return of one 1M-frame iteration, "
+        "5 runs per game (intervals over runs), 60 of the 61 games; append @10M, @50M, "
+        "@100M or @200M (default) for the checkpoint",
+        citation=dopamine.CITATION,
+        mean_only=False,
+        file=dopamine.CHECKPOINT_FILE,
+        deviations=dopamine.deviation_label(),
+    )
+
+
+_DOPAMINE = dopamine.REFERENCE_NAMES
+for _name, _agents in _DOPAMINE.items():
+    _REFERENCES[_name] = (
+        _dopamine_info(_name, _agents),
+        functools.partial(dopamine.reference_table, _agents, "200M", _name),
+    )
+
+
 def list_references() -> list[ReferenceInfo]:
     """Every shipped reference, in ``--list-references`` order."""
     return [info for info, _ in _REFERENCES.values()]
 
 
 @functools.cache
-def _cached_table(name: str) -> ScoreTable:
-    return _REFERENCES[name][1]()
+def _cached_table(name: str, checkpoint: str | None = None) -> ScoreTable:
+    if checkpoint is None:
+        return _REFERENCES[name][1]()
+    return dopamine.reference_table(_DOPAMINE[name], checkpoint, name)
 
 
 def reference_table(name: str) -> ScoreTable:
     """The score table of a shipped reference, ready to merge with the user's.
 
     Args:
-        name: one of :func:`list_references` (``"saber-paper"``, ``"saber-random"``).
+        name: one of :func:`list_references` (``"saber-paper"``, ``"dopamine:rainbow"``);
+            a Dopamine reference may end in ``@10M``, ``@50M``, ``@100M`` or ``@200M``.
 
     Raises:
         UnknownReferenceError: the name is not shipped; the message lists those that are.
     """
-    key = name.strip().lower()
+    key, at, checkpoint = name.strip().lower().partition("@")
     if key not in _REFERENCES:
         raise UnknownReferenceError(
             f"Unknown reference {name!r} for --reference; shipped: {', '.join(_REFERENCES)} "
             "(saber report --list-references)"
         )
-    table = _cached_table(key)
+    label = checkpoint.strip().upper() if at else None
+    if label is not None and key not in _DOPAMINE:
+        raise UnknownReferenceError(
+            f"Reference {name!r}: only the Dopamine references take a checkpoint "
+            f"(dopamine@10M, dopamine:rainbow@50M); write {key!r} alone"
+        )
+    if label is not None and label not in dopamine.CHECKPOINT_ITERATIONS:
+        raise UnknownReferenceError(
+            f"Reference {name!r}: no checkpoint @{label}; the Dopamine "
+            f"references have @{', @'.join(dopamine.CHECKPOINT_ITERATIONS)}"
+        )
+    table = _cached_table(key, label)
     # A copy: merging appends to the table's lists.
     return ScoreTable(
         records=list(table.records),

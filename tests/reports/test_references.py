@@ -148,7 +148,9 @@ def test_random_reference_reads_the_shipped_episodes_like_harness_records():
 
 
 def test_list_and_unknown_references():
-    assert [r.name for r in list_references()] == ["saber-paper", "saber-random"]
+    dopamine = ["dopamine", *(f"dopamine:{a}" for a in ("dqn", "c51", "rainbow", "iqn"))]
+    dopamine += ["dopamine:qr-dqn", "dopamine:dqn-adam-mse"]
+    assert [r.name for r in list_references()] == ["saber-paper", "saber-random", *dopamine]
     with pytest.raises(UnknownReferenceError, match="shipped: saber-paper, saber-random"):
         reference_table("saber-papers")
 
@@ -195,7 +197,14 @@ def test_training_report_shows_rainbow_iqn_at_the_same_checkpoints(tmp_path):
     assert "| pong | 10,000,000 | 49.5 | 100 | 6.8 |" in result.output  # Table 6: 6.76
     assert "| pong | 20,000,000 | 99.5 | 100 | not published |" in result.output
     rows = json.loads(out.read_text())
-    assert rows[0]["references"]["rainbow-iqn@saber-paper"] == {"score": 6.76, "infinite": False}
+    assert rows[0]["references"]["rainbow-iqn@saber-paper"] == {
+        "score": 6.76,
+        "infinite": False,
+        "low": None,
+        "high": None,
+        "runs": 1,
+        "iteration": None,
+    }
     assert rows[1]["references"]["rainbow-iqn@saber-paper"] is None
     bad = CliRunner().invoke(main, ["training", str(tmp_path / "t.jsonl"), "--reference", "x"])
     assert bad.exit_code == 1 and "Unknown reference 'x'" in bad.output

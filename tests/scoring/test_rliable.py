@@ -224,3 +224,27 @@ def test_a_report_with_runs_equals_rliable_on_its_matrix(tmp_path):
     taus = np.array(wr.profile.thresholds_pct)
     profiles, _ = library.create_performance_profile({"a": matrix}, taus, reps=2)
     assert wr.profile.fraction_above == pytest.approx(profiles["a"], abs=1e-9)
+
+
+def test_dopamine_band_agrees_with_rliable_per_game_interval():
+    """The training figure's band: rliable's interval of one game's mean over 5 runs."""
+    from rliable import library
+
+    from saber.scoring import dopamine
+
+    values = dopamine.iteration_scores("breakout", "rainbow")[:, [9, 49, 99, 198]]  # (5, 4)
+    for column in range(values.shape[1]):
+        runs = values[:, [column]]  # rliable's (runs, tasks) with one task
+        np.random.seed(column)
+        _, intervals = library.get_interval_estimates(
+            {"a": runs}, lambda x: np.array([np.mean(x)]), reps=B
+        )
+
+        def ends(seed: int, runs=runs) -> tuple[np.ndarray, np.ndarray]:
+            _, low, high = dopamine.run_band(runs, seed=seed, n_resamples=B)
+            return low, high
+
+        low, high = ends(0)
+        tol = tolerance(ends)
+        assert abs(low[0] - intervals["a"][0, 0]) <= tol[0][0]
+        assert abs(high[0] - intervals["a"][1, 0]) <= tol[1][0]

@@ -1,0 +1,181 @@
+"""The training-curve figure (``saber training LOG --plots DIR``): the user's curve beside references.
+
+One figure per game of the log. The user's curve is SABER's training-time score (the mean
+of the last 100 training episodes) against cumulative training frames, with a filled
+marker at each SABER checkpoint (10M, 50M, 100M, 200M) the training reached. A reference
+is drawn in grey and dashed, so it never passes for the user's: Dopamine's agents as the
+mean over their 5 runs at every iteration with the 95% bootstrap band over runs, and a
+hollow marker with its interval at each checkpoint; the SABER paper's Rainbow-IQN as its
+published points. The x axis is logarithmic: a short training sits beside a 200M-frame
+reference. A reference that is not SABER says so in the legend (‡) and under the axes.
+
+Everything drawn comes from :func:`saber.reports.training.training_curves`; nothing is
+computed here.
+
+Example (illustration, not run as a doctest)::
+
+    from saber.reports.training import training_curves
+    from saber.reports.training_plots import save_training_plots
+    save_training_plots(training_curves("runs/dqn/training.jsonl", "dopamine:rainbow"), "figs/")
+    # -> [PosixPath('figs/training_breakout.png')]
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from saber.errors import UnknownGameError
+from saber.games import get_game
+from saber.harness.training import checkpoint_label
+from saber.reports.plots import (
+    MARKERS,
+    PAGE_WIDTH,
+    PALETTE,
+    REFERENCE_DASHES,
+    REFERENCE_GREYS,
+    _figure,
+    _legend_above,
+    _legend_columns,
+    _style,
+    figure_directory,
+    save_figure,
+)
+from saber.reports.tables import NOT_SABER_MARK
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from saber.reports.training import TrainingCurve
+
+__all__ = ["plot_training_curve", "save_training_plots"]
+
+HEIGHT = 3.0  # inches: the curves and the notes below, without the legend
+LEGEND_ROW = 0.17  # inches per row of the legend above
+
+
+def _title(game: str) -> str:
+    try:
+        return get_game(game).title
+    except UnknownGameError:
+        return game
+
+
+def plot_training_curve(curve: TrainingCurve, agent: str = "your agent") -> Figure:
+    """One game's figure: the user's curve, the references' bands, the checkpoints.
+
+    Args:
+        curve: from :func:`saber.reports.training.training_curves`.
+        agent: the legend's name of the user's curve.
+    """
+    names = [f"{r.agent} (reference {NOT_SABER_MARK})" for r in curve.references]
+    names.append(f"{agent}: mean of the last 100 training episodes")
+    rows = -(-len(names) // _legend_columns(names, PAGE_WIDTH))
+    with _style():
+        fig = _figure(PAGE_WIDTH, HEIGHT + LEGEND_ROW * rows)
+        ax = fig.add_subplot()
+        handles, labels = [], []
+        (line,) = ax.plot(curve.frames, curve.mean, color=PALETTE[0], linewidth=1.2)
+        handles.append(line)
+        labels.append(f"{agent}: mean of the last 100 training episodes")
+        for score in curve.checkpoints:
+            if score.mean is not None:
+                ax.plot(score.at_frames, score.mean, marker=MARKERS[0], color=PALETTE[0])
+        notes = []
+        for i, reference in enumerate(curve.references):
+            grey = REFERENCE_GREYS[i % len(REFERENCE_GREYS)]
+            dash = REFERENCE_DASHES[i % len(REFERENCE_DASHES)]
+            marker = MARKERS[(i + 1) % len(MARKERS)]
+            if np.isfinite(reference.low).any():
+                ax.fill_between(
+                    reference.frames, reference.low, reference.high, color=grey, alpha=0.18, lw=0
+                )
+            (line,) = ax.plot(
+                reference.frames, reference.mean, color=grey, linestyle=dash, linewidth=0.9
+            )
+            for frames, cell in reference.checkpoints.items():
+                if cell is None or cell.score is None:
+                    continue
+                error = None
+                if cell.low is not None and cell.high is not None:
+                    error = [[cell.score - cell.low], [cell.high - cell.score]]
+                ax.errorbar(
+                    frames,
+                    cell.score,
+                    yerr=error,
+                    marker=marker,
+                    color=grey,
+                    markerfacecolor="white",
+                    capsize=2,
+                    linewidth=0.8,
+                )
+            mark = f" {NOT_SABER_MARK}" if reference.deviations else ""
+            handles.append(line)
+            labels.append(f"{reference.agent} (reference{mark})")
+            if reference.deviations and reference.deviations not in notes:
+                notes.append(reference.deviations)
+        ax.set_xscale("log")
+        lows = [curve.frames.min()] if curve.frames.size else []
+        highs = [curve.frames.max()] if curve.frames.size else []
+        for reference in curve.references:
+            lows.append(reference.frames.min())
+            highs.append(reference.frames.max())
+        checkpoints = sorted(
+            {s.at_frames for s in curve.checkpoints}
+            | {f for r in curve.references for f in r.checkpoints}
+        )
+        highs += checkpoints
+        ax.set_xlim(min(lows) / 1.3, max(highs) * 1.3)
+        for frames in checkpoints:
+            ax.axvline(frames, color="0.6", linewidth=0.5, linestyle=":", zorder=0)
+            ax.annotate(
+                checkpoint_label(frames),
+                (frames, 1.0),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                va="bottom",
+                fontsize=6,
+                color="0.4",
+            )
+        ax.set_ylabel("training score (raw points)")
+        ax.set_title(f"{_title(curve.game)}: training-time score", pad=10)
+        ax.grid(axis="y", alpha=0.25, linewidth=0.5)
+        _legend_above(fig, handles, labels)
+        caption = ["cumulative training frames (log scale); checkpoints dotted"]
+        if any(np.isfinite(r.low).any() for r in curve.references):
+            caption.append(
+                "bands and bars: 95% bootstrap intervals over the reference's runs; "
+                "Dopamine: one point per 1M-frame iteration (mean training return), at "
+                "its end; 200M: iteration 198 (198M-199M), the last published"
+            )
+        caption += [f"{NOT_SABER_MARK} {note}" for note in notes]
+        width = int(PAGE_WIDTH / 0.052)  # characters of 7-pt text across the figure
+        fig.supxlabel("\n".join(textwrap.fill(line, width) for line in caption), fontsize=6.5)
+    return fig
+
+
+def save_training_plots(
+    curves: Sequence[TrainingCurve],
+    directory: str | Path,
+    formats: Sequence[str] = ("png",),
+    dpi: int = 300,
+    agent: str = "your agent",
+) -> list[Path]:
+    """Write ``training_<game>.<format>`` for each curve into ``directory``.
+
+    Raises:
+        PlotsUnavailableError: matplotlib is not installed (nothing is written).
+        SaberError: an unknown format.
+    """
+    directory = figure_directory(directory, formats)
+    paths = []
+    for curve in curves:
+        fig = plot_training_curve(curve, agent)
+        paths += [
+            save_figure(fig, directory / f"training_{curve.game}.{fmt}", dpi) for fmt in formats
+        ]
+    return paths
