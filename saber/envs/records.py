@@ -144,8 +144,18 @@ def checkpoint_frames(frames: Mapping[str, int] | None = None) -> dict[str, int]
     return checked
 
 
-class EpisodeEnd(enum.StrEnum):
-    """How an episode ended (the ``end`` of an :class:`EpisodeRecord`); equal to its string."""
+class EpisodeEnd(str, enum.Enum):
+    """How an episode ended (the ``end`` of an :class:`EpisodeRecord`); equal to its string.
+
+    A ``str`` mixin rather than ``enum.StrEnum``, which needs Python 3.11; ``str()`` and
+    formatting give the value, as StrEnum's do.
+
+    >>> str(EpisodeEnd.GAME_OVER), f"{EpisodeEnd.TIME_CAP}", EpisodeEnd.GAME_OVER == "game_over"
+    ('game_over', 'time_cap', True)
+    """
+
+    __str__ = str.__str__
+    __format__ = str.__format__
 
     GAME_OVER = "game_over"
     STUCK_TIMEOUT = "stuck_timeout"  # 5 minutes without a non-zero reward
