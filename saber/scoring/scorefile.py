@@ -57,6 +57,7 @@ __all__ = [
     "EpisodeScore",
     "GameEpisodes",
     "ScoreTable",
+    "canonical_order",
     "merge_tables",
     "parse_score",
     "parse_time_limit",
@@ -125,7 +126,7 @@ class ScoreTable:
     """Episode scores of one or more agents, with where they came from.
 
     Attributes:
-        records: the rows, in file order.
+        records: the rows: each file's in :func:`canonical_order`, files in the order read.
         sources: the files read.
         saber_compliant: False when a run declared non-SABER settings.
         warnings: things the reader skipped or noticed, for the report.
@@ -145,7 +146,8 @@ class ScoreTable:
     game_sets: dict[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
 
     def agents(self) -> list[str]:
-        """Agent names in order of first appearance."""
+        """Agent names in order of first appearance (the readers put each file's records
+        in :func:`canonical_order`: files in the order given, agents alphabetical in each)."""
         return list(dict.fromkeys(r.agent for r in self.records))
 
     def time_limits(self) -> list[str]:
@@ -158,17 +160,17 @@ class ScoreTable:
         return sorted({r.game for r in self.records})
 
     def runs(self, agent: str, time_limit: str) -> list[str]:
-        """Run names of one agent at one time limit, in order of first appearance."""
-        return list(
-            dict.fromkeys(
-                r.run for r in self.records if r.agent == agent and r.time_limit == time_limit
-            )
+        """Run names of one agent at one time limit, sorted (the order the bootstrap
+        resamples them in, so it must not depend on the order of the files or lines)."""
+        return sorted(
+            {r.run for r in self.records if r.agent == agent and r.time_limit == time_limit}
         )
 
     def episodes(
         self, agent: str, time_limit: str, run: str | None = None
     ) -> dict[str, GameEpisodes]:
-        """Per-game episodes of one agent at one time limit, alphabetical by game id.
+        """Per-game episodes of one agent at one time limit, alphabetical by game id, each
+        game's episodes in :func:`canonical_order` (so resampling never sees line order).
 
         Args:
             agent: the agent.
@@ -176,7 +178,7 @@ class ScoreTable:
             run: only this run's episodes; None pools every run's.
         """
         by_game: dict[str, list[EpisodeScore]] = {}
-        for r in self.records:
+        for r in canonical_order(self.records):
             if r.agent == agent and r.time_limit == time_limit and run in (None, r.run):
                 by_game.setdefault(r.game, []).append(r)
         return {
@@ -191,6 +193,26 @@ class ScoreTable:
     def run_episodes(self, agent: str, time_limit: str) -> dict[str, dict[str, GameEpisodes]]:
         """``{run: {game: episodes}}`` of one agent at one time limit."""
         return {run: self.episodes(agent, time_limit, run) for run in self.runs(agent, time_limit)}
+
+
+def canonical_order(rows: Iterable[EpisodeScore]) -> list[EpisodeScore]:
+    """``rows`` sorted by agent, run, game, time limit (registry order), episode, score.
+
+    A report is a function of the set of scores and the seed: the bootstrap draws episode
+    indices, so the scores are put in this order before any resampling, whatever order
+    the lines of the files were in (a resumed run appends in finishing order).
+
+    >>> rows = [EpisodeScore("a", "pong", "saber", s, False, e, "") for s, e in ((3.0, 1), (5.0, 0))]
+    >>> [row.score for row in canonical_order(rows)]
+    [5.0, 3.0]
+    """
+    rank = {limit.name: index for index, limit in enumerate(records.TIME_LIMITS)}
+
+    def key(row: EpisodeScore) -> tuple[Any, ...]:
+        episode = -1 if row.episode is None else row.episode
+        return (row.agent, row.run, row.game, rank.get(row.time_limit, -1), episode, row.score)
+
+    return sorted(rows, key=key)
 
 
 def parse_time_limit(text: str, where: str = "") -> str:
@@ -349,6 +371,7 @@ def read_score_csv(path: str | Path) -> ScoreTable:
                 ) from None
     if not builder.table.records:
         raise ScoreFileError(f"{path}: no scores, only a header")
+    builder.table.records = canonical_order(builder.table.records)
     return builder.table
 
 
@@ -461,6 +484,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
         table.warnings.append(_failure_warning(episodes_file, failures, finished))
     if not table.records:
         raise ScoreFileError(f"{episodes_file}: no finished episodes")
+    table.records = canonical_order(table.records)
     if isinstance(run.get("games"), list) and run["games"]:
         games = frozenset(_game_id(str(g), str(run_file)) for g in run["games"])
         for agent, name in {(r.agent, r.run) for r in table.records}:
@@ -485,7 +509,9 @@ def _failure_warning(
     recovered = len(attempted & finished)
     shown = ", ".join(f"{game} episode {episode}" for game, episode in lost[:10])
     shown += f" and {len(lost) - 10} more" if len(lost) > 10 else ""
-    why = "; ".join(f"{count}x {reason}" for reason, count in reasons.most_common(5))
+    # Ties broken by the reason's text, not by which line came first.
+    ranked = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+    why = "; ".join(f"{count}x {reason}" for reason, count in ranked[:5])
     return (
         f"{episodes_file}: {len(failures)} failed attempt(s) ({why}); "
         f"{recovered} episode(s) finished on a retry"
