@@ -9,7 +9,6 @@ import gymnasium as gym
 from ale_py import roms
 
 from saber.envs.core import SaberAtariEnv
-from saber.envs.protocol import SaberSettings
 from saber.envs.wrappers import (
     FrameLimit,
     NoRewardTimeout,
@@ -17,6 +16,7 @@ from saber.envs.wrappers import (
     SaberEpisodeStatistics,
 )
 from saber.games import ale_id_to_env_name, get_game
+from saber.protocol.settings import SaberSettings
 
 __all__ = ["make_env", "resolve_rom_id", "saber_settings", "supported_rom_ids"]
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from saber.envs.records import EpisodeEnd, EpisodeRecord
+from saber.protocol.episode import EpisodeEnd, EpisodeRecord
+from saber.protocol.settings import SABER_CAP_FRAMES
 
 __all__ = [
     "SABER_CAP_FRAMES",
@@ -30,8 +31,6 @@ __all__ = [
     "is_rollover",
     "stuck_timeout",
 ]
-
-SABER_CAP_FRAMES = 21_600_000  # 100 hours at 60 fps: reaching it counts as infinite gameplay
 
 
 def is_rollover(reward: Any, threshold: float) -> Any:

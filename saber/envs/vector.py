@@ -39,8 +39,8 @@ from saber.envs.emulator import (
     rom_path,
 )
 from saber.envs.factory import resolve_rom_id
-from saber.envs.protocol import NUM_ACTIONS, SaberSettings
-from saber.envs.records import checkpoint_frames as resolve_checkpoints
+from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
+from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 
 __all__ = ["SaberVectorEnv"]
 

@@ -49,9 +49,9 @@ import numpy as np
 
 from saber.envs import SaberSettings, saber_settings
 from saber.envs.emulator import ALL_ACTIONS, SeedStream, new_ale, rom_path
-from saber.envs.protocol import FRAMES_PER_SECOND
 from saber.envs.rules import correct_rollover, is_rollover
 from saber.errors import SaberError
+from saber.protocol.settings import FRAMES_PER_SECOND
 
 __all__ = [
     "VIDEOS_DIR",

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from saber.envs import records
 from saber.errors import SaberError
 from saber.games import get_game
+from saber.protocol import limits
 from saber.scoring import CLASS_NAMES
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ def _agents(report: dict[str, Any], time_limit: str | None = None) -> list[str]:
 
 def _limit_title(report: dict[str, Any], time_limit: str) -> str:
     suffix = "" if report["saber_compliant"] else " (NOT SABER-compliant)"
-    return f"{records.time_limit(time_limit).title}{suffix}"
+    return f"{limits.time_limit(time_limit).title}{suffix}"
 
 
 def _legend_columns(labels: Sequence[str], width: float) -> int:
@@ -680,7 +680,7 @@ def plot_time_limits(report: dict[str, Any]) -> Figure | None:
                 if ax is axes[0]:
                     handles.append(handle)
             ax.set_xticks(
-                range(len(time_limits)), [records.time_limit(t).title for t in time_limits]
+                range(len(time_limits)), [limits.time_limit(t).title for t in time_limits]
             )
             ax.set_xlim(-0.4, len(time_limits) - 0.6)
             _percent_ticks_y(ax)

@@ -61,7 +61,6 @@ from saber.scoring.rules import (
 )
 from saber.scoring.scorefile import (
     DEFAULT_RUN,
-    TIME_LIMITS,
     EpisodeScore,
     GameEpisodes,
     ScoreTable,
@@ -93,7 +92,6 @@ __all__ = [
     "ESTIMATE_SUBSETS",
     "INFINITE_MEAN_VALUE",
     "REFERENCES",
-    "TIME_LIMITS",
     "EpisodeScore",
     "GameEpisodes",
     "Reference",
@@ -134,3 +132,11 @@ __all__ = [
     "welch_t_test",
     "world_record_normalize",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "TIME_LIMITS":  # deprecated: scorefile warns and reads the registry
+        from saber.scoring import scorefile
+
+        return scorefile.__getattr__(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

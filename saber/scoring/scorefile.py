@@ -46,14 +46,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saber.envs import records
 from saber.errors import ScoreFileError, UnknownGameError
 from saber.games import get_game
+from saber.protocol import limits
 
 __all__ = [
     "DEFAULT_AGENT",
     "DEFAULT_RUN",
-    "TIME_LIMITS",
     "EpisodeScore",
     "GameEpisodes",
     "ScoreTable",
@@ -66,9 +65,6 @@ __all__ = [
     "read_scores",
 ]
 
-# The time limits are those of the registry saber.envs.records.TIME_LIMITS (read when
-# used, so a registered limit is a new column everywhere); this is its names at import.
-TIME_LIMITS: tuple[str, ...] = tuple(limit.name for limit in records.TIME_LIMITS)
 DEFAULT_AGENT = "agent"
 DEFAULT_RUN = "default"
 
@@ -82,7 +78,7 @@ class EpisodeScore:
     Attributes:
         agent: the agent's name.
         game: ale id of the game.
-        time_limit: one of :data:`TIME_LIMITS`.
+        time_limit: one of :data:`saber.protocol.TIME_LIMITS`.
         score: raw game points; ``inf`` when infinite gameplay was given without a number.
         infinite: the episode was infinite gameplay (SABER limit only).
         episode: the episode index, or None when the file gave none.
@@ -151,9 +147,9 @@ class ScoreTable:
         return list(dict.fromkeys(r.agent for r in self.records))
 
     def time_limits(self) -> list[str]:
-        """Time limits present, in :data:`TIME_LIMITS` order."""
+        """Time limits present, in :data:`saber.protocol.TIME_LIMITS` order."""
         present = {r.time_limit for r in self.records}
-        return [limit.name for limit in records.TIME_LIMITS if limit.name in present]
+        return [limit.name for limit in limits.TIME_LIMITS if limit.name in present]
 
     def games(self) -> list[str]:
         """Game ids present, alphabetical."""
@@ -174,7 +170,7 @@ class ScoreTable:
 
         Args:
             agent: the agent.
-            time_limit: one of :data:`TIME_LIMITS`.
+            time_limit: one of :data:`saber.protocol.TIME_LIMITS`.
             run: only this run's episodes; None pools every run's.
         """
         by_game: dict[str, list[EpisodeScore]] = {}
@@ -195,6 +191,22 @@ class ScoreTable:
         return {run: self.episodes(agent, time_limit, run) for run in self.runs(agent, time_limit)}
 
 
+def __getattr__(name: str) -> Any:
+    # TIME_LIMITS here was a copy of the registry's names taken at import, a tuple of
+    # strings under the registry's own name; read the registry (saber.protocol) instead.
+    if name == "TIME_LIMITS":
+        import warnings
+
+        warnings.warn(
+            "saber.scoring.TIME_LIMITS is deprecated: use saber.protocol.time_limit_names() "
+            "(names) or saber.protocol.TIME_LIMITS (the registry)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return limits.time_limit_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def canonical_order(rows: Iterable[EpisodeScore]) -> list[EpisodeScore]:
     """``rows`` sorted by agent, run, game, time limit (registry order), episode, score.
 
@@ -206,7 +218,7 @@ def canonical_order(rows: Iterable[EpisodeScore]) -> list[EpisodeScore]:
     >>> [row.score for row in canonical_order(rows)]
     [5.0, 3.0]
     """
-    rank = {limit.name: index for index, limit in enumerate(records.TIME_LIMITS)}
+    rank = {limit.name: index for index, limit in enumerate(limits.TIME_LIMITS)}
 
     def key(row: EpisodeScore) -> tuple[Any, ...]:
         episode = -1 if row.episode is None else row.episode
@@ -218,7 +230,7 @@ def canonical_order(rows: Iterable[EpisodeScore]) -> list[EpisodeScore]:
 def parse_time_limit(text: str, where: str = "") -> str:
     """``"5min"``, ``"30min"`` or ``"saber"`` from a spelling (``30m``, ``unlimited``, ...)."""
     try:
-        return records.time_limit(text).name
+        return limits.time_limit(text).name
     except ValueError as error:
         raise ScoreFileError(f"{where}: {error}") from None
 
@@ -421,7 +433,7 @@ def add_harness_record(
     run_name = run if record.get("run") is None else record["run"]
     if not isinstance(run_name, str | int) or isinstance(run_name, bool) or str(run_name) == "":
         raise ScoreFileError(f"{where}: run {run_name!r} of game {game} must be a non-empty name")
-    for limit in records.TIME_LIMITS:
+    for limit in limits.TIME_LIMITS:
         builder.add(
             EpisodeScore(
                 agent=str(record.get("agent") or agent),
