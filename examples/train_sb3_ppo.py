@@ -44,8 +44,8 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 import saber  # noqa: F401  (registers SABER/*: Gymnasium 1.x loads no entry-point plugins)
 from saber.harness import PerEpisodeGenerators, evaluate
-from saber.harness.training import VectorTrainingRecorder, format_training_scores, training_scores
 from saber.reports import to_markdown
+from saber.training import VectorTrainingRecorder, format_training_scores, training_scores
 
 
 class SaberVecEnv(VecEnv):

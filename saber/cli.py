@@ -254,12 +254,13 @@ def _only_games(table: Any, spec: str) -> Any:
 )
 @_saber_errors_as_messages
 def training(log: Path, at_frames: str, json_out: Path | None, reference: str | None) -> None:
-    """Training-time scores from LOG, a log of saber.harness.training.TrainingRecorder: a
+    """Training-time scores from LOG, a log of saber.training.TrainingRecorder: a
     Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
     import json
 
-    from saber.harness.training import format_training_scores, parse_frames, training_scores
+    from saber.protocol.training import parse_frames
     from saber.reports.training import compare_training, format_training_comparison
+    from saber.reports.training_log import format_training_scores, training_scores
     from saber.scoring import training_reference
 
     if reference is not None:

@@ -6,8 +6,8 @@ Example (illustration, not run as a doctest)::
     result = evaluate("random", "pong,breakout", episodes=10, out="runs/random")
     result.mean_scores()
 
-See :mod:`saber.harness.evaluate` for what happens on failures and interruptions, and
-:mod:`saber.harness.training` for the training-time protocol.
+See :mod:`saber.harness.evaluate` for what happens on failures and interruptions. The
+tools for training loops (recorders, videos, the SB3 callback) are :mod:`saber.training`.
 """
 
 from __future__ import annotations

@@ -45,7 +45,6 @@ from saber.games import resolve_games
 from saber.harness.backends import Backend, DaskBackend, InlineBackend, LocalBackend
 from saber.harness.policies import Policy, PolicyError, resolve_spec
 from saber.harness.store import ResultsStore, failure_reasons, provenance
-from saber.harness.video import VideoRequest, add_videos_to_run, require_video_extra
 from saber.harness.work import (
     SEED_SCHEME,
     EpisodeDone,
@@ -58,6 +57,8 @@ from saber.harness.work import (
     episode_seed,
     plan_units,
 )
+from saber.protocol.rundir import FailedAttempt
+from saber.training.video import VideoRequest, require_video_extra, video_entries
 
 __all__ = [
     "DEFAULT_ENVS_PER_WORKER",
@@ -313,18 +314,11 @@ class _Run:
             item for item in unit.episodes if (unit.game, item[0]) not in self.store.finished
         ]
         for episode, seed in unfinished:  # every failed attempt stays in the history
-            self.store.write(
-                {
-                    "game": unit.game,
-                    "episode": episode,
-                    "seed": seed,
-                    "agent": self.job.agent,
-                    **({} if self.job.run is None else {"run": self.job.run}),
-                    "error": event.error,
-                    "kind": event.kind,
-                    "attempt": unit.attempt,
-                }
-            )
+            attempt = FailedAttempt(
+                unit.game, episode, seed, self.job.agent, event.error, event.kind, unit.attempt,
+                run=self.job.run,
+            )  # fmt: skip
+            self.store.write(attempt.to_dict())
         if event.kind == "policy":
             raise PolicyError(f"{event.error} (game {unit.game}). {self._on_disk()}.")
         if event.kind == "setup":
@@ -518,6 +512,7 @@ def evaluate(
         units = plan_units(pending, max(workers, 1), envs_per_worker)
         bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)
         runner: _Run | None = None
+        status = "failed"  # unless it finishes, or is interrupted
         try:
             if units:
                 runner_backend = _make_backend(
@@ -532,12 +527,14 @@ def evaluate(
                     raise
                 finally:
                     runner_backend.close()
+            status = "finished"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
         finally:
             bar.close()
             result = _result(store, requested, started, runner, settings.is_compliant)
-            store.end_session(result.summary())
-            if video:  # after end_session, which rewrites run.json from what it read
-                add_videos_to_run(directory)
+            store.end_session(result.summary(), status, video_entries(directory) if video else None)
     return result
 
 

@@ -1,13 +1,13 @@
 """Training-time scores beside a reference's at the same checkpoints (``saber training --reference``).
 
 SABER reports an agent during training as the mean of 100 consecutive training episodes at
-10M, 50M, 100M and 200M training frames (:func:`saber.harness.training.training_scores`).
+10M, 50M, 100M and 200M training frames (:func:`saber.reports.training_log.training_scores`).
 The SABER paper published Rainbow-IQN's at exactly those checkpoints (Tables 6 and 7):
 :func:`compare_training` puts them in the same rows, so a new agent's learning curve can
 be read against it. A checkpoint the reference did not publish shows no reference score.
 
 Example:
-    >>> from saber.harness.training import CheckpointScore
+    >>> from saber.reports.training_log import CheckpointScore
     >>> rows = compare_training([CheckpointScore("pong", 10_000_000, 5.0, 100, 0, 99)])
     >>> rows[0].references["rainbow-iqn@saber-paper"].score
     6.76
@@ -25,7 +25,7 @@ from saber.games import get_game
 from saber.scoring.references import training_reference
 
 if TYPE_CHECKING:
-    from saber.harness.training import CheckpointScore
+    from saber.reports.training_log import CheckpointScore
 
 __all__ = ["ReferenceScore", "TrainingRow", "compare_training", "format_training_comparison"]
 
@@ -81,7 +81,7 @@ def compare_training(
     """The user's training-time scores with a reference's at the same checkpoints.
 
     Args:
-        scores: from :func:`saber.harness.training.training_scores`.
+        scores: from :func:`saber.training.training_scores`.
         reference: a shipped reference with training-time scores (``"saber-paper"``).
 
     Raises:

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 import saber
 from saber.cli import main
 from saber.errors import SaberError
-from saber.harness.video import (
+from saber.training.video import (
     EpisodeFilm,
     VectorVideoRecorder,
     VideoRecorder,
