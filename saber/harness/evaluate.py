@@ -44,7 +44,7 @@ from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
 from saber.harness.backends import Backend, DaskBackend, InlineBackend, LocalBackend
 from saber.harness.policies import Policy, PolicyError, resolve_spec
-from saber.harness.store import ResultsStore, failure_reasons, provenance
+from saber.harness.store import ResultsStore, provenance
 from saber.harness.work import (
     SEED_SCHEME,
     EpisodeDone,
@@ -57,7 +57,7 @@ from saber.harness.work import (
     episode_seed,
     plan_units,
 )
-from saber.protocol.rundir import FailedAttempt
+from saber.protocol.rundir import FailedAttempt, FailureSummary
 from saber.training.video import VideoRequest, require_video_extra, video_entries
 
 __all__ = [
@@ -116,21 +116,21 @@ class EvaluationResult:
     @property
     def failure_reasons(self) -> dict[str, int]:
         """Failed attempts per reason (``error`` text), most frequent first."""
-        return failure_reasons(self.failures)
+        return FailureSummary.of(self.failures, finished=()).reasons
 
     def summary(self) -> dict[str, Any]:
         """Counts for people and scripts: ``finished``, ``failed`` (episodes that ended as
         failures), ``failed_attempts``, ``recovered`` (failed at least once, then
         finished), and ``failure_reasons`` (attempts per reason)."""
-        failed_keys = {(r["game"], r["episode"]) for r in self.failures if "game" in r}
+        failures = FailureSummary.of(
+            self.failures, [(r["game"], r["episode"]) for r in self.records if "error" not in r]
+        )
         return {
             "finished": self.finished,
             "failed": len(self.failed),
-            "failed_attempts": len(self.failures),
-            "recovered": sum(
-                (r["game"], r["episode"]) in failed_keys for r in self.records if "error" not in r
-            ),
-            "failure_reasons": self.failure_reasons,
+            "failed_attempts": failures.attempts,
+            "recovered": len(failures.recovered),
+            "failure_reasons": failures.reasons,
         }
 
     def mean_scores(self, key: str = "score") -> dict[str, float]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import platform
 import sys
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ from saber.protocol.rundir import (
     RUN_FORMAT,
     TORN_ERROR,
     EpisodeAppender,
+    FailureSummary,
     RunFile,
     Session,
     SessionStatus,
@@ -189,8 +189,7 @@ class EpisodeLog:
 def failure_reasons(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     """How often each ``error`` occurs in ``records``, most frequent first (ties: by text,
     so the order never depends on the order of the lines)."""
-    counts = Counter(record["error"] for record in records if "error" in record)
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], str(item[0]))))
+    return FailureSummary.of(records, finished=()).reasons
 
 
 def read_episode_log(path: Path) -> tuple[EpisodeLog, str | None]:
@@ -201,7 +200,10 @@ def read_episode_log(path: Path) -> tuple[EpisodeLog, str | None]:
     """
     log = EpisodeLog()
     found = read_episode_lines(path)
-    for number, record in found.lines:
+    lines = found.lines
+    if found.unterminated is not None and lines and lines[-1][0] == found.count:
+        lines = lines[:-1]  # completed (a newline appended) and taken in on open
+    for number, record in lines:
         try:
             if record.get("torn") is not True:  # a completed torn line may lack both
                 str(record["game"]), int(record["episode"])
@@ -211,8 +213,8 @@ def read_episode_log(path: Path) -> tuple[EpisodeLog, str | None]:
                 "damaged. Fix or remove that line to resume."
             ) from None
         log.add(record)
-    log.lines = found.count - (found.torn is not None)
-    return log, found.torn
+    log.lines = found.count - (found.unterminated is not None)
+    return log, found.unterminated
 
 
 class ResultsStore:

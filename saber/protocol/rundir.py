@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,6 +46,7 @@ __all__ = [
     "EpisodeLine",
     "EpisodeLines",
     "FailedAttempt",
+    "FailureSummary",
     "RunDirectoryError",
     "RunFile",
     "Session",
@@ -56,6 +57,7 @@ __all__ = [
     "now",
     "read_episode_lines",
     "read_run_file",
+    "read_run_json",
     "write_atomically",
     "write_run_file",
 ]
@@ -169,6 +171,63 @@ class FailedAttempt:
 def is_failure(line: Mapping[str, Any]) -> bool:
     """Whether an ``episodes.jsonl`` object is a failed attempt (or a completed torn line)."""
     return "error" in line
+
+
+@dataclass(frozen=True)
+class FailureSummary:
+    """What failed in a run: the one summary that ``run.json``, ``saber eval`` and reports
+    give (the append-only file keeps every failed attempt, retried or not).
+
+    Attributes:
+        attempts: failed attempts (``error`` lines).
+        reasons: attempts per ``error`` text, most frequent first (ties by text, so the
+            order never depends on the order of the lines).
+        recovered: ``(game, episode)`` of episodes that failed, then finished, sorted.
+        lost: ``(game, episode)`` of episodes that failed and never finished, sorted.
+
+    >>> failures = [{"game": "pong", "episode": 1, "error": "boom"}, {"game": "pong", "episode": 2, "error": "boom"}]
+    >>> summary = FailureSummary.of(failures, finished=[("pong", 1)])
+    >>> summary.attempts, summary.reasons, summary.recovered, summary.lost
+    (2, {'boom': 2}, (('pong', 1),), (('pong', 2),))
+    """
+
+    attempts: int
+    reasons: dict[str, int]
+    recovered: tuple[tuple[str, Any], ...]
+    lost: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(
+        cls, failures: Iterable[Mapping[str, Any]], finished: Iterable[tuple[str, Any]]
+    ) -> FailureSummary:
+        """The summary of ``failures`` (``error`` lines) given the ``(game, episode)`` keys
+        that finished."""
+        failures = [line for line in failures if is_failure(line)]
+        counts: dict[str, int] = {}
+        for line in failures:
+            counts[str(line["error"])] = counts.get(str(line["error"]), 0) + 1
+        attempted = {(line["game"], line.get("episode")) for line in failures if "game" in line}
+        done = set(finished)
+        return cls(
+            attempts=len(failures),
+            reasons=dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))),
+            recovered=tuple(sorted(attempted & done, key=str)),
+            lost=tuple(sorted(attempted - done, key=str)),
+        )
+
+    def describe(self, shown: int = 10) -> str:
+        """One line for people: ``3 failed attempt(s) (2x boom; 1x hang); 1 episode(s)
+        finished on a retry; 1 failed episode(s) skipped: pong episode 2``."""
+        why = "; ".join(f"{count}x {reason}" for reason, count in list(self.reasons.items())[:5])
+        text = (
+            f"{self.attempts} failed attempt(s) ({why}); "
+            f"{len(self.recovered)} episode(s) finished on a retry"
+        )
+        if self.lost:
+            names = ", ".join(f"{game} episode {episode}" for game, episode in self.lost[:shown])
+            more = f" and {len(self.lost) - shown} more" if len(self.lost) > shown else ""
+            text += f"; {len(self.lost)} failed episode(s) skipped: {names}{more}"
+        return text
 
 
 @dataclass
@@ -387,14 +446,15 @@ class EpisodeLines:
 
     Attributes:
         lines: ``(line number, object)`` of every whole line, in file order (blank lines
-            skipped).
-        torn: the text of a last line cut short (no newline: a crash while writing it),
-            or None. Readers of results ignore it; the store completes it on resume.
-        count: lines in the file (blank ones included), so the torn one is ``count``.
+            skipped); a last line without its newline counts if it is a whole object.
+        unterminated: the text of a last line without a newline, or None: a line cut short
+            by a crash (not an object: readers of results leave it out) or one written by
+            hand. The store completes it on resume, by appending only.
+        count: lines in the file (blank ones included).
     """
 
     lines: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    torn: str | None = None
+    unterminated: str | None = None
     count: int = 0
 
 
@@ -419,7 +479,11 @@ def read_episode_lines(path: str | Path) -> EpisodeLines:
     found.count = len(lines)
     for number, line in enumerate(lines, start=1):
         if number == len(lines) and not line.endswith("\n"):
-            found.torn = line
+            found.unterminated = line
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                if isinstance(record, dict):
+                    found.lines.append((number, record))
             break
         if not line.strip():
             continue
@@ -439,18 +503,19 @@ def read_episode_lines(path: str | Path) -> EpisodeLines:
     return found
 
 
-def read_run_file(path: str | Path) -> RunFile:
-    """Read and check ``run.json`` (a directory or the file itself).
+def read_run_json(path: str | Path) -> dict[str, Any]:
+    """The JSON object of ``run.json`` (a directory or the file itself) as it is, unchecked
+    beyond being JSON: for readers that take what they find (a report reads a hand-made
+    ``{"non_saber": true}`` too). :func:`read_run_file` checks it.
 
     Raises:
-        RunDirectoryError: the file cannot be read, is damaged, is not the provenance of
-            a saber run, or was written by another format version; the message says what
-            to do. ``FileNotFoundError`` if there is no such file.
+        FileNotFoundError: there is no such file.
+        RunDirectoryError: it cannot be read or is not valid JSON.
     """
     path = Path(path)
     run_file = path / RUN_FILE if path.is_dir() else path
     try:
-        on_disk = json.loads(run_file.read_text(encoding="utf-8"))
+        return json.loads(run_file.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError) as error:
@@ -461,6 +526,19 @@ def read_run_file(path: str | Path) -> RunFile:
             f"episodes in {run_file.with_name(EPISODES_FILE)} are intact. Restore run.json "
             "from a backup to resume, or use another directory."
         ) from None
+
+
+def read_run_file(path: str | Path) -> RunFile:
+    """Read and check ``run.json`` (a directory or the file itself).
+
+    Raises:
+        RunDirectoryError: the file cannot be read, is damaged, is not the provenance of
+            a saber run, or was written by another format version; the message says what
+            to do. ``FileNotFoundError`` if there is no such file.
+    """
+    path = Path(path)
+    run_file = path / RUN_FILE if path.is_dir() else path
+    on_disk = read_run_json(run_file)
     if not isinstance(on_disk, dict) or "format" not in on_disk:
         raise RunDirectoryError(
             f"{run_file} is not the provenance of a saber run (no 'format' key); use "

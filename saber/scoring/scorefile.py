@@ -35,10 +35,8 @@ Every error names the file and line, and the game where there is one.
 from __future__ import annotations
 
 import csv
-import json
 import math
-from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +47,13 @@ from numpy.typing import NDArray
 from saber.errors import ScoreFileError, UnknownGameError
 from saber.games import get_game
 from saber.protocol import limits
+from saber.protocol.rundir import (
+    EPISODES_FILE,
+    RUN_FILE,
+    FailureSummary,
+    read_episode_lines,
+    read_run_json,
+)
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -387,21 +392,6 @@ def read_score_csv(path: str | Path) -> ScoreTable:
     return builder.table
 
 
-def _jsonl_records(path: Path) -> Iterator[tuple[str, dict]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            where = f"{path}:{number}"
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ScoreFileError(f"{where}: not a JSON object ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise ScoreFileError(f"{where}: not a JSON object")
-            yield where, record
-
-
 def _number(record: dict, key: str, where: str, game: str) -> float:
     value = record.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -449,13 +439,12 @@ def add_harness_record(
 
 
 def _run_json(directory: Path) -> tuple[dict, Path]:
-    run_file = directory / "run.json"
-    if not run_file.is_file():
-        return {}, run_file
+    """``run.json`` beside the episodes as it is (``{}`` if there is none)."""
+    run_file = directory / RUN_FILE
     try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ScoreFileError(f"{run_file}: not valid JSON ({error.msg})") from None
+        run = read_run_json(run_file)
+    except FileNotFoundError:
+        return {}, run_file
     return (run if isinstance(run, dict) else {}), run_file
 
 
@@ -472,7 +461,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     """
     path = Path(path)
     directory, episodes_file = (
-        (path, path / "episodes.jsonl") if path.is_dir() else (path.parent, path)
+        (path, path / EPISODES_FILE) if path.is_dir() else (path.parent, path)
     )
     if not episodes_file.is_file():
         raise ScoreFileError(f"{path}: no episodes.jsonl in this directory")
@@ -481,19 +470,22 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     builder = _Builder()
     table = builder.table
     table.sources.append(str(episodes_file))
-    failures: list[tuple[str, Any, str]] = []  # (game, episode, reason) of each failed attempt
+    failures: list[dict] = []  # every failed attempt
     finished: set[tuple[str, Any]] = set()
-    for where, record in _jsonl_records(episodes_file):
+    # A torn last line (a run writing right now, or one that crashed) is not read.
+    for number, record in read_episode_lines(episodes_file).lines:
+        where = f"{episodes_file}:{number}"
         if "game" not in record:
             raise ScoreFileError(f"{where}: record without a game")
         game = _game_id(str(record["game"]), where)
         if record.get("error"):
-            failures.append((game, record.get("episode"), str(record["error"])))
+            failures.append({**record, "game": game})
             continue
         add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))
         finished.add((game, record.get("episode")))
     if failures:
-        table.warnings.append(_failure_warning(episodes_file, failures, finished))
+        summary = FailureSummary.of(failures, finished)
+        table.warnings.append(f"{episodes_file}: {summary.describe()}")
     if not table.records:
         raise ScoreFileError(f"{episodes_file}: no finished episodes")
     table.records = canonical_order(table.records)
@@ -508,27 +500,6 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             "its scores are not SABER scores"
         )
     return table
-
-
-def _failure_warning(
-    episodes_file: Path, failures: list[tuple[str, Any, str]], finished: set[tuple[str, Any]]
-) -> str:
-    """What failed in a harness run, recovered attempts included (the append-only file
-    keeps every failed attempt, so the report says so even after a successful retry)."""
-    reasons = Counter(reason for _, _, reason in failures)
-    attempted = {(game, episode) for game, episode, _ in failures}
-    lost = sorted(attempted - finished, key=str)
-    recovered = len(attempted & finished)
-    shown = ", ".join(f"{game} episode {episode}" for game, episode in lost[:10])
-    shown += f" and {len(lost) - 10} more" if len(lost) > 10 else ""
-    # Ties broken by the reason's text, not by which line came first.
-    ranked = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
-    why = "; ".join(f"{count}x {reason}" for reason, count in ranked[:5])
-    return (
-        f"{episodes_file}: {len(failures)} failed attempt(s) ({why}); "
-        f"{recovered} episode(s) finished on a retry"
-        + (f"; {len(lost)} failed episode(s) skipped: {shown}" if lost else "")
-    )
 
 
 def _check_game_sets(merged: ScoreTable, table: ScoreTable) -> None:
