@@ -492,7 +492,7 @@ def eval_command(
     """Evaluate an agent under the SABER protocol: --episodes per game, resumable.
 
     Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
-    the provenance. Ctrl-C stops cleanly; the same command resumes. At the end the SABER
+    the provenance. Ctrl-C or SIGTERM stops cleanly; the same command resumes. At the end the SABER
     report is written to OUT/report.json and OUT/report.md and printed. The exit status
     is 1 when any episode ended as a failure.
     """
@@ -538,13 +538,16 @@ def eval_command(
             unit_timeout=unit_timeout,
             on_message=lambda message: click.echo(message, err=True),
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
+        from saber.harness.evaluate import Terminated
+
+        terminated = isinstance(interrupt, Terminated)
         click.echo(
-            f"\nInterrupted. Finished episodes are in {out / 'episodes.jsonl'}; run the same "
-            "command to resume.",
+            f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished episodes "
+            f"are in {out / 'episodes.jsonl'}; run the same command to resume.",
             err=True,
         )
-        sys.exit(130)
+        sys.exit(143 if terminated else 130)  # 128 + the signal's number, as shells report
     rate = result.frames / result.seconds if result.seconds else 0.0
     click.echo(
         f"{result.new_episodes} new episodes in {result.seconds:,.1f} s ({rate:,.0f} frames/s); "

@@ -105,12 +105,15 @@ class InlineBackend:
 def _worker_main(connection: multiprocessing.connection.Connection, job: Job) -> None:
     """A local worker: run the units it is sent until it is sent ``None``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
-    while True:
-        unit = connection.recv()
-        if unit is None:
-            return
-        for event in execute_unit(unit, job):
-            connection.send(event)
+    try:
+        while True:
+            unit = connection.recv()
+            if unit is None:
+                return
+            for event in execute_unit(unit, job):
+                connection.send(event)
+    except (EOFError, OSError):
+        return  # the main process is gone (killed outright): nothing to report to
 
 
 class _Worker:

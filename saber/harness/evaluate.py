@@ -13,8 +13,9 @@ new unit, and ends as a failure if that fails too. The other units keep running.
 same failure ending :data:`REPEATED_FAILURES` units in a row, with no episode finishing in
 between, stops the run (:class:`RepeatedFailureError`): it would fail every episode. A
 policy that breaks the policy protocol (wrong shape, invalid actions), or a worker that
-cannot build the policy or the env, stops the run at once. Ctrl-C stops the workers;
-finished episodes are on disk, and the same call resumes. Every failed attempt stays in
+cannot build the policy or the env, stops the run at once. Ctrl-C or SIGTERM stops the
+workers; finished episodes are on disk, and the same call resumes. ``run.json`` records
+each session and how it ended: finished, interrupted (Ctrl-C, SIGTERM) or failed. Every failed attempt stays in
 ``episodes.jsonl``: :attr:`EvaluationResult.failures` and the ``summary`` in ``run.json``
 count them even after a successful retry.
 
@@ -27,12 +28,15 @@ the policy (built from the spec or the policy class in the worker, or unpickled)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import signal
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +70,7 @@ __all__ = [
     "REPEATED_FAILURES",
     "EvaluationResult",
     "RepeatedFailureError",
+    "Terminated",
     "evaluate",
 ]
 
@@ -79,6 +84,34 @@ _POLL_SECONDS = 0.5
 
 class RepeatedFailureError(SaberError):
     """The same failure ended several work units in a row: the run was stopped."""
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was sent SIGTERM (``kill PID``, a batch system's stop): handled as
+    Ctrl-C is (the workers are stopped, finished episodes are on disk, the same call
+    resumes), and a ``KeyboardInterrupt`` to code that catches that."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While running, SIGTERM raises :class:`Terminated` in the main thread, unless the
+    program installed a SIGTERM handler of its own (which is then left alone)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends at once
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @dataclass
@@ -453,7 +486,8 @@ def evaluate(
         RunMismatchError: ``out`` holds a run with different settings.
         StoreWriteError: results cannot be written (disk full); finished episodes are kept.
         BackendError: Dask is missing or its scheduler cannot be reached.
-        KeyboardInterrupt: after stopping the workers and storing what had finished.
+        KeyboardInterrupt: after stopping the workers and storing what had finished (on
+            SIGTERM: :class:`Terminated`, a KeyboardInterrupt).
     """
     started = time.monotonic()
     _check_positive("episodes", episodes)
@@ -496,7 +530,7 @@ def evaluate(
     films = VideoRequest(str(directory.resolve()), video) if video else None
     job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run)
     requested = [(game, index) for game in game_ids for index in range(episodes)]
-    with ResultsStore.open(directory, run_info) as store:
+    with _sigterm_as_interrupt(), ResultsStore.open(directory, run_info) as store:
         if store.recovered:
             say(
                 f"recovered {directory / 'episodes.jsonl'}: its last record had been cut "

@@ -240,9 +240,10 @@ class Session:
         versions: package versions it ran with (``saber``, ``ale_py``, ...).
         ended: when it ended; None while it runs (or if it was killed outright).
         status: ``"finished"``, ``"interrupted"`` (Ctrl-C, SIGTERM), ``"failed"`` (an
-            error stopped it), or ``"running"``.
+            error stopped it), ``"running"``; None for a session of saber 0.2, which
+            did not say (its history is kept as it was written).
         counts: what it did: ``episodes_finished`` and ``attempts_failed`` (this
-            session's lines).
+            session's lines); empty for a session of saber 0.2.
         summary: the run's counts when it ended (``finished``, ``failed``, ...).
         extra: keys this version does not know, kept as they were.
     """
@@ -251,7 +252,7 @@ class Session:
     started: str
     versions: dict[str, str] = field(default_factory=dict)
     ended: str | None = None
-    status: SessionStatus = "running"
+    status: SessionStatus | None = "running"
     counts: dict[str, int] = field(default_factory=dict)
     summary: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -265,7 +266,9 @@ class Session:
         session.update(self.extra)
         if self.ended is not None:
             session["ended"] = self.ended
+        if self.status is not None and self.status != "running":
             session["status"] = self.status
+        if self.counts:
             session["counts"] = dict(self.counts)
         if self.summary is not None:
             session["summary"] = self.summary
@@ -277,8 +280,7 @@ class Session:
         ended = session.get("ended")
         status = session.get("status")
         if status not in SESSION_STATUSES:
-            # saber 0.2 wrote no status: a session that ended is taken to have finished.
-            status = "finished" if ended is not None else "running"
+            status = None  # saber 0.2 did not say
         known = set(cls._KNOWN) | set(version_keys)
         return cls(
             command=list(session.get("command", [])),
