@@ -498,7 +498,7 @@ def eval_command(
     """
     import sys
 
-    from saber.harness import evaluate
+    from saber.harness import Dask, Inline, Processes, evaluate
 
     if backend == "dask" and workers == 0:
         raise click.ClickException("--workers must be >= 1 with --backend dask, actually: 0")
@@ -516,25 +516,27 @@ def eval_command(
     if run_name is not None and not run_name.strip():
         raise click.ClickException("--run must be a non-empty name")
     _import_from_working_directory(agent)
+    if backend == "dask":
+        runs_on: Any = Dask(address, workers, dask_timeout, tls or None)
+    elif address is not None:
+        raise click.ClickException("--address needs --backend dask")
+    else:
+        runs_on = Inline() if workers == 0 else Processes(workers)
     try:
         result = evaluate(
             agent,
             games,
             episodes,
             out=out,
-            workers=workers,
+            backend=runs_on,
             envs_per_worker=envs_per_worker,
             base_seed=base_seed,
-            backend=backend,
-            address=address,
             run=run_name,
             env_options=_env_options(env_option),
             allow_non_saber=allow_non_saber,
             progress=progress,
             command=sys.argv,
-            dask_timeout=dask_timeout,
             video=video,
-            dask_security=tls or None,
             unit_timeout=unit_timeout,
             on_message=lambda message: click.echo(message, err=True),
         )

@@ -29,13 +29,12 @@ the policy (built from the spec or the policy class in the worker, or unpickled)
 from __future__ import annotations
 
 import contextlib
-import os
-import pickle
 import signal
 import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +45,7 @@ import numpy as np
 from saber.envs import SaberSettings
 from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
-from saber.harness.backends import Backend, DaskBackend, InlineBackend, LocalBackend
+from saber.harness.backends import Backend, Dask, Inline, Processes, RunsOn
 from saber.harness.policies import Policy, PolicyError, resolve_spec
 from saber.harness.store import ResultsStore, provenance
 from saber.harness.work import (
@@ -235,38 +234,32 @@ def _agent_and_policy(
     return agent or f"{module}:{name}", policy
 
 
-def _check_picklable(job: Job) -> None:
-    try:
-        pickle.dumps(job)
-    except Exception as error:
-        raise PolicyError(
-            f"The policy cannot be sent to worker processes ({type(error).__name__}: {error}). "
-            "Define it at module level and pass it as 'module:attr', or use workers=0 to "
-            "run in this process."
-        ) from None
-
-
-def _make_backend(
+def _legacy_backend(
     backend: str,
-    job: Job,
-    workers: int,
+    workers: int | None,
     address: str | None,
-    dask_timeout: float,
-    unit_timeout: float | None,
+    dask_timeout: float | None,
     dask_security: Any,
-) -> Backend:
+) -> RunsOn:
+    """The backend object of saber 0.2's keywords (deprecated), with a warning."""
+    warnings.warn(
+        "evaluate(workers=, backend='local'|'dask', address=, dask_timeout=, dask_security=) "
+        "is deprecated: pass backend=Inline(), Processes(workers=N) or Dask(address=..., "
+        "workers=N, timeout=..., security=...) from saber.harness; the keywords go in saber 0.4",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     if backend == "dask":
-        return DaskBackend(
-            job, address, workers, dask_timeout, unit_timeout=unit_timeout, security=dask_security
-        )
+        if workers is not None:
+            _check_positive("workers", workers)
+        return Dask(address, workers, 10.0 if dask_timeout is None else dask_timeout, dask_security)
     if backend != "local":
         raise SaberError(f"Expect backend 'local' or 'dask', actually: {backend!r}")
     if address is not None or dask_security is not None:
         raise SaberError("An address and TLS settings are only used with backend='dask'")
-    if workers == 0:
-        return InlineBackend(job)
-    _check_picklable(job)
-    return LocalBackend(job, workers, unit_timeout=unit_timeout)
+    if workers is not None:
+        _check_positive("workers", workers, minimum=0)
+    return Inline() if workers == 0 else Processes(workers)
 
 
 class _Progress:
@@ -410,23 +403,23 @@ def evaluate(
     episodes: int = 100,
     *,
     out: str | Path | None = None,
-    workers: int | None = None,
+    backend: RunsOn | str | None = None,
     envs_per_worker: int = DEFAULT_ENVS_PER_WORKER,
     base_seed: int = 0,
-    backend: str = "local",
-    address: str | None = None,
     agent: str | None = None,
     run: str | None = None,
     env_options: dict[str, Any] | None = None,
     allow_non_saber: bool = False,
     progress: bool | None = None,
     command: list[str] | None = None,
-    dask_timeout: float = 10.0,
-    dask_security: Any = None,
     unit_timeout: float | None = DEFAULT_UNIT_TIMEOUT,
     on_message: Callable[[str], None] | None = None,
     emulation_threads: int | None = None,
     video: int = 0,
+    workers: int | None = None,
+    address: str | None = None,
+    dask_timeout: float | None = None,
+    dask_security: Any = None,
 ) -> EvaluationResult:
     """Evaluate a policy on games under the SABER protocol; resumable.
 
@@ -436,8 +429,8 @@ def evaluate(
             a policy class, or a policy object: a callable mapping ``uint8``
             (n, 4, 84, 84) to n actions. A class is a factory, as in a ``"module:Class"``
             spec: it is instantiated without arguments once in each worker (once in this
-            process with ``workers=0``), never called on observations. Objects and classes
-            must be picklable (classes: defined at module level) unless ``workers=0``.
+            process with ``Inline()``), never called on observations. Objects and classes
+            must be picklable (classes: defined at module level) unless ``Inline()``.
         games: names of any single-player ROM of ale-py, in any spelling (games outside
             the 61 SABER games have no SABER baseline: reports leave them out of the
             aggregates), or ``all`` (the 61 SABER games), ``atari57``, ``atari5``,
@@ -445,13 +438,12 @@ def evaluate(
         episodes: episodes per game (the protocol: 100).
         out: the run directory; created, or resumed when it holds the same run. None: a
             new temporary directory.
-        workers: local worker processes (default: one per core); 0 runs in this process.
-            With ``backend="dask"`` and no address, the size of the local Dask cluster.
+        backend: where the episodes run: ``Inline()`` (this process),
+            ``Processes(workers=N)`` (local worker processes; the default, one per core)
+            or ``Dask(address=..., workers=N, timeout=..., security=...)`` (a Dask
+            cluster; extra ``dask``), from :mod:`saber.harness`.
         envs_per_worker: sub-envs of each worker's vector env: the policy's batch size.
         base_seed: the seed all episode seeds derive from (non-negative).
-        backend: ``"local"`` or ``"dask"``.
-        address: Dask scheduler address (``tcp://host:8786`` or ``tls://host:8786``);
-            None starts a local cluster.
         agent: the name written in the records (default: the spec, or module:qualname).
         run: the run name (one training seed of the agent, say), written in ``run.json``
             and in every record as ``run``; None (the default) writes no ``run`` key.
@@ -461,20 +453,19 @@ def evaluate(
             then marked ``non_saber``, and so is its report).
         progress: show a progress bar on stderr (default: when stderr is a terminal).
         command: the command line recorded in ``run.json`` (default: ``sys.argv``).
-        dask_timeout: seconds to wait for the Dask scheduler.
-        dask_security: TLS for Dask: a ``distributed.Security``, or a dict of its
-            arguments (``tls_ca_file``, ``tls_client_cert``, ``tls_client_key``); None uses
-            Dask's configuration.
         unit_timeout: seconds a unit may go without frame progress before its worker is
             stopped and the unit fails (retried once, then recorded); None: no deadline.
-            Worker processes and Dask only: ``workers=0`` cannot stop itself.
+            Worker processes and Dask only: ``Inline()`` cannot stop itself.
         on_message: called with each line for the user (``resuming: 60 of 120 episodes
             already done``); None: silent.
         emulation_threads: threads of each worker's vector env; None: one per core with
-            a single local worker (or ``workers=0``), else 1 (W processes use W cores).
+            a single local worker (or ``Inline()``), else 1 (W processes use W cores).
         video: film the first ``video`` episodes of every game played in this call, as
             ``out/videos/<game>/episode-<n>.mp4`` (every frame, in colour; listed in
             ``run.json``); needs the ``video`` extra. The records are the same either way.
+        workers, address, dask_timeout, dask_security: deprecated (saber 0.2's keywords,
+            and ``backend="local"``/``"dask"``): they still work, with a warning, until
+            saber 0.4; use a backend object.
 
     Returns:
         An :class:`EvaluationResult`; ``.report()`` gives the SABER report.
@@ -496,8 +487,21 @@ def evaluate(
     _check_positive("video", video, minimum=0)
     if video:
         require_video_extra()  # here, before any episode runs
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    _check_positive("workers", workers, minimum=0 if backend == "local" else 1)
+    legacy = (workers, address, dask_timeout, dask_security) != (None,) * 4
+    if legacy or isinstance(backend, str):
+        backend = _legacy_backend(
+            backend if isinstance(backend, str) else "local",
+            workers,
+            address,
+            dask_timeout,
+            dask_security,
+        )
+    runs_on = Processes() if backend is None else backend
+    if not isinstance(runs_on, Inline | Processes | Dask):
+        raise SaberError(
+            "Expect `backend` to be Inline(), Processes(workers=N) or Dask(address=...) "
+            f"(saber.harness), actually: {backend!r}"
+        )
     if unit_timeout is not None and not unit_timeout > 0:
         raise SaberError(
             f"Expect `unit_timeout` to be positive or None, actually: {unit_timeout!r}"
@@ -523,7 +527,7 @@ def evaluate(
     )
     overrides = dict(env_options or {})
     # Several processes: one emulation thread each, so W processes use W cores.
-    threads = 0 if backend == "local" and workers <= 1 else 1
+    threads = runs_on.emulation_threads()
     if emulation_threads is not None:
         _check_positive("emulation_threads", emulation_threads)
         threads = emulation_threads
@@ -543,15 +547,13 @@ def evaluate(
         for game, index in requested:
             if (game, index) not in store.finished:
                 pending[game].append((index, episode_seed(base_seed, game, index)))
-        units = plan_units(pending, max(workers, 1), envs_per_worker)
+        units = plan_units(pending, runs_on.parallelism, envs_per_worker)
         bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)
         runner: _Run | None = None
         status = "failed"  # unless it finishes, or is interrupted
         try:
             if units:
-                runner_backend = _make_backend(
-                    backend, job, workers, address, dask_timeout, unit_timeout, dask_security
-                )
+                runner_backend = runs_on.start(job, unit_timeout)
                 runner = _Run(store, runner_backend, bar, job)
                 try:
                     runner.submit(units)

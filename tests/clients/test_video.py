@@ -21,6 +21,7 @@ from click.testing import CliRunner
 import saber
 from saber.cli import main
 from saber.errors import SaberError
+from saber.harness import Inline
 from saber.training.video import (
     EpisodeFilm,
     VectorVideoRecorder,
@@ -65,7 +66,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         GAMES,
         3,
         out=plain,
-        workers=0,
+        backend=Inline(),
         envs_per_worker=2,
         env_options=short_settings(),
         allow_non_saber=True,

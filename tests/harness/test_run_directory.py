@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from saber.harness import evaluate
+from saber.harness import Inline, evaluate
 from saber.harness.evaluate import RepeatedFailureError
 from saber.protocol.rundir import (
     EpisodeLine,
@@ -57,7 +57,7 @@ def test_a_run_of_saber_0_2_reads_and_resumes(old_run: Path) -> None:
         "breakout",
         3,
         out=old_run,
-        workers=0,
+        backend=Inline(),
         env_options=short_settings(),
         allow_non_saber=True,
         progress=False,
@@ -80,7 +80,7 @@ def test_a_session_stopped_by_an_error_says_failed(tmp_path: Path) -> None:
             "breakout",
             4,
             out=tmp_path,
-            workers=0,
+            backend=Inline(),
             envs_per_worker=1,
             progress=False,
         )

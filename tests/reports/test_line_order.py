@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.harness import evaluate
+from saber.harness import Inline, evaluate
 from tests.harness.helpers import short_settings
 
 
@@ -27,7 +27,7 @@ def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "breakout,freeway",
         8,
         out=out,
-        workers=0,
+        backend=Inline(),
         env_options=short_settings(),
         allow_non_saber=True,
         progress=False,
