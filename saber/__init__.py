@@ -24,6 +24,7 @@ _LAZY = {
     "get_game": "saber.games",
     "resolve_games": "saber.games",
     "SaberSettings": "saber.protocol",
+    "EpisodeRecord": "saber.protocol",
     "SaberVectorEnv": "saber.envs",
     "make_env": "saber.envs",
     "make_vec_env": "saber.envs",
@@ -32,6 +33,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "EpisodeRecord",
     "GameInfo",
     "ProtocolError",
     "SaberError",
