@@ -115,21 +115,6 @@ def provenance(
 
     ``run``: the run name (``saber eval --run``), written only when given.
     """
-    return _new_run(**locals()).to_dict()
-
-
-def _new_run(
-    *,
-    settings: dict[str, Any],
-    deviations: dict[str, Any],
-    agent: str,
-    games: Iterable[str],
-    episodes: int,
-    base_seed: int,
-    seed_scheme: str,
-    command: list[str] | None = None,
-    run: str | None = None,
-) -> RunFile:
     versions = _versions()
     started = now()
     command = list(sys.argv if command is None else command)
@@ -147,7 +132,7 @@ def _new_run(
         platform=platform.platform(),
         run=run,
         sessions=[Session(command=command, started=started, versions=versions)],
-    )
+    ).to_dict()
 
 
 @dataclass
