@@ -40,6 +40,7 @@ from typing import Any
 from saber.errors import SaberError
 from saber.protocol.rundir import (
     EPISODES_FILE,
+    IDENTITY_KEYS,
     RUN_FILE,
     RUN_FORMAT,
     TORN_ERROR,
@@ -74,11 +75,6 @@ __all__ = [
     "provenance",
     "read_episode_log",
 ]
-
-# What makes two runs' episodes the same experiment (RunFile.identity). ale-py is the
-# emulator: its version can change scores. Workers, envs per worker and backend cannot.
-# ``run`` is the run name (``--run``): absent for unnamed runs, as before names existed.
-IDENTITY_KEYS = ("settings", "agent", "base_seed", "seed_scheme", "ale_py", "run")
 
 
 class RunMismatchError(SaberError):

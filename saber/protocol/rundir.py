@@ -37,6 +37,7 @@ from saber.version import __version__
 
 __all__ = [
     "EPISODES_FILE",
+    "IDENTITY_KEYS",
     "LOCK_FILE",
     "RUN_FILE",
     "RUN_FORMAT",
@@ -70,6 +71,10 @@ TORN_ERROR = (
     "incomplete record: the process stopped in the middle of writing it (a crash or a "
     "power loss); the episode runs again"
 )
+# What makes two runs' episodes the same experiment. ale-py is the emulator: its version
+# can change scores. Workers, envs per worker and backend cannot, so they may change.
+# ``run`` is the run name (``--run``): absent for unnamed runs, as before names existed.
+IDENTITY_KEYS = ("settings", "agent", "base_seed", "seed_scheme", "ale_py", "run")
 SessionStatus = Literal["running", "finished", "interrupted", "failed"]
 SESSION_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
 
@@ -345,20 +350,14 @@ class RunFile:
         return bool(self.deviations)
 
     def identity(self) -> dict[str, Any]:
-        """What makes two runs' episodes the same experiment (see :meth:`differences`)."""
-        return {
-            "settings": self.settings,
-            "agent": self.agent,
-            "base_seed": self.base_seed,
-            "seed_scheme": self.seed_scheme,
-            "ale_py": self.versions.get("ale_py"),
-            "run": self.run,
-        }
+        """What makes two runs' episodes the same experiment: the :data:`IDENTITY_KEYS`
+        of ``run.json`` (see :meth:`differences`)."""
+        run = self.to_dict()
+        return {key: run.get(key) for key in IDENTITY_KEYS}
 
     def differences(self, other: RunFile) -> list[str]:
         """Each difference of :meth:`identity`, for people: ``agent: 'a' in the directory,
-        'b' now`` (``self`` is on disk, ``other`` the new session). ale-py is the emulator:
-        its version can change scores. Workers, envs per worker and backend cannot."""
+        'b' now`` (``self`` is on disk, ``other`` the new session)."""
         differences = []
         mine, theirs = self.identity(), other.identity()
         for key in mine:
