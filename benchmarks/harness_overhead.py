@@ -5,7 +5,7 @@ In one run, with interleaved repeats (so machine noise hits every variant alike)
 * ``bare``: a hand-written loop over a ``SaberVectorEnv`` of ``envs`` sub-envs (autoreset
   disabled, one seeded reset per episode, idle rows kept stepping), with the same
   random policy, playing the same episodes as the harness;
-* ``harness, in process``: ``saber.harness.evaluate(..., workers=0)`` on the same
+* ``harness, in process``: ``saber.harness.evaluate(..., backend=Inline())`` on the same
   episodes (one work unit): the harness's own cost (policy checks, records, fsync);
 * ``harness, 1 worker``: the same in one worker process (adds process start-up);
 * ``1 worker`` vs ``2 workers``: twice the episodes (two units), one or two processes;
@@ -40,7 +40,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from saber.envs import SaberVectorEnv
-from saber.harness import RandomPolicy, episode_seed, evaluate
+from saber.harness import Inline, Processes, RandomPolicy, episode_seed, evaluate
 from saber.harness.runner import episode_info
 
 
@@ -81,7 +81,7 @@ def harness(game: str, episodes: int, envs: int, workers: int, threads: int | No
             game,
             episodes,
             out=out,
-            workers=workers,
+            backend=Inline() if workers == 0 else Processes(workers),
             envs_per_worker=envs,
             progress=False,
             emulation_threads=threads,

@@ -43,7 +43,7 @@ import torch.nn.functional as F
 from nature_cnn import NatureCNN, save_checkpoint
 
 import saber  # noqa: F401  (registers SABER/*: Gymnasium 1.x loads no entry-point plugins)
-from saber.harness.training import VectorTrainingRecorder, format_training_scores, training_scores
+from saber.training import VectorTrainingRecorder, format_training_scores, training_scores
 
 
 @dataclass

@@ -48,16 +48,16 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from saber.envs.protocol import NUM_ACTIONS, SaberSettings
 from saber.games import get_game
-from saber.harness.training import (
+from saber.jax import make, records
+from saber.jax.qnetwork import init_params, q_values, save_params
+from saber.protocol import NUM_ACTIONS, SaberSettings
+from saber.training import (
     TrainingLog,
     format_training_scores,
     parse_frames,
     training_scores,
 )
-from saber.jax import make, records
-from saber.jax.qnetwork import init_params, q_values, save_params
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

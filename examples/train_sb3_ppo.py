@@ -43,9 +43,9 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 import saber  # noqa: F401  (registers SABER/*: Gymnasium 1.x loads no entry-point plugins)
-from saber.harness import PerEpisodeGenerators, evaluate
-from saber.harness.training import VectorTrainingRecorder, format_training_scores, training_scores
+from saber.harness import Inline, PerEpisodeGenerators, Processes, evaluate
 from saber.reports import to_markdown
+from saber.training import VectorTrainingRecorder, format_training_scores, training_scores
 
 
 class SaberVecEnv(VecEnv):
@@ -270,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.game,
         episodes=args.eval_episodes,
         out=args.out / "eval",
-        workers=args.eval_workers,
+        backend=Inline() if args.eval_workers == 0 else Processes(args.eval_workers),
         base_seed=args.seed,
         agent=f"sb3-ppo:{args.out.name}:{'argmax' if args.deterministic else 'sampled'}",
         env_options=overrides,

@@ -1,20 +1,39 @@
 """saber: the SABER Atari benchmark (Toromanoff, Wirbel and Moutarde, 2019) for Gymnasium.
 
-Importing saber registers ``SABER/<Game>`` with Gymnasium. Gymnasium 1.x loads no plugins,
-so code that has not imported saber (a spawned worker, say) names the module in the id:
-``gymnasium.make("saber:SABER/Pong")``.
+Importing saber registers ``SABER/<Game>`` with Gymnasium (at once if Gymnasium is
+imported, else as soon as it is: see :mod:`saber.registration`). Gymnasium 1.x loads no
+plugins, so code that has not imported saber (a spawned worker, say) names the module in
+the id: ``gymnasium.make("saber:SABER/Pong")``.
+
+The names below are imported when first used, so ``import saber.scoring`` or
+``import saber.reports`` loads no emulator (no ale-py, cv2 or Gymnasium).
 """
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+import importlib
+from typing import Any
 
-from saber.envs import SaberSettings, SaberVectorEnv, make_env, make_vec_env, saber_settings
 from saber.errors import ProtocolError, SaberError, ScoreFileError, UnknownGameError
-from saber.games import GameInfo, get_game, resolve_games
-from saber.harness import evaluate
+from saber.registration import register_when_gymnasium_loads
+from saber.version import __version__
+
+# Public name -> the module that owns it (imported on first access).
+_LAZY = {
+    "GameInfo": "saber.games",
+    "get_game": "saber.games",
+    "resolve_games": "saber.games",
+    "SaberSettings": "saber.protocol",
+    "EpisodeRecord": "saber.protocol",
+    "SaberVectorEnv": "saber.envs",
+    "make_env": "saber.envs",
+    "make_vec_env": "saber.envs",
+    "saber_settings": "saber.envs",
+    "evaluate": "saber.harness",
+}
 
 __all__ = [
+    "EpisodeRecord",
     "GameInfo",
     "ProtocolError",
     "SaberError",
@@ -30,3 +49,19 @@ __all__ = [
     "resolve_games",
     "saber_settings",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'saber' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once: later reads are plain attribute lookups
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+register_when_gymnasium_loads()

@@ -285,16 +285,17 @@ def training(
     plot_format: str | None,
     dpi: int | None,
 ) -> None:
-    """Training-time scores from LOG, a log of saber.harness.training.TrainingRecorder: a
+    """Training-time scores from LOG, a log of saber.training.TrainingRecorder: a
     Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
     import json
 
-    from saber.harness.training import format_training_scores, parse_frames, training_scores
+    from saber.protocol.training import parse_frames
     from saber.reports.training import (
         check_training_reference,
         compare_training,
         format_training_comparison,
     )
+    from saber.reports.training_log import format_training_scores, training_scores
 
     if reference is not None:
         check_training_reference(reference)  # an unknown name fails before any work
@@ -533,13 +534,13 @@ def eval_command(
     """Evaluate an agent under the SABER protocol: --episodes per game, resumable.
 
     Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
-    the provenance. Ctrl-C stops cleanly; the same command resumes. At the end the SABER
+    the provenance. Ctrl-C or SIGTERM stops cleanly; the same command resumes. At the end the SABER
     report is written to OUT/report.json and OUT/report.md and printed. The exit status
     is 1 when any episode ended as a failure.
     """
     import sys
 
-    from saber.harness import evaluate
+    from saber.harness import Dask, Inline, Processes, evaluate
 
     if backend == "dask" and workers == 0:
         raise click.ClickException("--workers must be >= 1 with --backend dask, actually: 0")
@@ -557,35 +558,40 @@ def eval_command(
     if run_name is not None and not run_name.strip():
         raise click.ClickException("--run must be a non-empty name")
     _import_from_working_directory(agent)
+    if backend == "dask":
+        runs_on: Any = Dask(address, workers, dask_timeout, tls or None)
+    elif address is not None:
+        raise click.ClickException("--address needs --backend dask")
+    else:
+        runs_on = Inline() if workers == 0 else Processes(workers)
     try:
         result = evaluate(
             agent,
             games,
             episodes,
             out=out,
-            workers=workers,
+            backend=runs_on,
             envs_per_worker=envs_per_worker,
             base_seed=base_seed,
-            backend=backend,
-            address=address,
             run=run_name,
             env_options=_env_options(env_option),
             allow_non_saber=allow_non_saber,
             progress=progress,
             command=sys.argv,
-            dask_timeout=dask_timeout,
             video=video,
-            dask_security=tls or None,
             unit_timeout=unit_timeout,
             on_message=lambda message: click.echo(message, err=True),
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
+        from saber.harness.evaluate import Terminated
+
+        terminated = isinstance(interrupt, Terminated)
         click.echo(
-            f"\nInterrupted. Finished episodes are in {out / 'episodes.jsonl'}; run the same "
-            "command to resume.",
+            f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished episodes "
+            f"are in {out / 'episodes.jsonl'}; run the same command to resume.",
             err=True,
         )
-        sys.exit(130)
+        sys.exit(143 if terminated else 130)  # 128 + the signal's number, as shells report
     rate = result.frames / result.seconds if result.seconds else 0.0
     click.echo(
         f"{result.new_episodes} new episodes in {result.seconds:,.1f} s ({rate:,.0f} frames/s); "

@@ -4,7 +4,7 @@ Everything here is read once from the CSV files shipped in ``saber/data`` (copie
 the papers: see ``protocol.md`` section 6); no score is written in code.
 
 :func:`get_game` knows every single-player ROM of ale-py (the ``SABER/<Game>`` envs of
-:func:`saber.envs.supported_rom_ids`), not only the 61 SABER games: a ROM outside the
+:func:`supported_rom_ids`), not only the 61 SABER games: a ROM outside the
 tables has no reference score (``in_saber`` False, every score None), so reports leave
 it out of the aggregates. :func:`resolve_games` expands ``all`` to the 61 SABER games.
 
@@ -31,6 +31,7 @@ from saber.errors import UnknownGameError
 
 __all__ = [
     "BASELINE_SOURCES",
+    "SUPPORTED_ROM_IDS",
     "GameInfo",
     "all_games",
     "atari57_games",
@@ -42,6 +43,7 @@ __all__ = [
     "resolve_games",
     "saber_games",
     "subset_games",
+    "supported_rom_ids",
 ]
 
 
@@ -95,6 +97,41 @@ class GameInfo:
     def env_id(self) -> str:
         """The Gymnasium id registered by saber, e.g. ``"SABER/MsPacman"``."""
         return f"SABER/{self.env_name}"
+
+
+# Every single-player ROM that ale-py 0.12 ships (the ALE ROM ids), the 61 SABER games among
+# them: the ``SABER/<Game>`` envs. Written here, not asked of ale-py, so that looking a game
+# up never loads the emulator; pyproject pins ale-py to 0.12.x and a test checks this list
+# against ``ale_py.roms`` (ale-py also ships combat, joust, maze_craze and warlords, for
+# their multi-player modes only: it registers none of them, nor does saber).
+# fmt: off
+SUPPORTED_ROM_IDS: tuple[str, ...] = (
+    "adventure", "air_raid", "alien", "amidar", "assault", "asterix", "asteroids", "atlantis",
+    "atlantis2", "backgammon", "bank_heist", "basic_math", "battle_zone", "beam_rider", "berzerk",
+    "blackjack", "bowling", "boxing", "breakout", "carnival", "casino", "centipede",
+    "chopper_command", "crazy_climber", "crossbow", "darkchambers", "defender", "demon_attack",
+    "donkey_kong", "double_dunk", "earthworld", "elevator_action", "enduro", "entombed", "et",
+    "fishing_derby", "flag_capture", "freeway", "frogger", "frostbite", "galaxian", "gopher",
+    "gravitar", "hangman", "haunted_house", "hero", "human_cannonball", "ice_hockey", "jamesbond",
+    "journey_escape", "kaboom", "kangaroo", "keystone_kapers", "king_kong", "klax", "koolaid",
+    "krull", "kung_fu_master", "laser_gates", "lost_luggage", "mario_bros", "miniature_golf",
+    "montezuma_revenge", "mr_do", "ms_pacman", "name_this_game", "othello", "pacman", "phoenix",
+    "pitfall", "pitfall2", "pong", "pooyan", "private_eye", "qbert", "riverraid", "road_runner",
+    "robotank", "seaquest", "sir_lancelot", "skiing", "solaris", "space_invaders", "space_war",
+    "star_gunner", "superman", "surround", "tennis", "tetris", "tic_tac_toe_3d", "time_pilot",
+    "trondead", "turmoil", "tutankham", "up_n_down", "venture", "video_checkers", "video_chess",
+    "video_cube", "video_pinball", "wizard_of_wor", "word_zapper", "yars_revenge", "zaxxon",
+)
+# fmt: on
+
+
+def supported_rom_ids() -> tuple[str, ...]:
+    """Every single-player ROM id of ale-py (the 61 SABER games among them), sorted.
+
+    >>> len(supported_rom_ids()), "pong" in supported_rom_ids()
+    (104, True)
+    """
+    return SUPPORTED_ROM_IDS
 
 
 def ale_id_to_env_name(ale_id: str) -> str:
@@ -201,9 +238,7 @@ def _rom_game(ale_id: str) -> GameInfo:
 
 @functools.lru_cache(maxsize=1)
 def _rom_games_by_key() -> dict[str, GameInfo]:
-    """Every single-player ROM of ale-py by lookup key (read on first need: imports ale-py)."""
-    from saber.envs.factory import supported_rom_ids
-
+    """Every single-player ROM of ale-py by lookup key."""
     games = _games_by_id()
     return {
         normalize_game_key(rom_id): games.get(rom_id) or _rom_game(rom_id)
@@ -240,7 +275,7 @@ def subset_games(subset: str) -> tuple[GameInfo, ...]:
 
 def game_names() -> list[str]:
     """ROM ids of every game with reference scores (:func:`all_games`), for messages and
-    completion; :func:`saber.envs.supported_rom_ids` lists every ROM."""
+    completion; :func:`supported_rom_ids` lists every ROM."""
     return list(_games_by_id())
 
 
@@ -279,7 +314,7 @@ def unknown_game_message(name: str) -> str:
     hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
     return (
         f"Unknown game {name!r}.{hint} Known games are the single-player ROM ids of ale-py "
-        "(saber.envs.supported_rom_ids(); the 61 SABER games are saber.games.saber_games()), "
+        "(saber.games.supported_rom_ids(); the 61 SABER games are saber.games.saber_games()), "
         "in any spelling: ms_pacman, MsPacman, SABER/MsPacman."
     )
 

@@ -27,8 +27,8 @@ from saber.envs.emulator import (
     refuse_pickling,
     rom_path,
 )
-from saber.envs.protocol import FRAMES_PER_SECOND, NUM_ACTIONS, SaberSettings
 from saber.games import get_game
+from saber.protocol.settings import FRAMES_PER_SECOND, NUM_ACTIONS, SaberSettings
 
 __all__ = ["SaberAtariEnv", "check_action", "resize_bilinear"]
 

@@ -27,7 +27,7 @@ import ale_py
 import numpy as np
 from ale_py import roms
 
-from saber.envs.protocol import NUM_ACTIONS
+from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = [
     "ALL_ACTIONS",

@@ -2,32 +2,22 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import gymnasium as gym
-from ale_py import roms
 
 from saber.envs.core import SaberAtariEnv
-from saber.envs.protocol import SaberSettings
 from saber.envs.wrappers import (
     FrameLimit,
     NoRewardTimeout,
     RolloverCorrection,
     SaberEpisodeStatistics,
 )
-from saber.games import ale_id_to_env_name, get_game
+from saber.games import get_game, supported_rom_ids
+from saber.protocol.settings import SaberSettings
+from saber.registration import env_id
 
-__all__ = ["make_env", "resolve_rom_id", "saber_settings", "supported_rom_ids"]
-
-# ale-py ships these ROMs for their multi-player modes only; ale-py registers none of them.
-_MULTIPLAYER_ONLY = frozenset({"combat", "joust", "maze_craze", "warlords"})
-
-
-@functools.lru_cache(maxsize=1)
-def supported_rom_ids() -> tuple[str, ...]:
-    """Every single-player ROM id that ale-py ships (the 61 SABER games among them)."""
-    return tuple(sorted(set(roms.get_all_rom_ids()) - _MULTIPLAYER_ONLY))
+__all__ = ["env_id", "make_env", "resolve_rom_id", "saber_settings", "supported_rom_ids"]
 
 
 def resolve_rom_id(game: str) -> str:
@@ -105,8 +95,3 @@ def saber_settings(env: gym.Env | gym.vector.VectorEnv) -> SaberSettings:
             f"{env} was not made by saber (gymnasium.make('SABER/<Game>') or saber.make_env)."
         )
     return settings
-
-
-def env_id(rom_id: str) -> str:
-    """The Gymnasium id of a ROM: ``"ms_pacman"`` -> ``"SABER/MsPacman"``."""
-    return f"SABER/{ale_id_to_env_name(rom_id)}"

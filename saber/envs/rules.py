@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from saber.envs.records import EpisodeEnd, EpisodeRecord
+from saber.protocol.episode import EpisodeEnd, EpisodeRecord
+from saber.protocol.settings import SABER_CAP_FRAMES
 
 __all__ = [
     "END_REASONS",
@@ -38,7 +39,6 @@ __all__ = [
     "stuck_timeout",
 ]
 
-SABER_CAP_FRAMES = 21_600_000  # 100 hours at 60 fps: reaching it counts as infinite gameplay
 # The ends in order of precedence; an end's code (arrays of :mod:`saber.jax`) is its index.
 END_REASONS: tuple[EpisodeEnd, ...] = (
     EpisodeEnd.GAME_OVER,

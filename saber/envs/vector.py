@@ -39,8 +39,8 @@ from saber.envs.emulator import (
     rom_path,
 )
 from saber.envs.factory import resolve_rom_id
-from saber.envs.protocol import NUM_ACTIONS, SaberSettings
-from saber.envs.records import checkpoint_frames as resolve_checkpoints
+from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
+from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 
 __all__ = ["SaberVectorEnv"]
 
@@ -184,7 +184,7 @@ class SaberVectorEnv(VectorEnv):
             sub-envs must be reset with ``options={"reset_mask": ...}`` before stepping;
             that is how per-episode seeds are given).
         render_mode: must be ``None`` (the engine has no colour screens; see
-            :class:`saber.harness.video.VectorVideoRecorder` for videos).
+            :class:`saber.training.video.VectorVideoRecorder` for videos).
         checkpoint_frames: ``{name: emulator frame}`` at which the episode records also
             keep the score (default: 5 and 30 minutes), as in :func:`make_env`.
         **overrides: fields of :class:`SaberSettings`.

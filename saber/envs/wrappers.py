@@ -18,10 +18,10 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from saber.envs import rules
-from saber.envs.protocol import ROLLOVER_MODES
-from saber.envs.records import EpisodeEnd
-from saber.envs.records import checkpoint_frames as resolve_checkpoints
-from saber.envs.rules import SABER_CAP_FRAMES, episode_record
+from saber.envs.rules import episode_record
+from saber.protocol.episode import EpisodeEnd
+from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
+from saber.protocol.settings import ROLLOVER_MODES, SABER_CAP_FRAMES
 
 __all__ = [
     "EpisodeEnd",
@@ -172,7 +172,7 @@ class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Args:
         env: an env with ``info["episode_frame_number"]``.
         checkpoint_frames: ``{name: emulator frame}`` at which to also record the score
-            (default: the registry's, :func:`saber.envs.records.checkpoint_frames`).
+            (default: the registry's, :func:`saber.protocol.checkpoint_frames`).
     """
 
     def __init__(self, env: gym.Env, checkpoint_frames: dict[str, int] | None = None) -> None:

@@ -2,17 +2,18 @@
 
 Example (illustration, not run as a doctest)::
 
-    from saber.harness import evaluate
-    result = evaluate("random", "pong,breakout", episodes=10, out="runs/random")
+    from saber.harness import Processes, evaluate
+    result = evaluate("random", "pong,breakout", episodes=10, out="runs/random",
+                      backend=Processes(workers=4))
     result.mean_scores()
 
-See :mod:`saber.harness.evaluate` for what happens on failures and interruptions, and
-:mod:`saber.harness.training` for the training-time protocol.
+See :mod:`saber.harness.evaluate` for what happens on failures and interruptions. The
+tools for training loops (recorders, videos, the SB3 callback) are :mod:`saber.training`.
 """
 
 from __future__ import annotations
 
-from saber.harness.backends import BackendError
+from saber.harness.backends import BackendError, Dask, Inline, Processes, RunsOn
 from saber.harness.evaluate import DEFAULT_ENVS_PER_WORKER, EvaluationResult, evaluate
 from saber.harness.policies import (
     ConstantPolicy,
@@ -30,13 +31,17 @@ __all__ = [
     "DEFAULT_ENVS_PER_WORKER",
     "BackendError",
     "ConstantPolicy",
+    "Dask",
     "EpsilonConstantPolicy",
     "EvaluationResult",
+    "Inline",
     "PerEpisodeGenerators",
     "Policy",
     "PolicyError",
+    "Processes",
     "RandomPolicy",
     "RunMismatchError",
+    "RunsOn",
     "StoreWriteError",
     "episode_seed",
     "evaluate",

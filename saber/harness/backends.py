@@ -29,13 +29,16 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.connection
+import os
+import pickle
 import queue
 import signal
 import time
 import uuid
 from collections import deque
 from collections.abc import Iterator
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol, Union
 
 from saber.errors import SaberError
 from saber.harness.policies import PolicyError, resolve_spec
@@ -51,7 +54,17 @@ from saber.harness.work import (
     WorkUnit,
 )
 
-__all__ = ["Backend", "BackendError", "DaskBackend", "InlineBackend", "LocalBackend"]
+__all__ = [
+    "Backend",
+    "BackendError",
+    "Dask",
+    "DaskBackend",
+    "Inline",
+    "InlineBackend",
+    "LocalBackend",
+    "Processes",
+    "RunsOn",
+]
 
 DASK_EXTRA_HINT = (
     'pip install "saber-ale[dask]"' + """ (or, from a checkout, pip install ".[dask]")"""
@@ -105,12 +118,15 @@ class InlineBackend:
 def _worker_main(connection: multiprocessing.connection.Connection, job: Job) -> None:
     """A local worker: run the units it is sent until it is sent ``None``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
-    while True:
-        unit = connection.recv()
-        if unit is None:
-            return
-        for event in execute_unit(unit, job):
-            connection.send(event)
+    try:
+        while True:
+            unit = connection.recv()
+            if unit is None:
+                return
+            for event in execute_unit(unit, job):
+                connection.send(event)
+    except (EOFError, OSError):
+        return  # the main process is gone (killed outright): nothing to report to
 
 
 class _Worker:
@@ -457,3 +473,119 @@ class DaskBackend:
             self.client.close()
             if self._cluster is not None:
                 self._cluster.close()
+
+
+# --- where evaluate() runs: the backend objects ------------------------------------------
+
+
+def _check_count(name: str, value: object, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SaberError(f"Expect `{name}` to be an integer >= {minimum}, actually: {value!r}")
+
+
+def _check_picklable(job: Job) -> None:
+    try:
+        pickle.dumps(job)
+    except Exception as error:
+        raise PolicyError(
+            f"The policy cannot be sent to worker processes ({type(error).__name__}: {error}). "
+            "Define it at module level and pass it as 'module:attr', or use "
+            "backend=Inline() (--workers 0) to run in this process."
+        ) from None
+
+
+@dataclass(frozen=True)
+class Inline:
+    """Run every unit in this process, one after the other (``saber eval --workers 0``):
+    for debugging, and for policies that cannot be pickled. Emulation uses every core."""
+
+    @property
+    def parallelism(self) -> int:
+        """Units that run at once."""
+        return 1
+
+    def emulation_threads(self) -> int:
+        """Threads of each vector env (0: one per core)."""
+        return 0
+
+    def start(self, job: Job, unit_timeout: float | None) -> Backend:
+        """The running backend (the inline one has no unit deadline)."""
+        return InlineBackend(job)
+
+
+@dataclass(frozen=True)
+class Processes:
+    """Local worker processes (``spawn``), one unit each at a time (the default).
+
+    Attributes:
+        workers: worker processes; None: one per core.
+    """
+
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers is not None:
+            _check_count("Processes(workers)", self.workers)
+
+    @property
+    def parallelism(self) -> int:
+        """Units that run at once."""
+        return self.workers or os.cpu_count() or 1
+
+    def emulation_threads(self) -> int:
+        """One thread each when several processes share the cores; all of them for one."""
+        return 0 if self.parallelism <= 1 else 1
+
+    def start(self, job: Job, unit_timeout: float | None) -> Backend:
+        """Start the workers (the job must pickle: each worker gets a copy)."""
+        _check_picklable(job)
+        return LocalBackend(job, self.parallelism, unit_timeout=unit_timeout)
+
+
+@dataclass(frozen=True)
+class Dask:
+    """A Dask cluster (extra ``dask``): the scheduler at ``address``, or a local cluster.
+
+    Attributes:
+        address: scheduler address (``tcp://host:8786``, ``tls://host:8786``); None starts
+            a ``LocalCluster`` of ``workers`` single-threaded processes.
+        workers: size of the local cluster (None: one per core); with an address, how
+            many units are planned at once.
+        timeout: seconds to wait for the scheduler.
+        security: TLS: a ``distributed.Security``, or a dict of its arguments
+            (``tls_ca_file``, ``tls_client_cert``, ``tls_client_key``); None uses Dask's
+            configuration (``distributed.comm.tls.*``).
+    """
+
+    address: str | None = None
+    workers: int | None = None
+    timeout: float = 10.0
+    security: Any = None
+
+    def __post_init__(self) -> None:
+        if self.workers is not None:
+            _check_count("Dask(workers)", self.workers)
+
+    @property
+    def parallelism(self) -> int:
+        """Units that run at once (planned)."""
+        return self.workers or os.cpu_count() or 1
+
+    def emulation_threads(self) -> int:
+        """One thread per Dask task."""
+        return 1
+
+    def start(self, job: Job, unit_timeout: float | None) -> Backend:
+        """Connect (or start the local cluster) and check that every worker loads the policy."""
+        return DaskBackend(
+            job,
+            self.address,
+            self.parallelism,
+            self.timeout,
+            unit_timeout=unit_timeout,
+            security=self.security,
+        )
+
+
+RunsOn = Union[Inline, Processes, Dask]  # noqa: UP007 (a runtime alias: Python 3.10 too)
+"""What :func:`saber.evaluate` takes as ``backend``."""

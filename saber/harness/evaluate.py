@@ -13,8 +13,9 @@ new unit, and ends as a failure if that fails too. The other units keep running.
 same failure ending :data:`REPEATED_FAILURES` units in a row, with no episode finishing in
 between, stops the run (:class:`RepeatedFailureError`): it would fail every episode. A
 policy that breaks the policy protocol (wrong shape, invalid actions), or a worker that
-cannot build the policy or the env, stops the run at once. Ctrl-C stops the workers;
-finished episodes are on disk, and the same call resumes. Every failed attempt stays in
+cannot build the policy or the env, stops the run at once. Ctrl-C or SIGTERM stops the
+workers; finished episodes are on disk, and the same call resumes. ``run.json`` records
+each session and how it ended: finished, interrupted (Ctrl-C, SIGTERM) or failed. Every failed attempt stays in
 ``episodes.jsonl``: :attr:`EvaluationResult.failures` and the ``summary`` in ``run.json``
 count them even after a successful retry.
 
@@ -27,12 +28,14 @@ the policy (built from the spec or the policy class in the worker, or unpickled)
 
 from __future__ import annotations
 
-import os
-import pickle
+import contextlib
+import signal
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,10 +45,9 @@ import numpy as np
 from saber.envs import SaberSettings
 from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
-from saber.harness.backends import Backend, DaskBackend, InlineBackend, LocalBackend
+from saber.harness.backends import Backend, Dask, Inline, Processes, RunsOn
 from saber.harness.policies import Policy, PolicyError, resolve_spec
-from saber.harness.store import ResultsStore, failure_reasons, provenance
-from saber.harness.video import VideoRequest, add_videos_to_run, require_video_extra
+from saber.harness.store import ResultsStore, provenance
 from saber.harness.work import (
     SEED_SCHEME,
     EpisodeDone,
@@ -58,6 +60,8 @@ from saber.harness.work import (
     episode_seed,
     plan_units,
 )
+from saber.protocol.rundir import FailedAttempt, FailureSummary
+from saber.training.video import VideoRequest, require_video_extra, video_entries
 
 __all__ = [
     "DEFAULT_ENVS_PER_WORKER",
@@ -65,6 +69,7 @@ __all__ = [
     "REPEATED_FAILURES",
     "EvaluationResult",
     "RepeatedFailureError",
+    "Terminated",
     "evaluate",
 ]
 
@@ -78,6 +83,34 @@ _POLL_SECONDS = 0.5
 
 class RepeatedFailureError(SaberError):
     """The same failure ended several work units in a row: the run was stopped."""
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was sent SIGTERM (``kill PID``, a batch system's stop): handled as
+    Ctrl-C is (the workers are stopped, finished episodes are on disk, the same call
+    resumes), and a ``KeyboardInterrupt`` to code that catches that."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While running, SIGTERM raises :class:`Terminated` in the main thread, unless the
+    program installed a SIGTERM handler of its own (which is then left alone)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends at once
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @dataclass
@@ -115,21 +148,21 @@ class EvaluationResult:
     @property
     def failure_reasons(self) -> dict[str, int]:
         """Failed attempts per reason (``error`` text), most frequent first."""
-        return failure_reasons(self.failures)
+        return FailureSummary.of(self.failures, finished=()).reasons
 
     def summary(self) -> dict[str, Any]:
         """Counts for people and scripts: ``finished``, ``failed`` (episodes that ended as
         failures), ``failed_attempts``, ``recovered`` (failed at least once, then
         finished), and ``failure_reasons`` (attempts per reason)."""
-        failed_keys = {(r["game"], r["episode"]) for r in self.failures if "game" in r}
+        failures = FailureSummary.of(
+            self.failures, [(r["game"], r["episode"]) for r in self.records if "error" not in r]
+        )
         return {
             "finished": self.finished,
             "failed": len(self.failed),
-            "failed_attempts": len(self.failures),
-            "recovered": sum(
-                (r["game"], r["episode"]) in failed_keys for r in self.records if "error" not in r
-            ),
-            "failure_reasons": self.failure_reasons,
+            "failed_attempts": failures.attempts,
+            "recovered": len(failures.recovered),
+            "failure_reasons": failures.reasons,
         }
 
     def mean_scores(self, key: str = "score") -> dict[str, float]:
@@ -201,38 +234,32 @@ def _agent_and_policy(
     return agent or f"{module}:{name}", policy
 
 
-def _check_picklable(job: Job) -> None:
-    try:
-        pickle.dumps(job)
-    except Exception as error:
-        raise PolicyError(
-            f"The policy cannot be sent to worker processes ({type(error).__name__}: {error}). "
-            "Define it at module level and pass it as 'module:attr', or use workers=0 to "
-            "run in this process."
-        ) from None
-
-
-def _make_backend(
+def _legacy_backend(
     backend: str,
-    job: Job,
-    workers: int,
+    workers: int | None,
     address: str | None,
-    dask_timeout: float,
-    unit_timeout: float | None,
+    dask_timeout: float | None,
     dask_security: Any,
-) -> Backend:
+) -> RunsOn:
+    """The backend object of saber 0.2's keywords (deprecated), with a warning."""
+    warnings.warn(
+        "evaluate(workers=, backend='local'|'dask', address=, dask_timeout=, dask_security=) "
+        "is deprecated: pass backend=Inline(), Processes(workers=N) or Dask(address=..., "
+        "workers=N, timeout=..., security=...) from saber.harness; the keywords go in saber 0.4",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     if backend == "dask":
-        return DaskBackend(
-            job, address, workers, dask_timeout, unit_timeout=unit_timeout, security=dask_security
-        )
+        if workers is not None:
+            _check_positive("workers", workers)
+        return Dask(address, workers, 10.0 if dask_timeout is None else dask_timeout, dask_security)
     if backend != "local":
         raise SaberError(f"Expect backend 'local' or 'dask', actually: {backend!r}")
     if address is not None or dask_security is not None:
         raise SaberError("An address and TLS settings are only used with backend='dask'")
-    if workers == 0:
-        return InlineBackend(job)
-    _check_picklable(job)
-    return LocalBackend(job, workers, unit_timeout=unit_timeout)
+    if workers is not None:
+        _check_positive("workers", workers, minimum=0)
+    return Inline() if workers == 0 else Processes(workers)
 
 
 class _Progress:
@@ -313,18 +340,11 @@ class _Run:
             item for item in unit.episodes if (unit.game, item[0]) not in self.store.finished
         ]
         for episode, seed in unfinished:  # every failed attempt stays in the history
-            self.store.write(
-                {
-                    "game": unit.game,
-                    "episode": episode,
-                    "seed": seed,
-                    "agent": self.job.agent,
-                    **({} if self.job.run is None else {"run": self.job.run}),
-                    "error": event.error,
-                    "kind": event.kind,
-                    "attempt": unit.attempt,
-                }
-            )
+            attempt = FailedAttempt(
+                unit.game, episode, seed, self.job.agent, event.error, event.kind, unit.attempt,
+                run=self.job.run,
+            )  # fmt: skip
+            self.store.write(attempt.to_dict())
         if event.kind == "policy":
             raise PolicyError(f"{event.error} (game {unit.game}). {self._on_disk()}.")
         if event.kind == "setup":
@@ -383,23 +403,23 @@ def evaluate(
     episodes: int = 100,
     *,
     out: str | Path | None = None,
-    workers: int | None = None,
+    backend: RunsOn | str | None = None,
     envs_per_worker: int = DEFAULT_ENVS_PER_WORKER,
     base_seed: int = 0,
-    backend: str = "local",
-    address: str | None = None,
     agent: str | None = None,
     run: str | None = None,
     env_options: dict[str, Any] | None = None,
     allow_non_saber: bool = False,
     progress: bool | None = None,
     command: list[str] | None = None,
-    dask_timeout: float = 10.0,
-    dask_security: Any = None,
     unit_timeout: float | None = DEFAULT_UNIT_TIMEOUT,
     on_message: Callable[[str], None] | None = None,
     emulation_threads: int | None = None,
     video: int = 0,
+    workers: int | None = None,
+    address: str | None = None,
+    dask_timeout: float | None = None,
+    dask_security: Any = None,
 ) -> EvaluationResult:
     """Evaluate a policy on games under the SABER protocol; resumable.
 
@@ -409,8 +429,8 @@ def evaluate(
             a policy class, or a policy object: a callable mapping ``uint8``
             (n, 4, 84, 84) to n actions. A class is a factory, as in a ``"module:Class"``
             spec: it is instantiated without arguments once in each worker (once in this
-            process with ``workers=0``), never called on observations. Objects and classes
-            must be picklable (classes: defined at module level) unless ``workers=0``.
+            process with ``Inline()``), never called on observations. Objects and classes
+            must be picklable (classes: defined at module level) unless ``Inline()``.
         games: names of any single-player ROM of ale-py, in any spelling (games outside
             the 61 SABER games have no SABER baseline: reports leave them out of the
             aggregates), or ``all`` (the 61 SABER games), ``atari57``, ``atari5``,
@@ -418,13 +438,12 @@ def evaluate(
         episodes: episodes per game (the protocol: 100).
         out: the run directory; created, or resumed when it holds the same run. None: a
             new temporary directory.
-        workers: local worker processes (default: one per core); 0 runs in this process.
-            With ``backend="dask"`` and no address, the size of the local Dask cluster.
+        backend: where the episodes run: ``Inline()`` (this process),
+            ``Processes(workers=N)`` (local worker processes; the default, one per core)
+            or ``Dask(address=..., workers=N, timeout=..., security=...)`` (a Dask
+            cluster; extra ``dask``), from :mod:`saber.harness`.
         envs_per_worker: sub-envs of each worker's vector env: the policy's batch size.
         base_seed: the seed all episode seeds derive from (non-negative).
-        backend: ``"local"`` or ``"dask"``.
-        address: Dask scheduler address (``tcp://host:8786`` or ``tls://host:8786``);
-            None starts a local cluster.
         agent: the name written in the records (default: the spec, or module:qualname).
         run: the run name (one training seed of the agent, say), written in ``run.json``
             and in every record as ``run``; None (the default) writes no ``run`` key.
@@ -434,20 +453,19 @@ def evaluate(
             then marked ``non_saber``, and so is its report).
         progress: show a progress bar on stderr (default: when stderr is a terminal).
         command: the command line recorded in ``run.json`` (default: ``sys.argv``).
-        dask_timeout: seconds to wait for the Dask scheduler.
-        dask_security: TLS for Dask: a ``distributed.Security``, or a dict of its
-            arguments (``tls_ca_file``, ``tls_client_cert``, ``tls_client_key``); None uses
-            Dask's configuration.
         unit_timeout: seconds a unit may go without frame progress before its worker is
             stopped and the unit fails (retried once, then recorded); None: no deadline.
-            Worker processes and Dask only: ``workers=0`` cannot stop itself.
+            Worker processes and Dask only: ``Inline()`` cannot stop itself.
         on_message: called with each line for the user (``resuming: 60 of 120 episodes
             already done``); None: silent.
         emulation_threads: threads of each worker's vector env; None: one per core with
-            a single local worker (or ``workers=0``), else 1 (W processes use W cores).
+            a single local worker (or ``Inline()``), else 1 (W processes use W cores).
         video: film the first ``video`` episodes of every game played in this call, as
             ``out/videos/<game>/episode-<n>.mp4`` (every frame, in colour; listed in
             ``run.json``); needs the ``video`` extra. The records are the same either way.
+        workers, address, dask_timeout, dask_security: deprecated (saber 0.2's keywords,
+            and ``backend="local"``/``"dask"``): they still work, with a warning, until
+            saber 0.4; use a backend object.
 
     Returns:
         An :class:`EvaluationResult`; ``.report()`` gives the SABER report.
@@ -459,7 +477,8 @@ def evaluate(
         RunMismatchError: ``out`` holds a run with different settings.
         StoreWriteError: results cannot be written (disk full); finished episodes are kept.
         BackendError: Dask is missing or its scheduler cannot be reached.
-        KeyboardInterrupt: after stopping the workers and storing what had finished.
+        KeyboardInterrupt: after stopping the workers and storing what had finished (on
+            SIGTERM: :class:`Terminated`, a KeyboardInterrupt).
     """
     started = time.monotonic()
     _check_positive("episodes", episodes)
@@ -468,8 +487,21 @@ def evaluate(
     _check_positive("video", video, minimum=0)
     if video:
         require_video_extra()  # here, before any episode runs
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    _check_positive("workers", workers, minimum=0 if backend == "local" else 1)
+    legacy = (workers, address, dask_timeout, dask_security) != (None,) * 4
+    if legacy or isinstance(backend, str):
+        backend = _legacy_backend(
+            backend if isinstance(backend, str) else "local",
+            workers,
+            address,
+            dask_timeout,
+            dask_security,
+        )
+    runs_on = Processes() if backend is None else backend
+    if not isinstance(runs_on, Inline | Processes | Dask):
+        raise SaberError(
+            "Expect `backend` to be Inline(), Processes(workers=N) or Dask(address=...) "
+            f"(saber.harness), actually: {backend!r}"
+        )
     if unit_timeout is not None and not unit_timeout > 0:
         raise SaberError(
             f"Expect `unit_timeout` to be positive or None, actually: {unit_timeout!r}"
@@ -495,14 +527,14 @@ def evaluate(
     )
     overrides = dict(env_options or {})
     # Several processes: one emulation thread each, so W processes use W cores.
-    threads = 0 if backend == "local" and workers <= 1 else 1
+    threads = runs_on.emulation_threads()
     if emulation_threads is not None:
         _check_positive("emulation_threads", emulation_threads)
         threads = emulation_threads
     films = VideoRequest(str(directory.resolve()), video) if video else None
     job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run)
     requested = [(game, index) for game in game_ids for index in range(episodes)]
-    with ResultsStore.open(directory, run_info) as store:
+    with _sigterm_as_interrupt(), ResultsStore.open(directory, run_info) as store:
         if store.recovered:
             say(
                 f"recovered {directory / 'episodes.jsonl'}: its last record had been cut "
@@ -515,14 +547,13 @@ def evaluate(
         for game, index in requested:
             if (game, index) not in store.finished:
                 pending[game].append((index, episode_seed(base_seed, game, index)))
-        units = plan_units(pending, max(workers, 1), envs_per_worker)
+        units = plan_units(pending, runs_on.parallelism, envs_per_worker)
         bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)
         runner: _Run | None = None
+        status = "failed"  # unless it finishes, or is interrupted
         try:
             if units:
-                runner_backend = _make_backend(
-                    backend, job, workers, address, dask_timeout, unit_timeout, dask_security
-                )
+                runner_backend = runs_on.start(job, unit_timeout)
                 runner = _Run(store, runner_backend, bar, job)
                 try:
                     runner.submit(units)
@@ -532,12 +563,14 @@ def evaluate(
                     raise
                 finally:
                     runner_backend.close()
+            status = "finished"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
         finally:
             bar.close()
             result = _result(store, requested, started, runner, settings.is_compliant)
-            store.end_session(result.summary())
-            if video:  # after end_session, which rewrites run.json from what it read
-                add_videos_to_run(directory)
+            store.end_session(result.summary(), status, video_entries(directory) if video else None)
     return result
 
 

@@ -36,8 +36,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from saber.envs.protocol import NUM_ACTIONS
 from saber.errors import SaberError
+from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = [
     "BUILTIN_AGENTS",

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from saber.envs import EpisodeRecord, SaberVectorEnv
+from saber.envs import SaberVectorEnv
 from saber.harness.policies import (
     Policy,
     PolicyError,
@@ -43,6 +43,8 @@ from saber.harness.work import (
     UnitStarted,
     WorkUnit,
 )
+from saber.protocol.episode import EpisodeRecord
+from saber.protocol.rundir import EpisodeLine
 
 __all__ = ["execute_unit", "quiet_ale", "run_episodes"]
 
@@ -50,12 +52,17 @@ _TICK_SECONDS = 1.0  # how often frame counts go to the progress bar
 
 
 def _record(
-    game: str, agent: str, episode: int, seed: int, stats: dict[str, np.ndarray], row: int
+    game: str,
+    agent: str,
+    episode: int,
+    seed: int,
+    stats: dict[str, np.ndarray],
+    row: int,
+    run: str | None,
 ) -> dict[str, Any]:
     """The ``episodes.jsonl`` line of sub-env ``row``'s record in a vector env's ``info["saber"]``."""
-    record = EpisodeRecord.from_dict({key: values[row] for key, values in stats.items()}).to_dict()
-    record["seconds"] = round(record["seconds"], 3)
-    return {"game": game, "episode": episode, "seed": seed, "agent": agent, **record}
+    record = EpisodeRecord.from_dict({key: values[row] for key, values in stats.items()})
+    return EpisodeLine(game, episode, seed, agent, record, run).to_dict()
 
 
 def episode_info(info: dict[str, Any]) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
@@ -126,8 +133,7 @@ def run_episodes(
         for row in np.flatnonzero(ended).tolist():
             item = active[row]
             if item is not None:
-                record = _record(env.rom_id, agent, item[0], item[1], stats, row)
-                yield record if run is None else {**record, "run": run}
+                yield _record(env.rom_id, agent, item[0], item[1], stats, row, run)
             active[row] = queue.popleft() if queue else None
             (starting if active[row] is not None else idle).append(row)
         if starting:
@@ -198,7 +204,7 @@ def execute_unit(
         policy = _policy_of(job)
         film = None
         if job.video is not None:
-            from saber.harness.video import EpisodeFilm
+            from saber.training.video import EpisodeFilm
 
             film = EpisodeFilm(policy, job.video, unit.game, unit.episodes, job.settings)
             policy = film

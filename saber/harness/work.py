@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 if TYPE_CHECKING:
-    from saber.harness.video import VideoRequest
+    from saber.training.video import VideoRequest
 
 __all__ = [
     "SEED_SCHEME",
@@ -68,7 +68,7 @@ class Job:
         settings: overrides of :class:`~saber.envs.SaberSettings` (empty for SABER).
         envs_per_worker: sub-envs of a worker's vector env (fewer for a smaller unit).
         num_threads: emulation threads per vector env (0: one per core).
-        video: the episodes to film, if any (:mod:`saber.harness.video`).
+        video: the episodes to film, if any (:mod:`saber.training.video`).
         run: the run name written in each record (None: no ``run`` key).
     """
 

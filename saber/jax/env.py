@@ -26,11 +26,10 @@ from saber.envs import rules
 from saber.envs.bilinear import bilinear_tables, resize_bilinear
 from saber.envs.emulator import legal_action_count
 from saber.envs.factory import env_id, resolve_rom_id
-from saber.envs.protocol import NUM_ACTIONS, SaberSettings
-from saber.envs.records import EpisodeEnd, EpisodeRecord
-from saber.envs.records import checkpoint_frames as resolve_checkpoints
 from saber.jax import engine
 from saber.jax.seeding import ale_seeds
+from saber.protocol import NUM_ACTIONS, EpisodeEnd, EpisodeRecord, SaberSettings
+from saber.protocol import checkpoint_frames as resolve_checkpoints
 
 __all__ = ["EnvState", "SaberJaxEnv", "make", "records"]
 

@@ -31,8 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saber.envs.protocol import NUM_ACTIONS
 from saber.errors import SaberError
+from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = ["ARCHITECTURE", "init_params", "load_params", "q_values", "save_params"]
 

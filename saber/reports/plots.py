@@ -30,6 +30,7 @@ One file per figure, time limit and format (``classes_<limit>``, ``per_game_<lim
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import textwrap
 from collections.abc import Iterator, Sequence
@@ -37,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from saber.envs import records
 from saber.errors import SaberError
 from saber.games import get_game
+from saber.protocol import limits
 from saber.reports.tables import NOT_SABER_MARK, deviations_by_agent
 from saber.scoring import CLASS_NAMES
 
@@ -204,7 +205,7 @@ def _agents(report: dict[str, Any], time_limit: str | None = None) -> list[str]:
 
 def _limit_title(report: dict[str, Any], time_limit: str) -> str:
     suffix = "" if report["saber_compliant"] else " (NOT SABER-compliant)"
-    return f"{records.time_limit(time_limit).title}{suffix}"
+    return f"{limits.time_limit(time_limit).title}{suffix}"
 
 
 def _legend_columns(labels: Sequence[str], width: float) -> int:
@@ -511,8 +512,6 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
     agents = _agents(report, time_limit)
     styles = agent_styles(report)
     with _style():
-        from matplotlib.ticker import MaxNLocator
-
         fig = _figure(PAGE_WIDTH, 0.75 + 0.3 * len(agents))
         axes = fig.subplots(1, len(AGGREGATES), sharey=True)
         any_point_only = False
@@ -563,8 +562,6 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
             # Bars are "sticky" at their base: the panel would end exactly at the lowest
             # interval, drawing it on the spine. The margins apply on both sides instead.
             ax.use_sticky_edges = False
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
-            _percent_ticks(ax)
             if not ax.has_data():  # only text: a scale would suggest numbers that are not there
                 ax.set_xticks([])
             ax.grid(axis="x", alpha=0.25, linewidth=0.5)
@@ -589,7 +586,44 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
             ),
             fontsize=7,
         )
+        for ax in axes:
+            if ax.has_data():
+                _fit_percent_ticks(fig, ax)
     return fig
+
+
+def _fit_percent_ticks(fig: Figure, ax: Axes, most: int = 4, gap_px: float = 4.0) -> None:
+    """Percent ticks on ``ax``'s x axis, as many as fit (up to ``most``) without labels
+    touching: a narrow panel of a narrow range ("100%", "100.05%", "100.1%") gets fewer.
+
+    Steps of 1, 2 or 5 (never 2.5, whose labels need one more decimal), and labels with
+    the decimals that the tick spacing needs, the same for every tick of the panel.
+    """
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    def label(value: float, _: int) -> str:
+        locs = ax.xaxis.get_majorticklocs()
+        step = min((abs(b - a) for a, b in itertools.pairwise(locs)), default=0.0)
+        # 1e-9: a step of 0.1 computed as 0.0999... needs one decimal, not two.
+        decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
+        text = f"{value:.{decimals}f}"
+        return f"{text.lstrip('-') if float(text) == 0 else text}%"  # no "-0.0%"
+
+    ax.xaxis.set_major_formatter(FuncFormatter(label))
+    for nbins in range(most, 0, -1):
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=nbins, steps=[1, 2, 5, 10]))
+        fig.draw_without_rendering()
+        low, high = sorted(ax.get_xlim())
+        boxes = sorted(
+            (
+                text.get_window_extent()
+                for text, loc in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True)
+                if low <= loc <= high and text.get_text()
+            ),
+            key=lambda box: box.x0,
+        )
+        if all(a.x1 + gap_px <= b.x0 for a, b in itertools.pairwise(boxes)):
+            return
 
 
 def plot_improvement(report: dict[str, Any], time_limit: str = "saber") -> Figure | None:
@@ -688,7 +722,7 @@ def plot_time_limits(report: dict[str, Any]) -> Figure | None:
                 if ax is axes[0]:
                     handles.append(handle)
             ax.set_xticks(
-                range(len(time_limits)), [records.time_limit(t).title for t in time_limits]
+                range(len(time_limits)), [limits.time_limit(t).title for t in time_limits]
             )
             ax.set_xlim(-0.4, len(time_limits) - 0.6)
             _percent_ticks_y(ax)

@@ -49,7 +49,6 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from saber import __version__
 from saber.games import BASELINE_SOURCES, get_game
 from saber.reports.model import (
     NO_INTERVAL,
@@ -98,6 +97,7 @@ from saber.scoring.stats import (
     score_distribution,
     welch_t_test,
 )
+from saber.version import __version__
 
 __all__ = ["NO_SABER_BASELINE", "REPORT_FORMAT", "build_report", "make_report"]
 

@@ -11,8 +11,8 @@ import json
 import textwrap
 from typing import Any
 
-from saber.envs import records
 from saber.games import BASELINE_SOURCES, get_game
+from saber.protocol import limits
 from saber.scoring import CLASS_NAMES
 
 __all__ = [
@@ -209,7 +209,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
             rows.append(
                 [
                     _marked(agent, deviations),
-                    records.time_limit(time_limit).title,
+                    limits.time_limit(time_limit).title,
                     str(wr["games"]),
                     _estimate(_median(wr), wr["median_ci"], measured),
                     _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured),
@@ -222,7 +222,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
             class_rows.append(
                 [
                     _marked(agent, deviations),
-                    records.time_limit(time_limit).title,
+                    limits.time_limit(time_limit).title,
                     *(str(s["classes"][name]) for name in reversed(CLASS_NAMES)),
                     _median(human),
                     _pct(human["mean"]),
@@ -255,7 +255,7 @@ def _notes(report: dict[str, Any]) -> list[str]:
             if not _has_interval(s):
                 why = s.get("interval_note") or NO_INTERVAL_NOTE.split(": ", 1)[1]
                 no_interval.setdefault(why, []).append(
-                    f"{agent}, {records.time_limit(time_limit).title}"
+                    f"{agent}, {limits.time_limit(time_limit).title}"
                 )
             for block, missing in (
                 ("world_record", "no world record"),
@@ -270,7 +270,7 @@ def _notes(report: dict[str, Any]) -> list[str]:
             if s["atari5"]["estimate"] is None and s["atari5"]["missing"]:
                 needs = f"needs {_titles(s['atari5']['missing'])}"
                 atari5.setdefault(needs, []).append(
-                    f"{agent}, {records.time_limit(time_limit).title}"
+                    f"{agent}, {limits.time_limit(time_limit).title}"
                 )
     lines = [
         f"{NO_INTERVAL} No interval ({'; '.join(who)}): {why}." for why, who in no_interval.items()
@@ -374,7 +374,7 @@ def _welch_sentence(report: dict[str, Any], time_limit: str, pair: dict[str, Any
 def _comparisons(report: dict[str, Any]) -> list[str]:
     lines = []
     for time_limit, comparison in report["comparisons"].items():
-        lines += ["", f"### Comparisons, {records.time_limit(time_limit).title}", ""]
+        lines += ["", f"### Comparisons, {limits.time_limit(time_limit).title}", ""]
         for pair in comparison["pairs"]:
             poi = pair["probability_of_improvement"]
             if pair.get("skipped") and comparison["games"]:
@@ -433,7 +433,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         *_comparisons(report),
     ]
     for time_limit in report["time_limits"]:
-        lines += ["", f"## Per-game scores, {records.time_limit(time_limit).title}", ""]
+        lines += ["", f"## Per-game scores, {limits.time_limit(time_limit).title}", ""]
         lines += _per_game(report, time_limit)
     lines += ["", *_sources(report)]
     return "\n".join(lines) + "\n"

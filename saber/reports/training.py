@@ -1,7 +1,7 @@
 """Training-time scores beside a reference's at the same checkpoints (``saber training --reference``).
 
 SABER reports an agent during training as the mean of 100 consecutive training episodes at
-10M, 50M, 100M and 200M training frames (:func:`saber.harness.training.training_scores`).
+10M, 50M, 100M and 200M training frames (:func:`saber.reports.training_log.training_scores`).
 The SABER paper published Rainbow-IQN's at exactly those checkpoints (Tables 6 and 7):
 :func:`compare_training` puts them in the same rows, so a new agent's learning curve can
 be read against it. A checkpoint the reference did not publish shows no reference score.
@@ -14,7 +14,7 @@ bootstrap interval over runs. They are not SABER; the table prints how they diff
 for the figure of :mod:`saber.reports.training_plots`.
 
 Example:
-    >>> from saber.harness.training import CheckpointScore
+    >>> from saber.reports.training_log import CheckpointScore
     >>> rows = compare_training([CheckpointScore("pong", 10_000_000, 5.0, 100, 0, 99)])
     >>> rows[0].references["rainbow-iqn@saber-paper"].score
     6.76
@@ -26,18 +26,16 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from saber.errors import UnknownGameError
 from saber.games import get_game
 from saber.reports.tables import NOT_SABER_MARK
+from saber.reports.training_log import CheckpointScore, read_training_log, training_scores
 from saber.scoring import dopamine
 from saber.scoring.references import training_reference
-
-if TYPE_CHECKING:
-    from saber.harness.training import CheckpointScore
 
 __all__ = [
     "ReferenceCurve",
@@ -166,7 +164,7 @@ def compare_training(
     """The user's training-time scores with a reference's at the same checkpoints.
 
     Args:
-        scores: from :func:`saber.harness.training.training_scores`.
+        scores: from :func:`saber.training.training_scores`.
         reference: a shipped reference with training-time scores (``"saber-paper"``,
             ``"dopamine"``, ``"dopamine:rainbow"``).
         seed, n_resamples: the bootstrap of the intervals over runs (Dopamine).
@@ -275,7 +273,7 @@ class TrainingCurve:
         game: ale id (as in the log when it is not a known game).
         frames: where the user's curve is evaluated: episode ends, cumulative frames.
         mean: the training-time score there (mean of the last 100 episodes).
-        checkpoints: the user's :class:`~saber.harness.training.CheckpointScore` at each
+        checkpoints: the user's :class:`~saber.reports.training_log.CheckpointScore` at each
             checkpoint the log reached.
         references: the references' curves.
     """
@@ -329,17 +327,16 @@ def training_curves(
     (Dopamine: each iteration, the mean over 5 runs and its 95% bootstrap interval).
 
     Args:
-        log: a training log (:class:`~saber.harness.training.TrainingRecorder`).
+        log: a training log (:class:`~saber.training.TrainingRecorder`).
         reference: ``saber-paper``, ``dopamine``, ``dopamine:<agent>``, or None.
         checkpoints: frames at which the scores are marked.
         seed, n_resamples: the bootstrap of the intervals over runs.
     """
-    from saber.harness.training import _read_log, training_scores
 
     if reference is not None:
         check_training_reference(reference)
     curves = []
-    for game, episodes in _read_log(Path(log)).items():
+    for game, episodes in read_training_log(Path(log)).items():
         ends = np.unique([e["frames"] for e in episodes])
         ends = ends[
             np.unique(np.linspace(0, ends.size - 1, min(ends.size, CURVE_POINTS)).astype(int))

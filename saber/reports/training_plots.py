@@ -31,7 +31,7 @@ import numpy as np
 
 from saber.errors import UnknownGameError
 from saber.games import get_game
-from saber.harness.training import checkpoint_label
+from saber.protocol.training import checkpoint_label
 from saber.reports.plots import (
     MARKERS,
     PAGE_WIDTH,

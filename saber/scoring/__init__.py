@@ -63,7 +63,6 @@ from saber.scoring.rules import (
 )
 from saber.scoring.scorefile import (
     DEFAULT_RUN,
-    TIME_LIMITS,
     EpisodeScore,
     GameEpisodes,
     ScoreTable,
@@ -95,7 +94,6 @@ __all__ = [
     "ESTIMATE_SUBSETS",
     "INFINITE_MEAN_VALUE",
     "REFERENCES",
-    "TIME_LIMITS",
     "EpisodeScore",
     "GameEpisodes",
     "Reference",
@@ -136,3 +134,11 @@ __all__ = [
     "welch_t_test",
     "world_record_normalize",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "TIME_LIMITS":  # deprecated: scorefile warns and reads the registry
+        from saber.scoring import scorefile
+
+        return scorefile.__getattr__(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

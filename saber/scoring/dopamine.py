@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saber.envs.protocol import NUM_ACTIONS, SaberSettings
+from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 from saber.scoring.scorefile import EpisodeScore, ScoreTable, _Builder
 from saber.scoring.stats import bootstrap_runs, percentile_interval
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from saber.errors import ScoreFileError
+from saber.protocol import limits
 from saber.scoring import dopamine
 from saber.scoring.scorefile import (
     EpisodeScore,
@@ -140,9 +141,11 @@ def _random_table() -> ScoreTable:
             record = {
                 "game": row["game"],
                 "episode": int(row["episode"]),
-                "score": float(row["score"]),
-                "score_5min": float(row["score_5min"]),
-                "score_30min": float(row["score_30min"]),
+                # One column per registered time limit (score, score_5min, score_30min).
+                **{
+                    limit.record_field: float(row[limit.record_field])
+                    for limit in limits.TIME_LIMITS
+                },
                 "infinite": row["infinite"].strip().lower() == "true",
             }
         except (KeyError, ValueError) as error:

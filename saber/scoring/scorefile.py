@@ -35,10 +35,8 @@ Every error names the file and line, and the game where there is one.
 from __future__ import annotations
 
 import csv
-import json
 import math
-from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,17 +44,24 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saber.envs import records
 from saber.errors import ScoreFileError, UnknownGameError
 from saber.games import get_game
+from saber.protocol import limits
+from saber.protocol.rundir import (
+    EPISODES_FILE,
+    RUN_FILE,
+    FailureSummary,
+    read_episode_lines,
+    read_run_json,
+)
 
 __all__ = [
     "DEFAULT_AGENT",
     "DEFAULT_RUN",
-    "TIME_LIMITS",
     "EpisodeScore",
     "GameEpisodes",
     "ScoreTable",
+    "canonical_order",
     "merge_tables",
     "parse_score",
     "parse_time_limit",
@@ -65,9 +70,6 @@ __all__ = [
     "read_scores",
 ]
 
-# The time limits are those of the registry saber.envs.records.TIME_LIMITS (read when
-# used, so a registered limit is a new column everywhere); this is its names at import.
-TIME_LIMITS: tuple[str, ...] = tuple(limit.name for limit in records.TIME_LIMITS)
 DEFAULT_AGENT = "agent"
 DEFAULT_RUN = "default"
 
@@ -81,7 +83,7 @@ class EpisodeScore:
     Attributes:
         agent: the agent's name.
         game: ale id of the game.
-        time_limit: one of :data:`TIME_LIMITS`.
+        time_limit: one of :data:`saber.protocol.TIME_LIMITS`.
         score: raw game points; ``inf`` when infinite gameplay was given without a number.
         infinite: the episode was infinite gameplay (SABER limit only).
         episode: the episode index, or None when the file gave none.
@@ -125,7 +127,7 @@ class ScoreTable:
     """Episode scores of one or more agents, with where they came from.
 
     Attributes:
-        records: the rows, in file order.
+        records: the rows: each file's in :func:`canonical_order`, files in the order read.
         sources: the files read.
         saber_compliant: False when a run declared non-SABER settings.
         warnings: things the reader skipped or noticed, for the report.
@@ -145,38 +147,39 @@ class ScoreTable:
     game_sets: dict[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
 
     def agents(self) -> list[str]:
-        """Agent names in order of first appearance."""
+        """Agent names in order of first appearance (the readers put each file's records
+        in :func:`canonical_order`: files in the order given, agents alphabetical in each)."""
         return list(dict.fromkeys(r.agent for r in self.records))
 
     def time_limits(self) -> list[str]:
-        """Time limits present, in :data:`TIME_LIMITS` order."""
+        """Time limits present, in :data:`saber.protocol.TIME_LIMITS` order."""
         present = {r.time_limit for r in self.records}
-        return [limit.name for limit in records.TIME_LIMITS if limit.name in present]
+        return [limit.name for limit in limits.TIME_LIMITS if limit.name in present]
 
     def games(self) -> list[str]:
         """Game ids present, alphabetical."""
         return sorted({r.game for r in self.records})
 
     def runs(self, agent: str, time_limit: str) -> list[str]:
-        """Run names of one agent at one time limit, in order of first appearance."""
-        return list(
-            dict.fromkeys(
-                r.run for r in self.records if r.agent == agent and r.time_limit == time_limit
-            )
+        """Run names of one agent at one time limit, sorted (the order the bootstrap
+        resamples them in, so it must not depend on the order of the files or lines)."""
+        return sorted(
+            {r.run for r in self.records if r.agent == agent and r.time_limit == time_limit}
         )
 
     def episodes(
         self, agent: str, time_limit: str, run: str | None = None
     ) -> dict[str, GameEpisodes]:
-        """Per-game episodes of one agent at one time limit, alphabetical by game id.
+        """Per-game episodes of one agent at one time limit, alphabetical by game id, each
+        game's episodes in :func:`canonical_order` (so resampling never sees line order).
 
         Args:
             agent: the agent.
-            time_limit: one of :data:`TIME_LIMITS`.
+            time_limit: one of :data:`saber.protocol.TIME_LIMITS`.
             run: only this run's episodes; None pools every run's.
         """
         by_game: dict[str, list[EpisodeScore]] = {}
-        for r in self.records:
+        for r in canonical_order(self.records):
             if r.agent == agent and r.time_limit == time_limit and run in (None, r.run):
                 by_game.setdefault(r.game, []).append(r)
         return {
@@ -193,10 +196,46 @@ class ScoreTable:
         return {run: self.episodes(agent, time_limit, run) for run in self.runs(agent, time_limit)}
 
 
+def __getattr__(name: str) -> Any:
+    # TIME_LIMITS here was a copy of the registry's names taken at import, a tuple of
+    # strings under the registry's own name; read the registry (saber.protocol) instead.
+    if name == "TIME_LIMITS":
+        import warnings
+
+        warnings.warn(
+            "saber.scoring.TIME_LIMITS is deprecated: use saber.protocol.time_limit_names() "
+            "(names) or saber.protocol.TIME_LIMITS (the registry)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return limits.time_limit_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def canonical_order(rows: Iterable[EpisodeScore]) -> list[EpisodeScore]:
+    """``rows`` sorted by agent, run, game, time limit (registry order), episode, score.
+
+    A report is a function of the set of scores and the seed: the bootstrap draws episode
+    indices, so the scores are put in this order before any resampling, whatever order
+    the lines of the files were in (a resumed run appends in finishing order).
+
+    >>> rows = [EpisodeScore("a", "pong", "saber", s, False, e, "") for s, e in ((3.0, 1), (5.0, 0))]
+    >>> [row.score for row in canonical_order(rows)]
+    [5.0, 3.0]
+    """
+    rank = {limit.name: index for index, limit in enumerate(limits.TIME_LIMITS)}
+
+    def key(row: EpisodeScore) -> tuple[Any, ...]:
+        episode = -1 if row.episode is None else row.episode
+        return (row.agent, row.run, row.game, rank.get(row.time_limit, -1), episode, row.score)
+
+    return sorted(rows, key=key)
+
+
 def parse_time_limit(text: str, where: str = "") -> str:
     """``"5min"``, ``"30min"`` or ``"saber"`` from a spelling (``30m``, ``unlimited``, ...)."""
     try:
-        return records.time_limit(text).name
+        return limits.time_limit(text).name
     except ValueError as error:
         raise ScoreFileError(f"{where}: {error}") from None
 
@@ -349,22 +388,8 @@ def read_score_csv(path: str | Path) -> ScoreTable:
                 ) from None
     if not builder.table.records:
         raise ScoreFileError(f"{path}: no scores, only a header")
+    builder.table.records = canonical_order(builder.table.records)
     return builder.table
-
-
-def _jsonl_records(path: Path) -> Iterator[tuple[str, dict]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            where = f"{path}:{number}"
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ScoreFileError(f"{where}: not a JSON object ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise ScoreFileError(f"{where}: not a JSON object")
-            yield where, record
 
 
 def _number(record: dict, key: str, where: str, game: str) -> float:
@@ -398,7 +423,7 @@ def add_harness_record(
     run_name = run if record.get("run") is None else record["run"]
     if not isinstance(run_name, str | int) or isinstance(run_name, bool) or str(run_name) == "":
         raise ScoreFileError(f"{where}: run {run_name!r} of game {game} must be a non-empty name")
-    for limit in records.TIME_LIMITS:
+    for limit in limits.TIME_LIMITS:
         builder.add(
             EpisodeScore(
                 agent=str(record.get("agent") or agent),
@@ -414,13 +439,12 @@ def add_harness_record(
 
 
 def _run_json(directory: Path) -> tuple[dict, Path]:
-    run_file = directory / "run.json"
-    if not run_file.is_file():
-        return {}, run_file
+    """``run.json`` beside the episodes as it is (``{}`` if there is none)."""
+    run_file = directory / RUN_FILE
     try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ScoreFileError(f"{run_file}: not valid JSON ({error.msg})") from None
+        run = read_run_json(run_file)
+    except FileNotFoundError:
+        return {}, run_file
     return (run if isinstance(run, dict) else {}), run_file
 
 
@@ -437,7 +461,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     """
     path = Path(path)
     directory, episodes_file = (
-        (path, path / "episodes.jsonl") if path.is_dir() else (path.parent, path)
+        (path, path / EPISODES_FILE) if path.is_dir() else (path.parent, path)
     )
     if not episodes_file.is_file():
         raise ScoreFileError(f"{path}: no episodes.jsonl in this directory")
@@ -446,21 +470,25 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     builder = _Builder()
     table = builder.table
     table.sources.append(str(episodes_file))
-    failures: list[tuple[str, Any, str]] = []  # (game, episode, reason) of each failed attempt
+    failures: list[dict] = []  # every failed attempt
     finished: set[tuple[str, Any]] = set()
-    for where, record in _jsonl_records(episodes_file):
+    # A torn last line (a run writing right now, or one that crashed) is not read.
+    for number, record in read_episode_lines(episodes_file).lines:
+        where = f"{episodes_file}:{number}"
         if "game" not in record:
             raise ScoreFileError(f"{where}: record without a game")
         game = _game_id(str(record["game"]), where)
         if record.get("error"):
-            failures.append((game, record.get("episode"), str(record["error"])))
+            failures.append({**record, "game": game})
             continue
         add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))
         finished.add((game, record.get("episode")))
     if failures:
-        table.warnings.append(_failure_warning(episodes_file, failures, finished))
+        summary = FailureSummary.of(failures, finished)
+        table.warnings.append(f"{episodes_file}: {summary.describe()}")
     if not table.records:
         raise ScoreFileError(f"{episodes_file}: no finished episodes")
+    table.records = canonical_order(table.records)
     if isinstance(run.get("games"), list) and run["games"]:
         games = frozenset(_game_id(str(g), str(run_file)) for g in run["games"])
         for agent, name in {(r.agent, r.run) for r in table.records}:
@@ -472,25 +500,6 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             "its scores are not SABER scores"
         )
     return table
-
-
-def _failure_warning(
-    episodes_file: Path, failures: list[tuple[str, Any, str]], finished: set[tuple[str, Any]]
-) -> str:
-    """What failed in a harness run, recovered attempts included (the append-only file
-    keeps every failed attempt, so the report says so even after a successful retry)."""
-    reasons = Counter(reason for _, _, reason in failures)
-    attempted = {(game, episode) for game, episode, _ in failures}
-    lost = sorted(attempted - finished, key=str)
-    recovered = len(attempted & finished)
-    shown = ", ".join(f"{game} episode {episode}" for game, episode in lost[:10])
-    shown += f" and {len(lost) - 10} more" if len(lost) > 10 else ""
-    why = "; ".join(f"{count}x {reason}" for reason, count in reasons.most_common(5))
-    return (
-        f"{episodes_file}: {len(failures)} failed attempt(s) ({why}); "
-        f"{recovered} episode(s) finished on a retry"
-        + (f"; {len(lost)} failed episode(s) skipped: {shown}" if lost else "")
-    )
 
 
 def _check_game_sets(merged: ScoreTable, table: ScoreTable) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import saber
-from saber.harness import EvaluationResult
+from saber.harness import EvaluationResult, Inline
 
 EVAL_FRAMES = 2_000  # cap of evaluation episodes in these tests (SABER: 100 hours)
 
@@ -17,14 +17,14 @@ def evaluate_briefly(
     """Two episodes capped at ``EVAL_FRAMES``, in this process; checks they both ran.
 
     The cap is not SABER, hence ``allow_non_saber``; the trained model stays in this
-    process (``workers=0``).
+    process (``backend=Inline()``).
     """
     result = saber.evaluate(
         policy,
         game,
         episodes=2,
         out=out,
-        workers=0,
+        backend=Inline(),
         envs_per_worker=envs_per_worker,
         agent=agent,
         env_options={"max_episode_frames": EVAL_FRAMES},

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import saber  # noqa: F401  (registers SABER/*)
-from saber.harness.training import TrainingRecorder, training_scores
+from saber.training.recorders import TrainingRecorder, training_scores
 from tests.clients.helpers import EVAL_FRAMES, evaluate_briefly
 
 try:
@@ -275,7 +275,7 @@ def test_dqn_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
 def test_metrics_callback_reaches_tensorboard(tmp_path: Path) -> None:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from saber.harness.sb3 import SaberMetricsCallback
+    from saber.training.sb3 import SaberMetricsCallback
 
     # Breakout with a 400-frame stuck timeout: random-ish episodes end within ~100 steps.
     def make() -> gym.Env:

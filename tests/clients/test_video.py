@@ -21,15 +21,16 @@ from click.testing import CliRunner
 import saber
 from saber.cli import main
 from saber.errors import SaberError
-from saber.harness.video import (
+from saber.harness import Inline
+from saber.training.video import (
     EpisodeFilm,
     VectorVideoRecorder,
     VideoRecorder,
     VideoRequest,
     VideoWriter,
-    add_videos_to_run,
     replay_to_video,
     require_video_extra,
+    video_entries,
 )
 from tests.harness.helpers import read_records, short_settings, strip_timing
 
@@ -65,7 +66,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         GAMES,
         3,
         out=plain,
-        workers=0,
+        backend=Inline(),
         envs_per_worker=2,
         env_options=short_settings(),
         allow_non_saber=True,
@@ -185,18 +186,19 @@ def test_a_filming_worker_keeps_its_unit_alive(tmp_path: Path) -> None:
 
 
 def test_a_video_that_cannot_be_made_fails_no_episode(tmp_path: Path) -> None:
-    """A replay that does not match its record warns and leaves a note listed in run.json,
-    instead of raising into the work unit; filming it right later clears the note."""
+    """A replay that does not match its record warns and leaves a note (listed in run.json
+    by the store: ``video_entries``), instead of raising into the work unit; filming it
+    right later clears the note."""
 
     def film_noop(record: dict) -> Path | None:
         return noop_film(tmp_path, "breakout", record["steps"]).finish(record)
 
-    (tmp_path / "run.json").write_text("{}")
     wrong = {"episode": 0, "steps": 100, "frames": 400, "score": 7.0}  # noop scores 0
     with pytest.warns(RuntimeWarning, match=r"No video of .*episode-0.mp4: SaberError: The "):
         assert film_noop(wrong) is None
-    assert add_videos_to_run(tmp_path) == []
-    [error] = json.loads((tmp_path / "run.json").read_text())["video_errors"]
+    entries = video_entries(tmp_path)
+    assert entries["videos"] == []
+    [error] = entries["video_errors"]
     assert error["video"] == "videos/breakout/episode-0.mp4"
     assert "ended at frame 400 with score 0.0, not the record's 400 and 7.0" in error["error"]
     assert sorted(p.name for p in (tmp_path / "videos" / "breakout").iterdir()) == [
@@ -205,8 +207,10 @@ def test_a_video_that_cannot_be_made_fails_no_episode(tmp_path: Path) -> None:
     # Breakout without FIRE scores nothing: 100 noop steps are 400 frames, score 0.
     right = {**wrong, "score": 0.0}
     assert film_noop(right) == tmp_path / "videos" / "breakout" / "episode-0.mp4"
-    assert add_videos_to_run(tmp_path) == ["videos/breakout/episode-0.mp4"]
-    assert "video_errors" not in json.loads((tmp_path / "run.json").read_text())
+    assert video_entries(tmp_path) == {
+        "videos": ["videos/breakout/episode-0.mp4"],
+        "video_errors": None,  # None: the store removes the key
+    }
     assert count_frames(tmp_path / "videos" / "breakout" / "episode-0.mp4") == 400
 
 

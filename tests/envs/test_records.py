@@ -1,7 +1,7 @@
 """The time-limit registry and the episode record: one definition, read everywhere.
 
 The "1 hour" test adds one :class:`TimeLimit` to the registry (what a one-line edit of
-``saber/envs/records.py`` does) and checks that env records, harness records, score
+``saber/protocol/limits.py`` does) and checks that env records, harness records, score
 files and report tables all carry the new column, with nothing else changed.
 """
 
@@ -15,9 +15,16 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from saber.envs import SaberVectorEnv, records
-from saber.envs.records import EpisodeEnd, EpisodeRecord, TimeLimit, checkpoint_limits, time_limit
+from saber.envs import SaberVectorEnv
 from saber.harness.runner import run_episodes
+from saber.protocol import (
+    EpisodeEnd,
+    EpisodeRecord,
+    TimeLimit,
+    checkpoint_limits,
+    limits,
+    time_limit,
+)
 from saber.reports import build_report, to_markdown
 from saber.scoring import read_harness_results
 
@@ -27,12 +34,12 @@ ONE_HOUR = TimeLimit("1h", 216_000, "1 hour", "score_1h")  # the one line
 @pytest.fixture
 def one_hour(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry with a 1-hour limit between 30 minutes and SABER's own end."""
-    five, thirty, saber = records.TIME_LIMITS
-    monkeypatch.setattr(records, "TIME_LIMITS", (five, thirty, ONE_HOUR, saber))
+    five, thirty, saber = limits.TIME_LIMITS
+    monkeypatch.setattr(limits, "TIME_LIMITS", (five, thirty, ONE_HOUR, saber))
 
 
 def test_registry_names_frames_titles_and_fields() -> None:
-    assert [(t.name, t.frames, t.title, t.record_field) for t in records.TIME_LIMITS] == [
+    assert [(t.name, t.frames, t.title, t.record_field) for t in limits.TIME_LIMITS] == [
         ("5min", 18_000, "5 minutes", "score_5min"),
         ("30min", 108_000, "30 minutes", "score_30min"),
         ("saber", None, "SABER (unlimited)", "score"),

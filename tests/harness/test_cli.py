@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
@@ -85,7 +86,14 @@ def _restore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_stops_cleanly_and_keeps_finished_episodes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("stop", "code", "said"),
+    [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_episodes(
+    tmp_path: Path, stop: signal.Signals, code: int, said: str
+) -> None:
     out = tmp_path / "run"
     command = [*EVAL, "--agent", "random", "--games", "breakout", "--episodes", "40",
                "--workers", "2", "--envs-per-worker", "2", "--out", str(out), "--no-report"]  # fmt: skip
@@ -98,18 +106,25 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_episodes(tmp_path: Path) -> Non
         not episodes.exists() or len(episodes.read_text().splitlines()) < 2
     ):
         time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130, stderr
-    assert "Interrupted. Finished episodes are in" in stderr and "Traceback" not in stderr
+    assert process.returncode == code, stderr
+    # One line, from the main process; none from the workers (no EOFError, BrokenPipeError).
+    assert f"{said}. Finished episodes are in" in stderr and "Traceback" not in stderr
+    assert "Error" not in stderr, stderr
     kept = read_records(out)
     assert 2 <= len(kept) < 40 and all("score" in r for r in kept)
+    (session,) = json.loads((out / "run.json").read_text())["sessions"]
+    assert session["status"] == "interrupted" and "ended" in session
+    assert session["counts"] == {"episodes_finished": len(kept), "attempts_failed": 0}
     # The lock is released and a resume runs only the episodes that had not finished.
     wanted = max(r["episode"] for r in kept) + 1
     args = ["eval", "--agent", "random", "--games", "breakout", "--episodes", str(wanted),
             "--workers", "0", "--out", str(out), "--no-report"]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0 and f"{wanted - len(kept)} new episodes" in result.output
+    sessions = json.loads((out / "run.json").read_text())["sessions"]
+    assert [s["status"] for s in sessions] == ["interrupted", "finished"]
 
 
 def _limit_file_size() -> None:

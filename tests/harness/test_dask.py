@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.harness import BackendError, PolicyError, evaluate
+from saber.harness import BackendError, Dask, PolicyError, evaluate
 from tests.harness.helpers import SleepOnEpisode, check_hung_episode_1, read_records
 
 distributed = pytest.importorskip("distributed")
@@ -28,8 +28,7 @@ def test_hung_unit_is_stopped_retried_then_recorded_and_the_run_goes_on(tmp_path
             "breakout",
             3,
             out=tmp_path,
-            backend="dask",
-            address=cluster.scheduler_address,
+            backend=Dask(cluster.scheduler_address),
             envs_per_worker=1,
             unit_timeout=10,
             progress=False,
@@ -53,8 +52,7 @@ def test_agent_module_missing_on_the_workers_fails_early_with_one_message(
                 "breakout",
                 50,
                 out=tmp_path / "run",
-                backend="dask",
-                address=cluster.scheduler_address,
+                backend=Dask(cluster.scheduler_address),
                 progress=False,
             )
     message = str(error.value)
@@ -86,5 +84,4 @@ def test_tls_scheduler_with_certificates(tmp_path: Path) -> None:
         with pytest.raises(
             BackendError, match="A tls:// scheduler needs the client's certificates"
         ):
-            evaluate("random", "breakout", 1, out=tmp_path / "plain", backend="dask",
-                     address=address, dask_timeout=2, progress=False)  # fmt: skip
+            evaluate("random", "breakout", 1, out=tmp_path / "plain", backend=Dask(address, timeout=2), progress=False)  # fmt: skip

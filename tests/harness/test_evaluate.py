@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from saber.errors import ProtocolError, SaberError
-from saber.harness import BackendError, PolicyError, RunMismatchError, evaluate
+from saber.harness import (
+    BackendError,
+    Dask,
+    Inline,
+    PolicyError,
+    Processes,
+    RunMismatchError,
+    evaluate,
+)
 from saber.harness.evaluate import RepeatedFailureError
 from saber.harness.work import episode_seed
 from tests.harness.helpers import (
@@ -35,7 +43,7 @@ SHORT = {"env_options": short_settings(), "allow_non_saber": True, "progress": F
 @pytest.fixture(scope="module")
 def inline_run(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     out = tmp_path_factory.mktemp("inline")
-    result = evaluate("random", GAMES, 3, out=out, workers=0, envs_per_worker=3, **SHORT)
+    result = evaluate("random", GAMES, 3, out=out, backend=Inline(), envs_per_worker=3, **SHORT)
     assert result.new_episodes == 6 and result.non_saber
     return result.records
 
@@ -55,7 +63,9 @@ def test_records_have_the_promised_fields(inline_run: list[dict]) -> None:
 
 
 def test_same_records_with_two_worker_processes(inline_run: list[dict], tmp_path: Path) -> None:
-    result = evaluate("random", GAMES, 3, out=tmp_path, workers=2, envs_per_worker=2, **SHORT)
+    result = evaluate(
+        "random", GAMES, 3, out=tmp_path, backend=Processes(2), envs_per_worker=2, **SHORT
+    )
     assert strip_timing(result.records) == strip_timing(inline_run)
     assert strip_timing(read_records(tmp_path)) == strip_timing(inline_run)
     run = json.loads((tmp_path / "run.json").read_text())
@@ -73,8 +83,7 @@ def test_same_records_on_a_local_dask_cluster(inline_run: list[dict], tmp_path: 
             GAMES,
             3,
             out=tmp_path,
-            backend="dask",
-            address=cluster.scheduler_address,
+            backend=Dask(cluster.scheduler_address),
             envs_per_worker=2,
             **SHORT,
         )
@@ -83,23 +92,23 @@ def test_same_records_on_a_local_dask_cluster(inline_run: list[dict], tmp_path: 
 
 
 def test_resume_runs_only_the_missing_episodes(inline_run: list[dict], tmp_path: Path) -> None:
-    first = evaluate("random", GAMES, 1, out=tmp_path, workers=0, **SHORT)
-    second = evaluate("random", GAMES, 3, out=tmp_path, workers=0, **SHORT)
-    again = evaluate("random", GAMES, 3, out=tmp_path, workers=0, **SHORT)
+    first = evaluate("random", GAMES, 1, out=tmp_path, backend=Inline(), **SHORT)
+    second = evaluate("random", GAMES, 3, out=tmp_path, backend=Inline(), **SHORT)
+    again = evaluate("random", GAMES, 3, out=tmp_path, backend=Inline(), **SHORT)
     assert (first.new_episodes, second.new_episodes, again.new_episodes) == (2, 4, 0)
     assert strip_timing(again.records) == strip_timing(inline_run)
     assert len(read_records(tmp_path)) == 6
     assert len(json.loads((tmp_path / "run.json").read_text())["sessions"]) == 3
     with pytest.raises(RunMismatchError, match="agent: 'random' in the directory, 'noop' now"):
-        evaluate("noop", GAMES, 3, out=tmp_path, workers=0, **SHORT)
+        evaluate("noop", GAMES, 3, out=tmp_path, backend=Inline(), **SHORT)
     with pytest.raises(RunMismatchError, match="base_seed: 0 in the directory, 1 now"):
-        evaluate("random", GAMES, 3, out=tmp_path, workers=0, base_seed=1, **SHORT)
+        evaluate("random", GAMES, 3, out=tmp_path, backend=Inline(), base_seed=1, **SHORT)
 
 
 def test_failing_episode_is_retried_alone_then_recorded(tmp_path: Path) -> None:
     policy = FailOnEpisode("breakout", episode=1)
     result = evaluate(
-        policy, "breakout", 3, out=tmp_path, workers=0, envs_per_worker=2, progress=False
+        policy, "breakout", 3, out=tmp_path, backend=Inline(), envs_per_worker=2, progress=False
     )
     # One unit of 3 episodes: episode 1 fails it while 0 and 1 play; each of the three is
     # recorded as failed once (attempt 0), retried alone; episode 1 fails again (attempt 1).
@@ -123,7 +132,7 @@ def test_failing_episode_is_retried_alone_then_recorded(tmp_path: Path) -> None:
     # A resume runs the failed episode again (and it fails again, as planned); the
     # history of the first session is kept.
     again = evaluate(
-        policy, "breakout", 3, out=tmp_path, workers=0, envs_per_worker=2, progress=False
+        policy, "breakout", 3, out=tmp_path, backend=Inline(), envs_per_worker=2, progress=False
     )
     assert again.new_episodes == 1 and len(read_records(tmp_path)) == 8
     assert again.summary()["failed_attempts"] == 6 and again.summary()["failed"] == 1
@@ -138,7 +147,7 @@ def test_hung_policy_is_stopped_retried_then_recorded_and_the_run_goes_on(
         "breakout",
         3,
         out=tmp_path,
-        workers=1,
+        backend=Processes(1),
         envs_per_worker=1,
         unit_timeout=10,
         progress=False,
@@ -150,7 +159,7 @@ def test_hung_policy_is_stopped_retried_then_recorded_and_the_run_goes_on(
 def test_the_same_failure_again_and_again_stops_the_run(tmp_path: Path) -> None:
     with pytest.raises(RepeatedFailureError) as error:
         evaluate(
-            AlwaysRaise(), "breakout,pong", 4, out=tmp_path, workers=0, envs_per_worker=2,
+            AlwaysRaise(), "breakout,pong", 4, out=tmp_path, backend=Inline(), envs_per_worker=2,
             progress=False,
         )  # fmt: skip
     message = str(error.value)
@@ -167,12 +176,14 @@ def test_the_same_failure_again_and_again_stops_the_run(tmp_path: Path) -> None:
 
 def test_run_name_is_written_in_run_json_and_every_record(tmp_path: Path) -> None:
     result = evaluate(
-        "constant:1", "breakout", 2, out=tmp_path, workers=0, run="seed-3", progress=False
+        "constant:1", "breakout", 2, out=tmp_path, backend=Inline(), run="seed-3", progress=False
     )
     assert [r["run"] for r in read_records(tmp_path)] == ["seed-3", "seed-3"]
     assert json.loads((tmp_path / "run.json").read_text())["run"] == "seed-3"
     assert all(r["run"] == "seed-3" for r in result.records)
-    unnamed = evaluate("constant:1", "breakout", 1, out=tmp_path / "u", workers=0, progress=False)
+    unnamed = evaluate(
+        "constant:1", "breakout", 1, out=tmp_path / "u", backend=Inline(), progress=False
+    )
     assert "run" not in unnamed.records[0]
     assert "run" not in json.loads((tmp_path / "u" / "run.json").read_text())
 
@@ -180,7 +191,7 @@ def test_run_name_is_written_in_run_json_and_every_record(tmp_path: Path) -> Non
 def test_worker_that_dies_is_replaced_and_its_episode_reported(tmp_path: Path) -> None:
     policy = FailOnEpisode("breakout", episode=0, kill=True)
     result = evaluate(
-        policy, "breakout", 2, out=tmp_path, workers=1, envs_per_worker=2, progress=False
+        policy, "breakout", 2, out=tmp_path, backend=Processes(1), envs_per_worker=2, progress=False
     )
     records = {r["episode"]: r for r in result.records}
     assert "worker process died (exit code 3)" in records[0]["error"]
@@ -196,7 +207,7 @@ def test_policy_breaking_the_protocol_stops_the_run_keeping_finished_episodes(
             "breakout",
             3,
             out=tmp_path,
-            workers=0,
+            backend=Inline(),
             envs_per_worker=1,
             progress=False,
         )
@@ -210,7 +221,9 @@ def test_policy_breaking_the_protocol_stops_the_run_keeping_finished_episodes(
         PolicyError,
         match=r"Expect the policy to return 2 integer actions \(shape \(2,\)\) in 0..17, actually: shape \(3,\)",
     ):
-        evaluate(WrongShape(), "breakout", 2, out=tmp_path / "shape", workers=0, progress=False)
+        evaluate(
+            WrongShape(), "breakout", 2, out=tmp_path / "shape", backend=Inline(), progress=False
+        )
 
 
 def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
@@ -221,7 +234,11 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     with pytest.raises(PolicyError, match="cannot be sent to worker processes"):
         evaluate(
-            lambda obs: np.ones(len(obs), dtype=int), "breakout", 1, out=tmp_path / "c", workers=2
+            lambda obs: np.ones(len(obs), dtype=int),
+            "breakout",
+            1,
+            out=tmp_path / "c",
+            backend=Processes(2),
         )
     with pytest.raises(
         BackendError, match=r"Cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s"
@@ -231,9 +248,7 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
             "pong",
             1,
             out=tmp_path / "d",
-            backend="dask",
-            address="tcp://127.0.0.1:9",
-            dask_timeout=1,
+            backend=Dask("tcp://127.0.0.1:9", timeout=1),
         )
 
 
@@ -243,7 +258,7 @@ def test_plain_function_policy_in_process(tmp_path: Path) -> None:
         "breakout",
         1,
         out=tmp_path,
-        workers=0,
+        backend=Inline(),
         agent="fire",
         progress=False,
     )
@@ -254,9 +269,9 @@ def test_plain_function_policy_in_process(tmp_path: Path) -> None:
 def test_policy_class_is_built_per_worker_as_in_a_spec(tmp_path: Path) -> None:
     # A class is a factory whether it is given as "module:Class" or as the class itself.
     kwargs = {"envs_per_worker": 1, "progress": False}
-    by_spec = evaluate("tests.harness.helpers:Fire", "breakout", 2, out=tmp_path / "s", workers=0, **kwargs)  # fmt: skip
-    by_class = evaluate(Fire, "breakout", 2, out=tmp_path / "c", workers=0, **kwargs)
-    in_workers = evaluate(Fire, "breakout", 2, out=tmp_path / "w", workers=2, **kwargs)
+    by_spec = evaluate("tests.harness.helpers:Fire", "breakout", 2, out=tmp_path / "s", backend=Inline(), **kwargs)  # fmt: skip
+    by_class = evaluate(Fire, "breakout", 2, out=tmp_path / "c", backend=Inline(), **kwargs)
+    in_workers = evaluate(Fire, "breakout", 2, out=tmp_path / "w", backend=Processes(2), **kwargs)
     for result in (by_spec, by_class, in_workers):
         assert not result.failed
         assert [(r["agent"], r["steps"]) for r in result.records] == [
@@ -265,14 +280,14 @@ def test_policy_class_is_built_per_worker_as_in_a_spec(tmp_path: Path) -> None:
     assert strip_timing(by_class.records) == strip_timing(by_spec.records)
     assert strip_timing(in_workers.records) == strip_timing(by_spec.records)
     with pytest.raises(SaberError, match="Policy class 'BrokenInit': building the policy failed"):
-        evaluate(BrokenInit, "breakout", 1, out=tmp_path / "b", workers=0, progress=False)
+        evaluate(BrokenInit, "breakout", 1, out=tmp_path / "b", backend=Inline(), progress=False)
 
 
 def test_any_rom_of_ale_py_is_evaluated_and_left_out_of_the_saber_aggregates(
     tmp_path: Path,
 ) -> None:
     # Basic Math and Tetris are ROMs of ale-py outside the 61 SABER games.
-    result = evaluate("noop", ["freeway", "Basic Math", "SABER/Tetris"], 1, out=tmp_path, workers=0, **SHORT)  # fmt: skip
+    result = evaluate("noop", ["freeway", "Basic Math", "SABER/Tetris"], 1, out=tmp_path, backend=Inline(), **SHORT)  # fmt: skip
     assert [(r["game"], r["end"]) for r in result.records] == [
         ("freeway", "stuck_timeout"),
         ("basic_math", "stuck_timeout"),
@@ -284,3 +299,19 @@ def test_any_rom_of_ale_py_is_evaluated_and_left_out_of_the_saber_aggregates(
     assert section["world_record"]["left_out_reasons"] == reasons
     assert section["human"]["left_out_reasons"] == reasons
     assert section["per_game"]["tetris"]["world_record_pct"] is None
+
+
+def test_saber_0_2_backend_keywords_still_work_with_a_warning(
+    inline_run: list[dict], tmp_path: Path
+) -> None:
+    with pytest.warns(DeprecationWarning, match=r"backend=Inline\(\), Processes\(workers=N\)"):
+        result = evaluate(
+            "random", GAMES, 3, out=tmp_path / "w", workers=0, envs_per_worker=3, **SHORT
+        )
+    assert strip_timing(result.records) == strip_timing(inline_run)
+    with pytest.warns(DeprecationWarning), pytest.raises(SaberError, match="only used with"):
+        evaluate("random", GAMES, 1, out=tmp_path / "a", backend="local", address="tcp://x:1")
+    with pytest.raises(SaberError, match=r"Expect `backend` to be Inline\(\)"):
+        evaluate("random", GAMES, 1, out=tmp_path / "b", backend=4)  # type: ignore[arg-type]
+    with pytest.raises(SaberError, match=r"Processes\(workers\)"):
+        Processes(0)

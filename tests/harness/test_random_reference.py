@@ -15,6 +15,7 @@ from importlib import resources
 import pytest
 
 import saber
+from saber.harness import Inline
 
 # Fields that the trajectory decides (``seconds`` is wall-clock time).
 DETERMINED = ("score", "score_5min", "score_30min", "frames", "steps", "end", "rollovers")
@@ -28,7 +29,7 @@ def _shipped_episodes() -> list[dict[str, str]]:
 @pytest.mark.parametrize("game", ["breakout", "berzerk"])
 def test_replaying_shipped_episodes_gives_the_same_records(game: str) -> None:
     shipped = {int(row["episode"]): row for row in _shipped_episodes() if row["game"] == game}
-    result = saber.evaluate("random", game, episodes=3, workers=0, progress=False)
+    result = saber.evaluate("random", game, episodes=3, backend=Inline(), progress=False)
     assert len(result.records) == 3
     for record in result.records:
         expected = shipped[record["episode"]]

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
-from saber.harness.training import (
+from saber.training.recorders import (
     TrainingRecorder,
     VectorTrainingRecorder,
     parse_frames,
@@ -191,7 +191,7 @@ def test_metrics_hook_matches_the_log_and_the_checkpoint_rule(tmp_path: Path) ->
 
 
 def test_metrics_count_infinite_and_stuck_episodes() -> None:
-    from saber.harness.training import TrainingMetrics
+    from saber.training.recorders import TrainingMetrics
 
     metrics = TrainingMetrics("pong", checkpoints=(100,))
     metrics.advance(50)

@@ -207,3 +207,28 @@ def test_profile_of_several_runs_below_zero_is_drawn_whole(tmp_path):
     xs, ys = curve.get_data()
     visible = [y for x, y in zip(xs, ys, strict=True) if ax.get_xlim()[0] <= x < 0]
     assert 1.0 in visible and 0.5 in visible
+
+
+def test_aggregate_tick_labels_never_overlap() -> None:
+    """The random agent's intervals are narrow ("100%100.25%100.5%" once ran together in
+    the optimality-gap panel): each panel shows only as many ticks as fit, each label
+    once, none touching its neighbour."""
+    import itertools
+
+    from saber.reports.plots import plot_aggregates
+    from saber.scoring import reference_table
+
+    fig = plot_aggregates(build_report(reference_table("saber-random"), n_resamples=200))
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        low, high = sorted(ax.get_xlim())
+        shown = [
+            (text.get_window_extent(), text.get_text())
+            for text, loc in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True)
+            if low <= loc <= high and text.get_text()
+        ]
+        assert len(shown) >= 2, ax.get_title()
+        labels = [label for _, label in shown]
+        assert len(set(labels)) == len(labels), labels  # as many decimals as the step needs
+        boxes = sorted((box for box, _ in shown), key=lambda box: box.x0)
+        assert all(a.x1 < b.x0 for a, b in itertools.pairwise(boxes)), (ax.get_title(), labels)

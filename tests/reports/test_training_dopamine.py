@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.harness.training import CheckpointScore
 from saber.reports import build_report, to_csv, to_markdown
 from saber.reports.training import compare_training, training_curves
+from saber.reports.training_log import CheckpointScore
 from saber.scoring import dopamine, reference_table
 
 # pong.json, "Rainbow", iteration 9 of runs 1..5 (see tests/scoring/test_dopamine.py).

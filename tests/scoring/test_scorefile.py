@@ -216,7 +216,9 @@ def test_broken_json_line_and_duplicates(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "episodes.jsonl").write_text(json.dumps(harness_record()) + "\n{oops\n")
-    with pytest.raises(ScoreFileError, match=r"episodes\.jsonl:2: not a JSON object"):
+    with pytest.raises(
+        ScoreFileError, match=r"episodes\.jsonl:2: not an episode record \(not a JSON object"
+    ):
         read_harness_results(run)
     (run / "episodes.jsonl").write_text(
         json.dumps(harness_record()) + "\n" * 2 + json.dumps(harness_record())

@@ -1,0 +1,49 @@
+"""The ground layer: what every other layer of saber reads, in the standard library and numpy.
+
+It owns the SABER settings (:mod:`~saber.protocol.settings`), the time-limit registry
+(:mod:`~saber.protocol.limits`), the record of one episode (:mod:`~saber.protocol.episode`)
+and the run directory: typed records of its files and their one reader and one writer
+(:mod:`~saber.protocol.rundir`). It imports no gymnasium, ale-py or cv2, and nothing of
+saber but :mod:`saber.errors` and :mod:`saber.version` (see ``docs/architecture.md``).
+
+>>> from saber.protocol import SaberSettings, time_limit
+>>> SaberSettings().is_compliant, time_limit("5m").frames
+(True, 18000)
+"""
+
+from __future__ import annotations
+
+from saber.protocol.episode import EpisodeEnd, EpisodeRecord
+from saber.protocol.limits import (
+    TIME_LIMITS,
+    TimeLimit,
+    checkpoint_frames,
+    checkpoint_limits,
+    saber_limit,
+    time_limit,
+    time_limit_names,
+)
+from saber.protocol.settings import (
+    FRAMES_PER_SECOND,
+    NUM_ACTIONS,
+    ROLLOVER_MODES,
+    SABER_CAP_FRAMES,
+    SaberSettings,
+)
+
+__all__ = [
+    "FRAMES_PER_SECOND",
+    "NUM_ACTIONS",
+    "ROLLOVER_MODES",
+    "SABER_CAP_FRAMES",
+    "TIME_LIMITS",
+    "EpisodeEnd",
+    "EpisodeRecord",
+    "SaberSettings",
+    "TimeLimit",
+    "checkpoint_frames",
+    "checkpoint_limits",
+    "saber_limit",
+    "time_limit",
+    "time_limit_names",
+]

@@ -1,0 +1,52 @@
+"""The training-time protocol: scores at checkpoints of training frames.
+
+SABER reports an agent during training as the mean score of :data:`WINDOW` (100)
+consecutive training episodes at :data:`TRAINING_CHECKPOINTS` (10M, 50M, 100M and 200M
+training frames, all sub-envs counted). The recorders (:mod:`saber.training`) and the
+log readers (:mod:`saber.reports.training_log`) both read these.
+
+>>> checkpoint_label(TRAINING_CHECKPOINTS[0]), parse_frames("1.5e6")
+('10M', 1500000)
+"""
+
+from __future__ import annotations
+
+import re
+
+from saber.errors import SaberError
+
+__all__ = ["TRAINING_CHECKPOINTS", "WINDOW", "checkpoint_label", "parse_frames"]
+
+TRAINING_CHECKPOINTS = (10_000_000, 50_000_000, 100_000_000, 200_000_000)  # frames
+WINDOW = 100  # consecutive training episodes averaged at each checkpoint
+
+
+def checkpoint_label(frames: int) -> str:
+    """``10_000_000`` -> ``"10M"``, ``500_000`` -> ``"500k"`` (the inverse of :func:`parse_frames`)."""
+    for suffix, unit in (("B", 1_000_000_000), ("M", 1_000_000), ("k", 1_000)):
+        if frames >= unit and frames % unit == 0:
+            return f"{frames // unit}{suffix}"
+    return str(frames)
+
+
+_SUFFIXES = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000, "g": 1_000_000_000}
+
+
+def parse_frames(text: str) -> int:
+    """``"10M"`` -> 10,000,000; also ``"500k"``, ``"1.5e6"``, ``"200000000"``, ``"1_000"``.
+
+    Raises:
+        SaberError: not a non-negative number of frames.
+    """
+    match = re.fullmatch(r"\s*([0-9_.eE+]+)\s*([kKmMbBgG]?)\s*", text)
+    try:
+        if match is None:
+            raise ValueError
+        value = float(match.group(1).replace("_", "")) * _SUFFIXES.get(match.group(2).lower(), 1)
+    except ValueError:
+        raise SaberError(
+            f"Expect a number of frames like 10M, 500k, 1.5e6 or 200000000, actually: {text!r}"
+        ) from None
+    if value < 0 or value != int(value):
+        raise SaberError(f"Expect a whole, non-negative number of frames, actually: {text!r}")
+    return int(value)

@@ -1,0 +1,92 @@
+"""``SABER/<Game>`` in Gymnasium's registry, without making ``import saber`` import Gymnasium.
+
+``import saber`` must register the envs, yet ``import saber.scoring`` (which runs
+``saber/__init__.py``) must not load Gymnasium, ale-py or cv2. So ``import saber``
+registers at once when Gymnasium is already imported, and otherwise right after Gymnasium's
+own import completes (a one-shot import hook): ``gymnasium.make("SABER/Pong")`` works
+either way, and a process that never imports Gymnasium never pays for it.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+from collections.abc import Sequence
+from types import ModuleType
+
+from saber.games import ale_id_to_env_name, supported_rom_ids
+
+__all__ = ["env_id", "register_saber_envs", "register_when_gymnasium_loads"]
+
+_lock = threading.Lock()
+
+
+def env_id(rom_id: str) -> str:
+    """The Gymnasium id of a ROM: ``"ms_pacman"`` -> ``"SABER/MsPacman"``.
+
+    >>> env_id("ms_pacman")
+    'SABER/MsPacman'
+    """
+    return f"SABER/{ale_id_to_env_name(rom_id)}"
+
+
+def register_saber_envs() -> None:
+    """Register ``SABER/<Game>`` (single: ``gym.make``, vector: ``gym.make_vec``) for every game.
+
+    Safe to call more than once. The 61 games of the SABER paper are among them; the
+    others (ale-py ships more ROMs) run under the same protocol but have no SABER baseline.
+    """
+    import gymnasium as gym
+
+    for rom_id in supported_rom_ids():
+        name = env_id(rom_id)
+        if name in gym.registry:
+            continue
+        gym.register(
+            id=name,
+            entry_point="saber.envs.factory:make_env",
+            vector_entry_point="saber.envs.vector:SaberVectorEnv",
+            kwargs={"game": rom_id},
+            # Episodes end at game over or by SABER's own frame-based limits, not steps.
+            max_episode_steps=None,
+            nondeterministic=False,
+        )
+
+
+class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps the spec of ``gymnasium`` so that registering follows
+    the execution of Gymnasium's ``__init__``, then leaves ``sys.meta_path``."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "gymnasium":
+            return None
+        with _lock:
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)  # by the other finders
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        execute = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            execute(module)
+            register_saber_envs()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def register_when_gymnasium_loads() -> None:
+    """Register the envs now if Gymnasium is imported, else as soon as it is."""
+    if "gymnasium" in sys.modules:
+        register_saber_envs()
+        return
+    with _lock:
+        if not any(isinstance(finder, _RegisterAfterGymnasium) for finder in sys.meta_path):
+            sys.meta_path.insert(0, _RegisterAfterGymnasium())

@@ -1,0 +1,123 @@
+"""Reading a training log (written by :mod:`saber.training`'s recorders): the scores at
+training checkpoints (``saber training LOG --at 10M,50M,100M,200M``).
+
+Each line of the log is one finished training episode with ``game``, ``frames`` (the
+cumulative training frames when it ended), ``score`` and ``episode``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from saber.errors import SaberError
+from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, parse_frames
+
+__all__ = ["CheckpointScore", "format_training_scores", "read_training_log", "training_scores"]
+
+
+@dataclass(frozen=True)
+class CheckpointScore:
+    """The training score of one game at one checkpoint.
+
+    Attributes:
+        game: ale id.
+        at_frames: the checkpoint, in cumulative training frames.
+        mean: mean score of the episodes averaged (None when none had ended).
+        episodes: how many were averaged (100, or fewer if fewer had ended).
+        first_episode, last_episode: the ``episode`` numbers of the window.
+    """
+
+    game: str
+    at_frames: int
+    mean: float | None
+    episodes: int
+    first_episode: int | None
+    last_episode: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return dict(self.__dict__)
+
+
+def read_training_log(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """The episodes of a training log by game: ``frames``, ``score``, ``episode`` each.
+
+    Raises:
+        SaberError: a line that is not a training-log line, naming file and line.
+    """
+    by_game: dict[str, list[dict[str, Any]]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                by_game.setdefault(str(record["game"]), []).append(
+                    {
+                        "frames": int(record["frames"]),
+                        "score": float(record["score"]),
+                        "episode": int(record.get("episode", number - 1)),
+                    }
+                )
+            except (ValueError, KeyError, TypeError):
+                raise SaberError(
+                    f"{path}:{number}: not a training-log line (game, frames, score)"
+                ) from None
+    return by_game
+
+
+def training_scores(
+    path: str | Path, at_frames: Iterable[int | str] = TRAINING_CHECKPOINTS
+) -> list[CheckpointScore]:
+    """The paper's training-time scores from a recorder log.
+
+    At each checkpoint C (cumulative training frames), the mean score of the ``WINDOW``
+    (100) consecutive episodes that ended last at or before C; fewer when fewer had ended
+    (``episodes`` says how many).
+
+    Args:
+        path: a log written by :class:`saber.training.TrainingRecorder` or
+            :class:`saber.training.VectorTrainingRecorder`.
+        at_frames: checkpoints, as ints or strings like ``"10M"``.
+
+    Returns:
+        One :class:`CheckpointScore` per game of the log and checkpoint, game by game.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SaberError(f"{path}: no such training log")
+    checkpoints = [parse_frames(c) if isinstance(c, str) else int(c) for c in at_frames]
+    results = []
+    for game, episodes in read_training_log(path).items():
+        episodes.sort(key=lambda e: (e["frames"], e["episode"]))
+        ends = np.array([e["frames"] for e in episodes])
+        for checkpoint in checkpoints:
+            stop = int(np.searchsorted(ends, checkpoint, side="right"))
+            window = episodes[max(0, stop - WINDOW) : stop]
+            results.append(
+                CheckpointScore(
+                    game=game,
+                    at_frames=checkpoint,
+                    mean=float(np.mean([e["score"] for e in window])) if window else None,
+                    episodes=len(window),
+                    first_episode=window[0]["episode"] if window else None,
+                    last_episode=window[-1]["episode"] if window else None,
+                )
+            )
+    return results
+
+
+def format_training_scores(scores: Sequence[CheckpointScore]) -> str:
+    """A Markdown table of :func:`training_scores` (game, frames, mean, episodes)."""
+    lines = ["| game | frames | mean score | episodes |", "|---|---:|---:|---:|"]
+    for score in scores:
+        mean = "n/a" if score.mean is None else f"{score.mean:,.1f}"
+        note = "" if score.episodes == WINDOW else " (fewer than 100)"
+        lines.append(f"| {score.game} | {score.at_frames:,} | {mean} | {score.episodes}{note} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,51 @@
+"""Tools for training loops: episode recorders and live metrics, videos, the SB3 callback.
+
+These are what a user puts in their own training code (the evaluation engine is
+:mod:`saber.harness`):
+
+* :mod:`saber.training.recorders`: :class:`TrainingRecorder` and
+  :class:`VectorTrainingRecorder` log every training episode with the cumulative training
+  frames, and give SABER's training-time metrics (:class:`TrainingMetrics`);
+* :mod:`saber.training.video`: :class:`VideoRecorder` and :class:`VectorVideoRecorder`
+  (extra ``video``), and the films of ``saber eval --video``;
+* :mod:`saber.training.sb3`: :class:`~saber.training.sb3.SaberMetricsCallback` for
+  Stable-Baselines3 (extra ``sb3``; imported from its module, not here).
+
+The training log's readers (:func:`training_scores`) live in :mod:`saber.reports`, and are
+re-exported here. Before saber 0.3 these lived in ``saber.harness.training``,
+``saber.harness.video`` and ``saber.harness.sb3`` (still importable, with a warning).
+"""
+
+from __future__ import annotations
+
+from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, parse_frames
+from saber.reports.training_log import CheckpointScore, format_training_scores, training_scores
+from saber.training.recorders import (
+    FrameCounter,
+    TrainingLog,
+    TrainingMetrics,
+    TrainingRecorder,
+    VectorTrainingRecorder,
+    saber_game,
+    saber_record,
+)
+from saber.training.video import VectorVideoRecorder, VideoRecorder, VideoWriter
+
+__all__ = [
+    "TRAINING_CHECKPOINTS",
+    "WINDOW",
+    "CheckpointScore",
+    "FrameCounter",
+    "TrainingLog",
+    "TrainingMetrics",
+    "TrainingRecorder",
+    "VectorTrainingRecorder",
+    "VectorVideoRecorder",
+    "VideoRecorder",
+    "VideoWriter",
+    "format_training_scores",
+    "parse_frames",
+    "saber_game",
+    "saber_record",
+    "training_scores",
+]

@@ -1,0 +1,397 @@
+"""Training recorders: log every training episode, score 100 at checkpoints.
+
+SABER reports an agent during training as the mean score of 100 consecutive training
+episodes at 10M, 50M, 100M and 200M training frames. Put a recorder on the training env::
+
+    env = TrainingRecorder(gymnasium.make("SABER/Pong"), "runs/pong/training.jsonl")
+    venv = VectorTrainingRecorder(gymnasium.make_vec("SABER/Pong", 8), "runs/pong/training.jsonl")
+
+Each line of the log is one finished episode: ``game``, ``episode`` (0-based, in order of
+ending), ``score`` (raw, rollovers corrected, whatever reward clipping the agent sees),
+``episode_frames``, ``end``, and ``frames``: the cumulative emulator frames of the whole
+training (all sub-envs) when it ended. Then ``training_scores(log, [10_000_000, ...])``,
+or ``saber training LOG --at 10M,50M,100M,200M``.
+
+The recorders count frames from ``info["episode_frame_number"]``, which SABER envs give
+at every step, so they need a SABER env underneath.
+
+Live metrics for whatever logger a training uses: ``recorder.metrics()`` (the plain-Python
+hook) returns :class:`TrainingMetrics`' dict of ``saber/...`` numbers (mean of the last
+100 episodes, raw and world-record-normalized, the 5- and 30-minute scores, the scores at
+the 10M/50M/100M/200M-frame checkpoints once reached, infinite and stuck episodes), e.g.
+for TensorBoard's ``SummaryWriter``::
+
+    for key, value in envs.metrics().items():
+        writer.add_scalar(key, value, envs.total_frames)
+
+With Stable-Baselines3, :class:`saber.training.sb3.SaberMetricsCallback` writes the same
+dict through SB3's logger (TensorBoard, CSV, W&B, as SB3 is configured).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+import gymnasium as gym
+import numpy as np
+
+from saber.envs import saber_settings
+from saber.errors import SaberError
+from saber.protocol.limits import checkpoint_limits
+from saber.protocol.training import (
+    TRAINING_CHECKPOINTS,
+    WINDOW,
+    checkpoint_label,
+    parse_frames,
+)
+
+# Re-exported: the log's readers live in saber.reports (their layer), and were here in 0.2.
+from saber.reports.training_log import (
+    CheckpointScore,
+    format_training_scores,
+    training_scores,
+)
+
+__all__ = [
+    "TRAINING_CHECKPOINTS",
+    "WINDOW",
+    "CheckpointScore",
+    "FrameCounter",
+    "TrainingLog",
+    "TrainingMetrics",
+    "TrainingRecorder",
+    "VectorTrainingRecorder",
+    "checkpoint_label",
+    "format_training_scores",
+    "parse_frames",
+    "saber_game",
+    "saber_record",
+    "training_scores",
+]
+
+
+class TrainingMetrics:
+    """SABER's training-time numbers, kept up to date episode by episode.
+
+    Feed it the cumulative training frames (:meth:`advance`) and each finished episode's
+    record (:meth:`add`); :meth:`as_dict` gives the numbers. The checkpoint rule is
+    :func:`training_scores`': at C frames, the mean of the last 100 episodes that ended
+    at or before C.
+
+    Args:
+        game: ale id (for the world-record normalization).
+        checkpoints: training frames at which to keep the score.
+        window: episodes averaged (the protocol: 100).
+
+    Example:
+        >>> metrics = TrainingMetrics("pong", checkpoints=[10_000])
+        >>> metrics.advance(6_000)
+        >>> metrics.add({"score": -21.0, "end": "game_over", "infinite": False})
+        >>> metrics.advance(14_000)
+        >>> metrics.add({"score": -19.0, "end": "stuck_timeout", "infinite": False})
+        >>> numbers = metrics.as_dict()
+        >>> numbers["saber/mean_score"], numbers["saber/score_at_10k"]
+        (-20.0, -21.0)
+        >>> round(numbers["saber/mean_score_wr_normalized"], 2)  # random -20.34, record 21
+        0.82
+        >>> numbers["saber/stuck_episodes"], numbers["saber/frames"]
+        (1.0, 14000.0)
+    """
+
+    def __init__(
+        self, game: str, checkpoints: Iterable[int] = TRAINING_CHECKPOINTS, window: int = WINDOW
+    ) -> None:
+        self.game = game
+        self.frames = 0
+        self.episodes = 0
+        self.infinite = 0
+        self.stuck = 0
+        self._fields = ["score", *(limit.record_field for limit in checkpoint_limits())]
+        self._window: deque[tuple[float, ...]] = deque(maxlen=window)
+        self._checkpoints: dict[int, float | None] = dict.fromkeys(sorted(checkpoints))
+        self._reached: set[int] = set()
+
+    def advance(self, frames: int) -> None:
+        """The training has played ``frames`` emulator frames in all (cumulative)."""
+        self.frames = int(frames)
+
+    def add(self, episode: dict[str, Any]) -> None:
+        """An episode (its SABER record) ended at the current :attr:`frames`."""
+        self._capture(lambda checkpoint: checkpoint < self.frames)
+        self._window.append(tuple(float(episode.get(key, math.nan)) for key in self._fields))
+        self.episodes += 1
+        self.infinite += bool(episode.get("infinite", False))
+        self.stuck += episode.get("end") == "stuck_timeout"
+
+    def _capture(self, passed: Any) -> None:
+        for checkpoint in self._checkpoints:
+            if checkpoint not in self._reached and passed(checkpoint):
+                self._reached.add(checkpoint)
+                self._checkpoints[checkpoint] = self._mean(0)
+
+    def _mean(self, column: int) -> float | None:
+        if not self._window:
+            return None
+        return float(np.mean([scores[column] for scores in self._window]))
+
+    def as_dict(self) -> dict[str, float]:
+        """The ``saber/...`` numbers; a mean is left out until an episode has ended.
+
+        Keys: ``saber/frames``, ``saber/episodes``, ``saber/infinite_episodes``,
+        ``saber/stuck_episodes``; ``saber/mean_score`` (raw, last 100 episodes),
+        ``saber/mean_score_wr_normalized`` (percent of the world record; games with a
+        record), ``saber/mean_score_5min``, ``saber/mean_score_30min``; and
+        ``saber/score_at_10M`` ... ``saber/score_at_200M`` once the training passed them.
+        """
+        self._capture(lambda checkpoint: checkpoint <= self.frames)
+        metrics: dict[str, float] = {
+            "saber/frames": float(self.frames),
+            "saber/episodes": float(self.episodes),
+            "saber/infinite_episodes": float(self.infinite),
+            "saber/stuck_episodes": float(self.stuck),
+        }
+        for column, field in enumerate(self._fields):
+            mean = self._mean(column)
+            if mean is not None:
+                metrics[f"saber/mean_{field}"] = mean
+        if "saber/mean_score" in metrics:
+            normalized = _world_record_normalized(self.game, metrics["saber/mean_score"])
+            if normalized is not None:
+                metrics["saber/mean_score_wr_normalized"] = normalized
+        for checkpoint, mean in self._checkpoints.items():
+            if mean is not None:
+                metrics[f"saber/score_at_{checkpoint_label(checkpoint)}"] = mean
+        return metrics
+
+
+def _world_record_normalized(game: str, score: float) -> float | None:
+    from saber.scoring.normalize import normalize  # numpy only, but only when asked
+
+    try:
+        value = float(normalize([[score]], [game], "world_record")[0, 0])
+    except Exception:  # a game outside the SABER tables
+        return None
+    return None if math.isnan(value) else value
+
+
+def saber_record(info: dict[str, Any]) -> dict[str, Any] | None:
+    """The SABER episode record in a single env's ``info``, if an episode ended there."""
+    record = info.get("saber")
+    if record is None and "score" in info.get("episode", {}):
+        record = info["episode"]  # saber before info["saber"]; Monitor's has no score
+    return record
+
+
+class FrameCounter:
+    """Emulator frames played by N envs, from their ``episode_frame_number`` at each step."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.last = np.zeros(num_envs, dtype=np.int64)
+
+    def played(self, frames: Any) -> int:
+        """Frames played since the last call; a number below the last one is a new episode."""
+        now = np.asarray(frames, dtype=np.int64).reshape(self.last.shape)
+        played = np.where(now >= self.last, now - self.last, now)
+        self.last = now
+        return int(played.sum())
+
+    def restart(self, rows: Any = slice(None)) -> None:
+        """``rows`` start a new episode from frame 0."""
+        self.last[rows] = 0
+
+
+class TrainingLog:
+    """The JSON-lines training log (optional) and the live metrics, shared by every recorder.
+
+    Args:
+        path: the log to append to, or None for metrics only.
+        game: ale id.
+        start_frames: training frames already done.
+        checkpoints: training frames at which the metrics keep the score.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None,
+        game: str,
+        start_frames: int = 0,
+        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+    ) -> None:
+        self.path = None if path is None else Path(path)
+        self.game = game
+        self.metrics = TrainingMetrics(game, checkpoints)
+        self.metrics.advance(start_frames)
+        self._handle: TextIO | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("a", encoding="utf-8")
+
+    @property
+    def frames(self) -> int:
+        """Cumulative training frames."""
+        return self.metrics.frames
+
+    @property
+    def episodes(self) -> int:
+        """Episodes logged."""
+        return self.metrics.episodes
+
+    def advance(self, played: int) -> None:
+        """``played`` more frames were played."""
+        self.metrics.advance(self.metrics.frames + played)
+
+    def write(self, episode: dict[str, Any], row: int | None = None) -> None:
+        """Log one finished episode (its SABER record) at the current frame count."""
+        record = {
+            "game": self.game,
+            "episode": self.episodes,
+            "frames": self.frames,
+            "score": float(episode["score"]),
+            **{
+                limit.record_field: float(episode[limit.record_field])
+                for limit in checkpoint_limits()
+                if limit.record_field in episode
+            },
+            "episode_frames": int(episode["frames"]),
+            "end": str(episode["end"]),
+        }
+        if row is not None:
+            record["env"] = row
+        if self._handle is not None:
+            self._handle.write(json.dumps(record) + "\n")
+            self._handle.flush()  # a crashed training keeps its log
+        self.metrics.add(episode)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def _frame_numbers(info: dict[str, Any]) -> Any:
+    if "episode_frame_number" not in info:
+        raise SaberError(
+            "The training recorder needs a SABER env (info['episode_frame_number'] at every "
+            "step): gymnasium.make('SABER/<Game>') or saber.make_env."
+        )
+    return info["episode_frame_number"]
+
+
+class TrainingRecorder(gym.Wrapper):
+    """Log every episode of a single SABER env with the cumulative training frames.
+
+    Args:
+        env: a SABER env (possibly wrapped).
+        path: the JSON-lines log, appended to; None keeps only :meth:`metrics`.
+        start_frames: training frames already done (when resuming a training: the
+            ``frames`` of the log's last line, or your own count).
+        checkpoints: training frames at which :meth:`metrics` keeps the score.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        path: str | Path | None,
+        start_frames: int = 0,
+        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+    ) -> None:
+        super().__init__(env)
+        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints)
+        self._counter = FrameCounter(1)
+
+    @property
+    def total_frames(self) -> int:
+        """Emulator frames played since the start of the training."""
+        return self.log.frames
+
+    def metrics(self) -> dict[str, float]:
+        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
+        return self.log.metrics.as_dict()
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        self._counter.restart()
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.log.advance(self._counter.played(_frame_numbers(info)))
+        record = saber_record(info)
+        if record is not None:
+            self.log.write(record)
+        return obs, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        self.log.close()
+        super().close()
+
+
+class VectorTrainingRecorder(gym.vector.VectorWrapper):
+    """Log every episode of a SABER vector env (any autoreset mode) with cumulative frames.
+
+    Episodes are numbered in the order they end; ``env`` in each line is the sub-env.
+
+    Args:
+        env: ``SaberVectorEnv`` or ``gymnasium.make_vec("SABER/<Game>", ...)``.
+        path: the JSON-lines log, appended to; None keeps only :meth:`metrics`.
+        start_frames: training frames already done.
+        checkpoints: training frames at which :meth:`metrics` keeps the score.
+    """
+
+    def __init__(
+        self,
+        env: gym.vector.VectorEnv,
+        path: str | Path | None,
+        start_frames: int = 0,
+        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+    ) -> None:
+        super().__init__(env)
+        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints)
+        self._counter = FrameCounter(env.num_envs)
+
+    @property
+    def total_frames(self) -> int:
+        """Emulator frames played by all sub-envs since the start of the training."""
+        return self.log.frames
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        # Only the rows reset start from frame 0: a partial reset (``reset_mask``) leaves
+        # the others mid-episode, and their frames since the last step are still to count.
+        mask = (kwargs.get("options") or {}).get("reset_mask")
+        self._counter.restart(slice(None) if mask is None else np.asarray(mask, dtype=bool))
+        return obs, info
+
+    def metrics(self) -> dict[str, float]:
+        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
+        return self.log.metrics.as_dict()
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        self.log.advance(self._counter.played(_frame_numbers(info)))
+        key = "saber" if "_saber" in info else "episode"  # saber before info["saber"]
+        if f"_{key}" in info:
+            episode = info[key]
+            for row in np.flatnonzero(info[f"_{key}"]).tolist():
+                self.log.write({name: values[row] for name, values in episode.items()}, row=row)
+        return obs, rewards, terminated, truncated, info
+
+    def close(self, **kwargs: Any) -> None:
+        self.log.close()
+        super().close(**kwargs)
+
+
+def saber_game(env: gym.Env | gym.vector.VectorEnv) -> str:
+    """The ale id of a SABER env (checked to be one)."""
+    saber_settings(env)  # raises TypeError for an env saber did not make
+    unwrapped = env.unwrapped
+    # SaberVectorEnv and the single env's core (SaberAtariEnv) both have rom_id.
+    game = getattr(unwrapped, "rom_id", None)
+    if game is None:
+        spec = getattr(env, "spec", None)
+        game = spec.id if spec is not None else "unknown"
+    return str(game)

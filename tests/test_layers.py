@@ -1,0 +1,147 @@
+"""The layers of saber (docs/architecture.md): what each may import, light imports, old paths.
+
+Every ``import`` in saber/ (at module level or inside a function) is checked against
+:data:`MAY_IMPORT`; the table is a DAG, so no import cycle runs between layers.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SABER = Path(__file__).parents[1] / "saber"
+EXAMPLE_SCORES = Path(__file__).parent / "reports" / "data" / "example_scores.csv"
+
+# Layer -> the layers it may import (besides itself). The one home of this table is
+# docs/architecture.md; keep the two in step.
+MAY_IMPORT: dict[str, set[str]] = {
+    "errors": set(),
+    "version": set(),
+    "protocol": {"errors", "version"},
+    "games": {"errors"},
+    "registration": {"games"},
+    "envs": {"errors", "protocol", "games", "registration"},
+    "scoring": {"errors", "protocol", "games"},
+    "reports": {"errors", "version", "protocol", "games", "scoring"},
+    "training": {"errors", "protocol", "games", "envs", "scoring", "reports"},
+    "harness": {"errors", "version", "protocol", "games", "envs", "scoring", "reports", "training"},
+    "cli": {"errors", "protocol", "games", "scoring", "reports", "harness"},
+    "saber": {"errors", "version", "registration"},  # the rest lazily, by name (importlib)
+}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "saber"
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return {name for name in names if name == "saber" or name.startswith("saber.")}
+
+
+def test_no_module_imports_up_the_layers() -> None:
+    wrong = []
+    for path in sorted(SABER.rglob("*.py")):
+        module = ".".join(path.relative_to(SABER.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        layer = _layer(module)
+        for imported in sorted(_imports(path)):
+            target = _layer(imported)
+            if target != layer and target not in MAY_IMPORT[layer]:
+                wrong.append(f"{module} ({layer}) imports {imported} ({target})")
+    assert wrong == []
+
+
+def test_the_layers_form_no_cycle() -> None:
+    order: list[str] = []
+    while len(order) < len(MAY_IMPORT):
+        ready = [
+            layer
+            for layer, needs in MAY_IMPORT.items()
+            if layer not in order and needs <= set(order)
+        ]
+        assert ready, f"a cycle among {sorted(set(MAY_IMPORT) - set(order))}"
+        order += sorted(ready)
+
+
+def _run(code: str, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *options, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=SABER.parent,
+    )
+
+
+def test_scoring_reports_and_saber_report_load_no_emulator() -> None:
+    code = f"""
+import sys
+import saber, saber.scoring, saber.reports, saber.protocol
+from click.testing import CliRunner
+from saber.cli import main
+result = CliRunner().invoke(main, ["report", {str(EXAMPLE_SCORES)!r}, "--resamples", "50"])
+assert result.exit_code == 0, result.output
+print(sorted(name for name in ("gymnasium", "ale_py", "cv2") if name in sys.modules))
+"""
+    process = _run(code)
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import saber, gymnasium; gymnasium.make('SABER/Pong').close()",  # registered on load
+        "import gymnasium, saber; gymnasium.make('SABER/Pong').close()",  # registered at once
+        "import gymnasium; gymnasium.make('saber:SABER/Pong').close()",
+        "import saber; assert saber.make_env is saber.envs.make_env; saber.evaluate",
+    ],
+)
+def test_import_saber_still_registers_the_envs(code: str) -> None:
+    process = _run(code)
+    assert process.returncode == 0, process.stderr
+
+
+def test_moved_training_tools_warn_at_their_old_paths() -> None:
+    for old, name in (
+        ("saber.harness.training", "TrainingRecorder"),
+        ("saber.harness.training", "training_scores"),
+        ("saber.harness.video", "VideoRecorder"),
+        ("saber.harness.sb3", "SaberMetricsCallback"),
+    ):
+        process = _run(f"from {old} import {name}", "-W", "error::DeprecationWarning")
+        assert "DeprecationWarning" in process.stderr and "saber.training" in process.stderr, old
+        assert _run(f"from {old} import {name}", "-W", "ignore").returncode == 0, old
+
+
+def test_internal_old_paths_import_without_a_warning() -> None:
+    code = """
+from saber.envs.records import TIME_LIMITS, EpisodeEnd, EpisodeRecord, TimeLimit, time_limit
+from saber.envs.protocol import CHECKPOINT_FRAMES, FRAMES_PER_SECOND, SaberSettings
+from saber.envs.rules import SABER_CAP_FRAMES, correct_rollover
+from saber.envs import CHECKPOINT_FRAMES as C, TIME_LIMITS as T, supported_rom_ids
+from saber.envs.registration import register_saber_envs
+assert CHECKPOINT_FRAMES == C == {"5min": 18000, "30min": 108000} and T is TIME_LIMITS
+"""
+    process = _run(code, "-W", "error::DeprecationWarning")
+    assert process.returncode == 0, process.stderr
+
+
+def test_supported_rom_list_is_ale_pys() -> None:
+    from ale_py import roms
+
+    from saber.games import supported_rom_ids
+
+    multiplayer_only = {"combat", "joust", "maze_craze", "warlords"}  # ale-py registers none
+    assert supported_rom_ids() == tuple(sorted(set(roms.get_all_rom_ids()) - multiplayer_only))
