@@ -40,6 +40,7 @@ import gc
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -355,6 +356,11 @@ def report(
             rows.append((setting, contender, ratios, goals[contender]))
 
 
+def progress(setting: str) -> None:
+    """One line on stderr per finished setting (a full run takes minutes)."""
+    print(f"  {setting}: done at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -398,12 +404,14 @@ def main() -> None:
                 single_rounds,
             )
             report(f"single {name}", results, SINGLE_GOALS, speeds, rows)
+            progress(f"single {name}")
 
     for game, name in GAMES:
         for num_envs in args.envs:
             actions = rng.integers(0, 18, (max(1, env_steps // num_envs), num_envs))
             results = measure_vector(vector_builders(game, name, num_envs), actions, rounds)
             report(f"vector {name} x{num_envs}", results, VECTOR_GOALS, speeds, rows)
+            progress(f"vector {name} x{num_envs}")
 
     print("\n| setting | env | env-steps/s (median) | cores busy (median) |\n|---|---|---:|---:|")
     for setting, contender, speed, cores in speeds:
