@@ -52,7 +52,8 @@ import numpy as np
 from ale_py import ALEInterface, LoggerMode, roms
 
 import saber
-from saber.envs.emulator import rom_path
+from saber.envs.protocol import SaberSettings
+from saber.envs.vector import new_vector_engine
 
 gym.register_envs(ale_py)
 
@@ -177,34 +178,8 @@ class VectorRun:
         self.close = close
 
 
-def saber_engine(game: str, num_envs: int) -> ale_py.ALEVectorInterface:
-    """ale-py's engine as ``SaberVectorEnv`` configures it (see saber/envs/vector.py)."""
-    return ale_py.ALEVectorInterface(
-        rom_path=rom_path(game),
-        num_envs=num_envs,
-        frame_skip=4,
-        stack_num=1,
-        img_height=210,
-        img_width=160,
-        grayscale=True,
-        maxpool=True,
-        noop_max=0,
-        use_fire_reset=False,
-        episodic_life=False,
-        life_loss_info=False,
-        reward_clipping=False,
-        max_episode_steps=2**31 - 1,
-        repeat_action_probability=0.25,
-        full_action_space=True,
-        batch_size=0,
-        num_threads=0,
-        thread_affinity_offset=-1,
-        autoreset_mode="NextStep",
-    )
-
-
 def vector_tight_loop(game: str, num_envs: int, *, resize: bool = True) -> VectorRun:
-    engine = saber_engine(game, num_envs)
+    engine = new_vector_engine(game, num_envs, SaberSettings())
     engine.reset(np.arange(num_envs, dtype=np.int32), np.arange(num_envs, dtype=np.int32))
     strength = np.ones(num_envs, dtype=np.float32)
     stack = np.zeros((num_envs, 4, 84, 84), dtype=np.uint8)

@@ -30,9 +30,10 @@ from typing import Any
 import cv2
 import gymnasium as gym
 import numpy as np
-from env_throughput import saber_engine
 
 import saber
+from saber.envs.protocol import SaberSettings
+from saber.envs.vector import new_vector_engine
 
 
 class TimedEngine:
@@ -69,7 +70,7 @@ def saber_run(name: str, num_envs: int) -> tuple[Callable[[np.ndarray], Any], Ti
 
 
 def tight_run(game: str, num_envs: int) -> tuple[Callable[[np.ndarray], Any], TimedEngine, Any]:
-    engine = TimedEngine(saber_engine(game, num_envs))
+    engine = TimedEngine(new_vector_engine(game, num_envs, SaberSettings()))
     engine.reset(np.arange(num_envs, dtype=np.int32), np.arange(num_envs, dtype=np.int32))
     strength = np.ones(num_envs, dtype=np.float32)
     stack = np.zeros((num_envs, 4, 84, 84), dtype=np.uint8)

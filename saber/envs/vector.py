@@ -4,8 +4,11 @@ Emulation runs in ale-py's threaded C++ vector engine (every core busy, no Pytho
 frame), configured to do only what SABER and ale-py agree on: 4-frame repeat with
 max-pooled grayscale frames, sticky actions, no no-op or FIRE starts, no life signal,
 no reward clipping, no resize. The rest happens here, on the whole batch at once:
-bilinear resize (ale-py's engine resizes with INTER_AREA), the frame stack, and the SABER
-rules (rollover, stuck timeout, 100-hour cap, episode statistics) with numpy.
+bilinear resize (ale-py's engine resizes with INTER_AREA) and the frame stack
+(:mod:`saber.envs.framestack`: one OpenCV call per batch, a ring buffer), and the SABER
+rules (rollover, stuck timeout, 100-hour cap, episode statistics) with numpy. All of it
+runs while the engine's threads wait, so it is kept to few calls and copies
+(docs/speed.md measures it).
 
 For a game where ale-py calls fewer than 18 actions legal (Skiing), its engine cannot
 send the others, although the game responds to them; such a game runs the single env's
@@ -48,34 +51,44 @@ _NO_SEED = -1  # ale-py's vector engine: reset without reloading the ROM
 _INT32_MAX = 2**31 - 1
 
 
+def new_vector_engine(
+    rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int = 0
+) -> ale_py.ALEVectorInterface:
+    """ale-py's C++ vector engine configured as SABER needs it: frame repeat with max-pooled
+    210 x 160 grayscale frames and sticky actions, nothing else (no resize, no no-op or
+    FIRE starts, no life signal, no clipping, no cap). ``benchmarks/env_throughput.py``
+    times its vector tight loop on this very engine."""
+    return ale_py.ALEVectorInterface(
+        rom_path=rom_path(rom_id),
+        num_envs=num_envs,
+        frame_skip=settings.frame_skip,
+        stack_num=1,
+        img_height=210,
+        img_width=160,
+        grayscale=True,
+        maxpool=True,
+        noop_max=0,
+        use_fire_reset=False,
+        episodic_life=False,
+        life_loss_info=False,
+        reward_clipping=False,
+        max_episode_steps=_INT32_MAX,  # frames; the Python side applies SABER's limits
+        repeat_action_probability=settings.repeat_action_probability,
+        full_action_space=True,
+        batch_size=0,  # = num_envs: synchronous, results written at their env id
+        num_threads=num_threads,
+        thread_affinity_offset=-1,
+        autoreset_mode="NextStep",
+    )
+
+
 class _ThreadedEngine:
     """ale-py's C++ vector engine; returns max-pooled 210 x 160 grayscale frames."""
 
     def __init__(
         self, rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int
     ) -> None:
-        self.ale = ale_py.ALEVectorInterface(
-            rom_path=rom_path(rom_id),
-            num_envs=num_envs,
-            frame_skip=settings.frame_skip,
-            stack_num=1,
-            img_height=210,
-            img_width=160,
-            grayscale=True,
-            maxpool=True,
-            noop_max=0,
-            use_fire_reset=False,
-            episodic_life=False,
-            life_loss_info=False,
-            reward_clipping=False,
-            max_episode_steps=_INT32_MAX,  # frames; the Python side applies SABER's limits
-            repeat_action_probability=settings.repeat_action_probability,
-            full_action_space=True,
-            batch_size=0,
-            num_threads=num_threads,
-            thread_affinity_offset=-1,
-            autoreset_mode="NextStep",
-        )
+        self.ale = new_vector_engine(rom_id, num_envs, settings, num_threads)
         legal = [action.value for action in self.ale.get_action_set()]
         if legal != list(range(NUM_ACTIONS)):  # the engine indexes this list with our actions
             raise RuntimeError(f"ale-py's legal actions for {rom_id} are {legal}, not 0..17")
