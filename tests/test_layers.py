@@ -29,6 +29,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "reports": {"errors", "version", "protocol", "games", "scoring"},
     "training": {"errors", "protocol", "games", "envs", "scoring", "reports"},
     "harness": {"errors", "version", "protocol", "games", "envs", "scoring", "reports", "training"},
+    # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
+    "jax": {"errors", "protocol", "games", "envs", "harness"},
     "cli": {"errors", "protocol", "games", "scoring", "reports", "harness"},
     "saber": {"errors", "version", "registration"},  # the rest lazily, by name (importlib)
 }

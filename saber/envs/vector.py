@@ -4,8 +4,11 @@ Emulation runs in ale-py's threaded C++ vector engine (every core busy, no Pytho
 frame), configured to do only what SABER and ale-py agree on: 4-frame repeat with
 max-pooled grayscale frames, sticky actions, no no-op or FIRE starts, no life signal,
 no reward clipping, no resize. The rest happens here, on the whole batch at once:
-bilinear resize (ale-py's engine resizes with INTER_AREA), the frame stack, and the SABER
-rules (rollover, stuck timeout, 100-hour cap, episode statistics) with numpy.
+bilinear resize (ale-py's engine resizes with INTER_AREA) and the frame stack
+(:mod:`saber.envs.framestack`: one OpenCV call per batch, a ring buffer), and the SABER
+rules (rollover, stuck timeout, 100-hour cap, episode statistics) with numpy. All of it
+runs while the engine's threads wait, so it is kept to few calls and copies
+(docs/speed.md measures it).
 
 For a game where ale-py calls fewer than 18 actions legal (Skiing), its engine cannot
 send the others, although the game responds to them; such a game runs the single env's
@@ -29,7 +32,6 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from saber.envs import rules
-from saber.envs.core import resize_bilinear
 from saber.envs.emulator import (
     FrameRepeater,
     SeedStream,
@@ -39,6 +41,7 @@ from saber.envs.emulator import (
     rom_path,
 )
 from saber.envs.factory import resolve_rom_id
+from saber.envs.framestack import RingFrameStack
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 
@@ -48,34 +51,44 @@ _NO_SEED = -1  # ale-py's vector engine: reset without reloading the ROM
 _INT32_MAX = 2**31 - 1
 
 
+def new_vector_engine(
+    rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int = 0
+) -> ale_py.ALEVectorInterface:
+    """ale-py's C++ vector engine configured as SABER needs it: frame repeat with max-pooled
+    210 x 160 grayscale frames and sticky actions, nothing else (no resize, no no-op or
+    FIRE starts, no life signal, no clipping, no cap). ``benchmarks/env_throughput.py``
+    times its vector tight loop on this very engine."""
+    return ale_py.ALEVectorInterface(
+        rom_path=rom_path(rom_id),
+        num_envs=num_envs,
+        frame_skip=settings.frame_skip,
+        stack_num=1,
+        img_height=210,
+        img_width=160,
+        grayscale=True,
+        maxpool=True,
+        noop_max=0,
+        use_fire_reset=False,
+        episodic_life=False,
+        life_loss_info=False,
+        reward_clipping=False,
+        max_episode_steps=_INT32_MAX,  # frames; the Python side applies SABER's limits
+        repeat_action_probability=settings.repeat_action_probability,
+        full_action_space=True,
+        batch_size=0,  # = num_envs: synchronous, results written at their env id
+        num_threads=num_threads,
+        thread_affinity_offset=-1,
+        autoreset_mode="NextStep",
+    )
+
+
 class _ThreadedEngine:
     """ale-py's C++ vector engine; returns max-pooled 210 x 160 grayscale frames."""
 
     def __init__(
         self, rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int
     ) -> None:
-        self.ale = ale_py.ALEVectorInterface(
-            rom_path=rom_path(rom_id),
-            num_envs=num_envs,
-            frame_skip=settings.frame_skip,
-            stack_num=1,
-            img_height=210,
-            img_width=160,
-            grayscale=True,
-            maxpool=True,
-            noop_max=0,
-            use_fire_reset=False,
-            episodic_life=False,
-            life_loss_info=False,
-            reward_clipping=False,
-            max_episode_steps=_INT32_MAX,  # frames; the Python side applies SABER's limits
-            repeat_action_probability=settings.repeat_action_probability,
-            full_action_space=True,
-            batch_size=0,
-            num_threads=num_threads,
-            thread_affinity_offset=-1,
-            autoreset_mode="NextStep",
-        )
+        self.ale = new_vector_engine(rom_id, num_envs, settings, num_threads)
         legal = [action.value for action in self.ale.get_action_set()]
         if legal != list(range(NUM_ACTIONS)):  # the engine indexes this list with our actions
             raise RuntimeError(f"ale-py's legal actions for {rom_id} are {legal}, not 0..17")
@@ -88,15 +101,12 @@ class _ThreadedEngine:
         ale, self.ale = self.ale, None  # type: ignore[assignment]
         del ale
 
-    def _env_order(self, info: dict[str, np.ndarray]) -> np.ndarray | slice:
-        """Index that puts the engine's results in sub-env order (a no-op slice when they are)."""
-        env_ids = info["env_id"]
-        return np.argsort(env_ids) if np.any(env_ids != np.arange(self.num_envs)) else slice(None)
-
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         seeds = np.array([_NO_SEED if s is None else s for s in ale_seeds], dtype=np.int32)
-        obs, info = self.ale.reset(rows.astype(np.int32), seeds)
-        return obs[self._env_order(info), 0][rows]
+        obs = self.ale.reset(rows.astype(np.int32), seeds)[0]
+        # With batch_size == num_envs the engine writes each result at its env id
+        # (ale-py 0.12 result_staging.hpp, "ordered mode"): rows come back in order.
+        return obs[rows, 0]
 
     def step(
         self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
@@ -105,20 +115,20 @@ class _ThreadedEngine:
         # reloading: the single env's rule after a game over). Sub-envs that we truncated
         # are stepped once more, then reset here with a reload, which erases that step.
         self.ale.send(actions.astype(np.int32), self._strength)
-        obs, rewards, game_over, _, info = self.ale.recv()
-        order = self._env_order(info)
-        frames = obs[order, 0]
-        episode_frames = np.asarray(info["episode_frame_number"], dtype=np.int64)[order]
-        rewards, game_over = rewards[order].astype(np.float64), game_over[order]
-        reload = [i for i, row in enumerate(reset_rows) if ale_seeds[i] is not None]
-        if reload:
-            frames = frames.copy()
-            frames[reset_rows[reload]] = self.reset(
-                reset_rows[reload], [ale_seeds[i] for i in reload]
-            )
-        rewards[reset_rows] = 0.0
-        game_over[reset_rows] = False
-        episode_frames[reset_rows] = 0
+        obs, rewards, game_over, _, info = self.ale.recv()  # in env order (see reset)
+        frames = obs[:, 0]
+        rewards = rewards.astype(np.float64)
+        episode_frames = info["episode_frame_number"].astype(np.int64)
+        if len(reset_rows):
+            reload = [i for i, seed in enumerate(ale_seeds) if seed is not None]
+            if reload:
+                frames = frames.copy()
+                frames[reset_rows[reload]] = self.reset(
+                    reset_rows[reload], [ale_seeds[i] for i in reload]
+                )
+            rewards[reset_rows] = 0.0
+            game_over[reset_rows] = False
+            episode_frames[reset_rows] = 0
         return frames, rewards, game_over, episode_frames
 
 
@@ -228,8 +238,9 @@ class SaberVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
 
-        self._stack = np.zeros((num_envs, settings.stack_size, size, size), dtype=np.uint8)
-        self._all_rows = np.arange(num_envs)
+        self._stack = RingFrameStack(num_envs, settings.stack_size, size)
+        self._no_rows = np.zeros(num_envs, dtype=bool)  # a rule that is off flags no row
+        self._no_rows.flags.writeable = False
         self._seeds = [SeedStream() for _ in range(num_envs)]
         self._started = np.zeros(num_envs, dtype=bool)
         self._ended = np.ones(num_envs, dtype=bool)  # ended (or never started): needs a reset
@@ -275,7 +286,7 @@ class SaberVectorEnv(VectorEnv):
         self._episode_frames[rows] = 0
         # Rows not reset keep their frame count, so per-row frame accounting stays right.
         info = {"episode_frame_number": self._episode_frames.copy()}
-        return self._stack.copy(), info
+        return self._stack.observation(), info
 
     def _ale_seeds(self, rows: np.ndarray, seeds: list[int | None]) -> list[int | None]:
         """ALE seeds of the episodes starting at ``rows``: ``None`` continues the random stream."""
@@ -288,8 +299,7 @@ class SaberVectorEnv(VectorEnv):
         return ale_seeds
 
     def _start_episodes(self, rows: np.ndarray, frames: np.ndarray) -> None:
-        self._stack[rows] = 0
-        self._resize_into_stack(frames, rows)
+        self._stack.start(rows, frames)
         self._reset_statistics(rows)
 
     def _reset_statistics(self, rows: np.ndarray) -> None:
@@ -303,15 +313,6 @@ class SaberVectorEnv(VectorEnv):
         self._last_reward_frame[rows] = 0
         self._start_time[rows] = time.perf_counter()
 
-    def _resize_into_stack(self, frames: np.ndarray, rows: np.ndarray) -> None:
-        """Bilinear-resize frames ``uint8`` (n, H, W) into the newest stack slot of ``rows`` (n,)."""
-        size = self.saber_settings.screen_size
-        stack = self._stack
-        # One OpenCV call per frame, straight into the stack: measured 3x faster than one
-        # call on the batch as channels, whose transposed copies cost more than the resize.
-        for frame, row in zip(frames, rows.tolist(), strict=True):
-            resize_bilinear(frame, size, stack[row, -1])
-
     # ------------------------------------------------------------------ step
     def step(
         self, actions: Any
@@ -321,23 +322,21 @@ class SaberVectorEnv(VectorEnv):
         actions = self._check_actions(actions)
         if not self._started.all():
             raise ResetNeeded("Cannot call step() before reset(): call env.reset() first.")
-        reset_rows = np.flatnonzero(self._ended)
+        reset_rows = self._ended.nonzero()[0]
         if len(reset_rows) and self.autoreset_mode == AutoresetMode.DISABLED:
             raise ResetNeeded(
                 f"Sub-envs {reset_rows.tolist()} have ended: reset them with "
                 f"env.reset(options={{'reset_mask': mask}}) before stepping (autoreset is disabled)."
             )
-        ale_seeds = self._ale_seeds(reset_rows, [None] * len(reset_rows))
+        ale_seeds = self._ale_seeds(reset_rows, [None] * len(reset_rows)) if len(reset_rows) else []
         frames, rewards, game_over, episode_frames = self._engine.step(
             actions, reset_rows, ale_seeds
         )
 
         settings = self.saber_settings
         stepped = ~self._ended
-        self._stack[:, :-1] = self._stack[:, 1:]
-        self._resize_into_stack(frames, self._all_rows)
+        self._stack.push(frames, reset_rows)
         if len(reset_rows):
-            self._stack[reset_rows, :-1] = 0
             self._reset_statistics(reset_rows)
 
         # The rules, each from saber.envs.rules, over all rows at once.
@@ -347,8 +346,7 @@ class SaberVectorEnv(VectorEnv):
             for row in np.flatnonzero(rollover):
                 rewards[row] = rules.correct_rollover(rewards[row], settings.rollover_mode)
 
-        stuck = np.zeros(self.num_envs, dtype=bool)
-        capped = np.zeros(self.num_envs, dtype=bool)
+        stuck = capped = self._no_rows
         if settings.max_frames_without_reward is not None:
             stuck = stepped & rules.stuck_timeout(
                 reward=rewards,
@@ -357,8 +355,7 @@ class SaberVectorEnv(VectorEnv):
                 last_reward_frame=self._last_reward_frame,
                 max_frames=settings.max_frames_without_reward,
             )
-        scored = rewards != 0
-        self._last_reward_frame[scored] = episode_frames[scored]
+        np.copyto(self._last_reward_frame, episode_frames, where=rewards != 0)
         if settings.max_episode_frames is not None:
             capped = stepped & rules.frame_cap(
                 game_over=game_over, frame=episode_frames, max_frames=settings.max_episode_frames
@@ -369,18 +366,17 @@ class SaberVectorEnv(VectorEnv):
         self._steps += stepped
         for name, checkpoint in self.checkpoint_frames.items():
             reached = stepped & rules.checkpoint_open(episode_frames, checkpoint)
-            self._checkpoint_scores[name][reached] = self._score[reached]
+            np.copyto(self._checkpoint_scores[name], self._score, where=reached)
 
-        ended = game_over | truncated
-        self._ended = ended.copy()
-        self._game_over = game_over.copy()
-        self._episode_frames = episode_frames.copy()
-        info: dict[str, Any] = {"episode_frame_number": episode_frames}
+        self._ended = ended = game_over | truncated
+        self._game_over = game_over
+        self._episode_frames = episode_frames
+        info: dict[str, Any] = {"episode_frame_number": episode_frames.copy()}
         if ended.any():
             self._add_episode_info(info, ended, game_over, stuck, capped, episode_frames)
         if settings.clip_rewards:
             rewards = np.clip(rewards, -1.0, 1.0)
-        return self._stack.copy(), rewards, game_over.copy(), truncated, info
+        return self._stack.observation(), rewards, game_over.copy(), truncated, info
 
     def _add_episode_info(
         self,
@@ -430,7 +426,8 @@ class SaberVectorEnv(VectorEnv):
                 f"Expect actions as integers of shape ({self.num_envs},) in [0, {NUM_ACTIONS - 1}], "
                 f"actually: dtype {array.dtype}, shape {array.shape}"
             )
-        if array.size and (array.min() < 0 or array.max() >= NUM_ACTIONS):
+        # ufunc reductions: a third of the time of array.min()/max() (their Python wrappers)
+        if array.size and (np.minimum.reduce(array) < 0 or np.maximum.reduce(array) >= NUM_ACTIONS):
             raise ValueError(
                 f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
                 f"actually: {array.tolist()}"
