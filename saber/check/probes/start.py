@@ -1,0 +1,68 @@
+"""Episode start: the game's own start state, no no-op starts, no automatic FIRE.
+
+After each seeded reset the probe reads the emulator's own episode frame counter (the
+frames played since the ALE reset the game, before the agent's first observation) and
+replays that many NOOP frames on a twin emulator from the game's start state: equal RAM
+means only no-ops were played, a difference means some other action (FIRE) was.
+"""
+
+from __future__ import annotations
+
+from saber.check.emulator import Twin
+from saber.check.probes.base import NO_EMULATOR, same, unknown, verdict
+from saber.check.result import RuleResult
+from saber.check.subject import Subject
+
+__all__ = ["probe_start"]
+
+SEEDS = range(5)
+
+
+def probe_start(subject: Subject) -> list[RuleResult]:
+    """The ``noop_starts`` and ``fire_start`` rules, over 5 seeded resets."""
+    emulator = subject.emulator
+    if emulator is None:
+        return [unknown("noop_starts", NO_EMULATOR), unknown("fire_start", NO_EMULATOR)]
+    rom = emulator.rom_id
+    if rom is None:
+        reason = "the ROM under the stack is not one ale-py ships"
+        return [unknown("noop_starts", reason), unknown("fire_start", reason)]
+    twin = Twin(rom)
+    twin.ale.reset_game()
+    start = twin.ale.cloneState()
+    frames: list[int] = []
+    only_noops: list[bool] = []
+    for seed in SEEDS:
+        subject.reset(seed=seed)
+        played = emulator.frames()
+        frames.append(played)
+        only_noops.append(same(twin.replay(start, [0] * played), emulator.ale.getRAM()))
+    seeds = f"seeds {SEEDS.start}-{SEEDS.stop - 1}"
+    counted = (
+        f"emulator frames played before the first observation ({seeds}, the ALE's "
+        f"episode counter): {frames}"
+    )
+    varies = len(set(frames)) > 1
+    noop_measured = f"{min(frames)}-{max(frames)} frames" if varies else f"{frames[0]} frames"
+    noops = any(count > 0 and noop for count, noop in zip(frames, only_noops, strict=True))
+    noop_rule = verdict(
+        "noop_starts",
+        not varies and not noops,
+        noop_measured,
+        counted + ("; a random number of them per seed" if varies else "")
+        + ("; NOOP frames replayed on a twin emulator reproduce the start" if noops else ""),
+    )
+    other = [seed for seed, noop in zip(SEEDS, only_noops, strict=True) if not noop]
+    fire_rule = verdict(
+        "fire_start",
+        not other,
+        "actions other than NOOP at the start" if other else "none",
+        counted
+        + (
+            f"; with seeds {other} the start is not reproduced by NOOPs alone on a twin "
+            "emulator: another action (FIRE) was played"
+            if other
+            else "; the first observation's state is the game's own start (RAM equal to a twin)"
+        ),
+    )
+    return [noop_rule, fire_rule]

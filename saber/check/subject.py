@@ -1,0 +1,157 @@
+"""What the probe drives: any env, seen as one stream of steps (:class:`Subject`).
+
+A single Gymnasium env is driven as is; a vector env is driven with the same action in
+every row, and the probe reads row 0. Other kinds of env (saber's JAX envs, a remote
+env) join by implementing the :class:`Subject` protocol in an adapter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+
+from saber.check.emulator import Emulator, reach, step_counters
+from saber.errors import SaberError
+
+__all__ = ["EnvSubject", "Subject", "VectorSubject", "resolve_target", "subject_of"]
+
+Step = tuple[Any, float, bool, bool, dict[str, Any]]
+
+
+@runtime_checkable
+class Subject(Protocol):
+    """One env as the probe sees it.
+
+    Attributes:
+        action_space: the agent's action space (one row's, for a vector env).
+        emulator: the ALE under the stack, or None when it cannot be reached.
+        step_counters: wrappers that count steps (Gymnasium ``TimeLimit``), which the
+            frame-cap probe advances with the emulator's frame counter.
+    """
+
+    action_space: gym.Space
+    emulator: Emulator | None
+    step_counters: list[Any]
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]: ...
+
+    def step(self, action: int) -> Step: ...
+
+    def close(self) -> None: ...
+
+
+class EnvSubject:
+    """A single Gymnasium env."""
+
+    def __init__(self, env: gym.Env) -> None:
+        self.env = env
+        self.action_space = env.action_space
+        self.emulator = reach(env)
+        self.step_counters = step_counters(env)
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        return self.env.reset(seed=seed)
+
+    def step(self, action: int) -> Step:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, float(reward), bool(terminated), bool(truncated), info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class VectorSubject:
+    """A Gymnasium vector env: every row gets the same action; the probe reads row 0.
+
+    The emulator is reached only under a ``SyncVectorEnv`` (row 0's); ale-py's threaded
+    engine (which ``gymnasium.make_vec("SABER/Pong")`` runs on) hides its emulators.
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv) -> None:
+        self.env = env
+        self.action_space = env.single_action_space
+        self.emulator = reach(env)
+        subs = getattr(env.unwrapped, "envs", None)
+        self.step_counters = step_counters(subs[0]) if subs else []
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        obs, infos = self.env.reset(seed=seed)
+        return obs[0], _row(infos)
+
+    def step(self, action: int) -> Step:
+        actions = np.full(self.env.num_envs, action, dtype=np.int64)
+        obs, rewards, terminated, truncated, infos = self.env.step(actions)
+        return obs[0], float(rewards[0]), bool(terminated[0]), bool(truncated[0]), _row(infos)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _row(infos: dict[str, Any]) -> dict[str, Any]:
+    """Row 0 of a vector env's info dict (keys whose mask says row 0 has no value left out)."""
+    row = {}
+    for key, value in infos.items():
+        if key.startswith("_"):
+            continue
+        mask = infos.get(f"_{key}")
+        if mask is not None and not mask[0]:
+            continue
+        row[key] = _row(value) if isinstance(value, dict) else value[0]
+    return row
+
+
+def subject_of(env: Any) -> Subject:
+    """The :class:`Subject` of an env: a Gymnasium env, a vector env, or a Subject already."""
+    if isinstance(env, gym.vector.VectorEnv):
+        return VectorSubject(env)
+    if isinstance(env, gym.Env):
+        return EnvSubject(env)
+    if isinstance(env, Subject):
+        return env
+    raise SaberError(
+        f"Expect a Gymnasium env, a Gymnasium vector env or a saber.check Subject, "
+        f"actually: {type(env).__name__}"
+    )
+
+
+def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
+    """A factory of fresh envs for a ``saber check`` target.
+
+    Args:
+        target: a registered id (``"SABER/Pong"``, ``"ALE/Pong-v5"``) or
+            ``"module:factory"``, a callable returning an env or a vector env.
+        game: passed to the factory (``factory(game)``), or for an id with a game
+            argument (``"SABER/Pong"`` is Pong whatever ``game`` says: an error).
+
+    Raises:
+        SaberError: an unknown id, a module or attribute that does not exist, or
+            ``game`` given for a registered id.
+    """
+    if ":" in target and not target.startswith(("SABER/", "ALE/")) and "/" not in target.split(":")[0]:
+        module_name, _, attribute = target.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            raise SaberError(
+                f"Cannot load {target!r}: {error}. Expect 'module:factory', a callable "
+                "returning a Gymnasium env or vector env."
+            ) from error
+        if not callable(factory):
+            raise SaberError(f"{target!r} is not callable; expect a factory of envs")
+        return (lambda: factory(game)) if game is not None else factory
+    if game is not None:
+        raise SaberError(
+            f"--game is for 'module:factory' targets; {target!r} names its game already"
+        )
+    import saber.envs  # noqa: F401  registers SABER/*
+
+    if target not in gym.registry:
+        raise SaberError(
+            f"No registered env {target!r}. Expect an id such as 'SABER/Pong' or "
+            "'ALE/Pong-v5', or 'module:factory'."
+        )
+    return lambda: gym.make(target)
