@@ -30,3 +30,11 @@ __all__ = [
     "resolve_games",
     "saber_settings",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "check":  # saber.check(env): the probe, imported on first use
+        import saber.check
+
+        return saber.check
+    raise AttributeError(f"module 'saber' has no attribute {name!r}")

@@ -11,8 +11,23 @@ fail or unknown (never a pass), with SABER's value, the measured one and the evi
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from saber.check.api import check, check_target
 from saber.check.result import CheckResult, RuleResult, Status
 from saber.check.subject import Subject
 
 __all__ = ["CheckResult", "RuleResult", "Status", "Subject", "check", "check_target"]
+
+
+class _CallableModule(types.ModuleType):
+    """``saber.check`` is this package and, called, its :func:`check`: importing the
+    package binds the name ``saber.check`` to it, so the package itself must be callable."""
+
+    def __call__(self, env: Any, **kwargs: Any) -> CheckResult:
+        return check(env, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

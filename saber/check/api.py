@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from saber.check.probes import FULL, QUICK, RULES
+from saber.check.probes.base import SABER, ProbeError
 from saber.check.result import CheckResult, RuleResult, Status
 from saber.check.subject import Subject, resolve_target, subject_of
 
@@ -42,12 +43,15 @@ def check(
     """
     started = time.perf_counter()
     factory: Callable[[], Any] = env if _is_factory(env) else (lambda: env)
+    if quick:  # one env for every probe: each resets it first, and a new env costs a ROM load
+        shared = factory()
+        factory = lambda: shared  # noqa: E731
     results: dict[str, RuleResult] = {}
     name = target
     with warnings.catch_warnings():
         # Probes load games and jump counters under the stack; wrappers may warn about it.
         warnings.simplefilter("ignore")
-        for probe in QUICK if quick else FULL:
+        for probe, rules in QUICK if quick else FULL:
             made = factory()
             subject = subject_of(made)
             if name is None:
@@ -55,14 +59,19 @@ def check(
             try:
                 for result in probe(subject):
                     results[result.rule] = result
+            except ProbeError as error:
+                for rule in rules:
+                    results[rule] = RuleResult(rule, SABER[rule], None, Status.UNKNOWN, str(error))
             finally:
-                if made is not env:
+                if made is not env and not quick:
                     subject.close()
+        if quick and shared is not env:
+            shared.close()
     if quick:
         ordered = tuple(results[rule] for rule in RULES if rule in results)
     else:
         ordered = tuple(
-            results.get(rule) or RuleResult(rule, "", None, Status.UNKNOWN, "not probed")
+            results.get(rule) or RuleResult(rule, SABER[rule], None, Status.UNKNOWN, "not probed")
             for rule in RULES
         )
     return CheckResult(name or "env", ordered, time.perf_counter() - started)

@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from ale_py import roms
 
-__all__ = ["Emulator", "Twin", "reach"]
+__all__ = ["Emulator", "Twin", "reach", "twin"]
 
 ACTIONS = tuple(ale_py.Action(index) for index in range(18))
 # ale-py 0.12 serializes an ALEState as int32 left paddle, right paddle, frame number,
@@ -122,6 +122,17 @@ def reach(env: Any) -> Emulator | None:
     if isinstance(ale, ale_py.ALEInterface):
         return Emulator(env, ale)
     return None
+
+
+def twin(rom_id: str) -> Twin:
+    """The twin of a ROM, made once per process: loading a ROM costs about 0.1 s, and a
+    twin is only ever used from a restored state, so one serves every probe."""
+    return _twin(rom_id)
+
+
+@functools.cache
+def _twin(rom_id: str) -> Twin:
+    return Twin(rom_id)
 
 
 class Twin:

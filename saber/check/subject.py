@@ -131,10 +131,12 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
         SaberError: an unknown id, a module or attribute that does not exist, or
             ``game`` given for a registered id.
     """
-    if ":" in target and not target.startswith(("SABER/", "ALE/")) and "/" not in target.split(":")[0]:
-        module_name, _, attribute = target.partition(":")
+    module_name, colon, attribute = target.partition(":")
+    if colon and all(part.isidentifier() for part in attribute.split(".")):
         try:
-            factory = getattr(importlib.import_module(module_name), attribute)
+            factory: Any = importlib.import_module(module_name)
+            for part in attribute.split("."):
+                factory = getattr(factory, part)
         except (ImportError, AttributeError) as error:
             raise SaberError(
                 f"Cannot load {target!r}: {error}. Expect 'module:factory', a callable "
@@ -149,9 +151,13 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
         )
     import saber.envs  # noqa: F401  registers SABER/*
 
-    if target not in gym.registry:
+    try:
+        if colon:  # "module:Env-id": Gymnasium imports the module, which registers the id
+            importlib.import_module(module_name)
+        gym.spec(attribute if colon else target)
+    except (gym.error.Error, ImportError) as error:
         raise SaberError(
-            f"No registered env {target!r}. Expect an id such as 'SABER/Pong' or "
+            f"No registered env {target!r} ({error}). Expect an id such as 'SABER/Pong' or "
             "'ALE/Pong-v5', or 'module:factory'."
-        )
+        ) from error
     return lambda: gym.make(target)

@@ -32,27 +32,26 @@ RULES = (
     "frame_stack",
 )
 
-FULL: tuple[Probe, ...] = (
-    probe_actions,
-    probe_lives,
-    probe_start,
-    probe_stuck_timeout,
-    probe_frame_cap,
-    probe_rewards,
-    probe_preprocessing,
+# Each probe with the rules it reports, in the order they run.
+FULL: tuple[tuple[Probe, tuple[str, ...]], ...] = (
+    (probe_actions, ("action_set", "sticky_actions")),
+    (probe_lives, ("life_signal",)),
+    (probe_start, ("noop_starts", "fire_start")),
+    (probe_stuck_timeout, ("stuck_timeout",)),
+    (probe_frame_cap, ("frame_cap",)),
+    (probe_rewards, ("raw_rewards", "rollover")),
+    (probe_preprocessing, ("frame_skip", "observation", "frame_stack")),
 )
 
-
-def _actions_without_stickiness(subject: Subject) -> list[RuleResult]:
-    return probe_actions(subject, draws=0)
+def _one_seed(subject: Subject) -> list[RuleResult]:
+    """The start probe on one seed: any frame before the first observation fails."""
+    return probe_start(subject, range(1))
 
 
 # What `saber eval` runs before a run: the rules a wrapper above SABER breaks, cheaply
-# (no statistical stickiness, no 18,000-frame timeout play, no cap bisection needed).
-QUICK: tuple[Probe, ...] = (
-    probe_lives,
-    probe_start,
-    probe_frame_cap,
-    probe_rewards,
-    probe_preprocessing,
+# (no statistical stickiness, no 18,000-frame timeout play, no action replays).
+QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = tuple(
+    (_one_seed if probe is probe_start else probe, rules)
+    for probe, rules in FULL
+    if probe not in (probe_actions, probe_stuck_timeout)
 )

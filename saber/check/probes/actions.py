@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium.spaces import Discrete
 from scipy.stats import binomtest
 
-from saber.check.emulator import Twin
+from saber.check.emulator import twin as make_twin
 from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, same, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
@@ -40,7 +40,7 @@ class _Stepper:
     def __init__(self, subject: Subject) -> None:
         self.subject = subject
         self.emulator = subject.emulator
-        self.twin = Twin(PROBE_ROM)
+        self.twin = make_twin(PROBE_ROM)
         self.previous = 0  # ALE's last action after a reset is NOOP
         self.steps = 0
         self._restart()

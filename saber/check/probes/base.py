@@ -11,7 +11,7 @@ from saber.check.subject import Subject
 from saber.envs.protocol import NUM_ACTIONS, SaberSettings
 from saber.envs.rules import correct_rollover
 
-__all__ = ["SABER", "fail", "passed", "restart", "unknown"]
+__all__ = ["SABER", "ProbeError", "fail", "passed", "restart", "unknown"]
 
 _S = SaberSettings()
 _ROLLOVER_EXAMPLE = -999_950.0
@@ -55,6 +55,13 @@ def verdict(rule: str, ok: bool, measured: str, evidence: str) -> RuleResult:
     return (passed if ok else fail)(rule, measured, evidence)
 
 
+SETTLE_TRIES = 3
+
+
+class ProbeError(RuntimeError):
+    """A probe could not set up its measurement; the rule is reported unknown."""
+
+
 NO_EMULATOR = (
     "the emulator under this env cannot be reached (no ale-py ALEInterface at "
     "env.unwrapped.ale, nor under a SyncVectorEnv's first sub-env)"
@@ -62,12 +69,27 @@ NO_EMULATOR = (
 
 
 def restart(subject: Subject, rom_id: str | None, seed: int = 0) -> Any:
-    """Reset the stack, then (when ``rom_id``) load that game under it; the first observation."""
+    """Reset the stack, then (when ``rom_id``) load that game under it; the first observation.
+
+    A wrapper that watches the lives counter sees the new game's count as a change, and
+    one that ends episodes at a life loss ends the next step: the probe settles the stack
+    with NOOP steps, resetting it (unseeded, which keeps the loaded game under ale-py's
+    ``AtariEnv``) and loading the game again where the reset reloaded the old one.
+    """
     obs, _ = subject.reset(seed=seed)
-    if rom_id is not None:
-        assert subject.emulator is not None
-        subject.emulator.swap_rom(rom_id)
-    return obs
+    if rom_id is None:
+        return obs
+    emulator = subject.emulator
+    assert emulator is not None
+    emulator.swap_rom(rom_id)
+    for _ in range(SETTLE_TRIES):
+        obs, _, terminated, truncated, _ = subject.step(0)
+        if not (terminated or truncated):
+            return obs
+        obs, _ = subject.reset()
+        if emulator.rom_id != rom_id:
+            emulator.swap_rom(rom_id)
+    raise ProbeError(f"the stack ends every episode at once with {rom_id} loaded under it")
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:

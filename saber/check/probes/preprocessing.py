@@ -17,7 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from saber.check.emulator import Twin
+from saber.check.emulator import twin as make_twin
 from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, same, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
@@ -25,7 +25,8 @@ from saber.check.subject import Subject
 __all__ = ["probe_preprocessing", "saber_frame"]
 
 PROBE_ROM = "pong"
-STEPS = 6
+STEPS = 6  # steps compared where pooling shows (the two last frames differ after resizing)
+MAX_STEPS = 300  # Pong's ball appears about 60 steps after the start
 Shots = list[tuple[np.ndarray, np.ndarray]]
 
 
@@ -83,12 +84,13 @@ def probe_preprocessing(subject: Subject) -> list[RuleResult]:
         ]
     restart(subject, PROBE_ROM)
     ale = emulator.ale
-    twin = Twin(PROBE_ROM)
+    twin = make_twin(PROBE_ROM)
     skips: list[int] = []
     stacks: list[np.ndarray | None] = []
     matches: list[set[str]] = []
     shape = None
-    for _ in range(STEPS):
+    telling = 0  # compared steps where max-pooling changes the frame
+    while telling < STEPS and len(skips) < MAX_STEPS:
         state = ale.cloneState()
         before = emulator.frames()
         obs, _, terminated, truncated, _ = subject.step(0)
@@ -96,25 +98,29 @@ def probe_preprocessing(subject: Subject) -> list[RuleResult]:
         shots = twin.screens(state, [0] * skips[-1])
         if not same(twin.ale.getRAM(), ale.getRAM()):
             reason = "the step's frames could not be replayed on a twin emulator"
-            return [unknown("frame_skip", reason), unknown("observation", reason),
-                    unknown("frame_stack", reason)]
+            return [unknown(rule, reason) for rule in ("frame_skip", "observation", "frame_stack")]
         shape = np.asarray(obs).shape
         stack = stacked_frames(obs)
-        stacks.append(stack)
-        if stack is not None and len(shots) >= 2:
-            size = stack.shape[-1]
-            newest = stack[-1]
-            found = set()
-            if same(newest, saber_frame(shots, size)):
-                found.add("saber")
-            found |= {name for name, make in ALTERNATIVES.items() if same(newest, make(shots, size))}
-            matches.append(found)
+        stacks = [*stacks[-STEPS:], stack]
+        if stack is None or len(shots) < 2:
+            break
+        size = stack.shape[-1]
+        expected = saber_frame(shots, size)
+        if same(expected, ALTERNATIVES["last frame only, no max"](shots, size)):
+            continue  # this step cannot tell pooling from no pooling
+        telling += 1
+        newest = stack[-1]
+        found = {"saber"} if same(newest, expected) else set()
+        found |= {name for name, make in ALTERNATIVES.items() if same(newest, make(shots, size))}
+        matches.append(found)
         if terminated or truncated:
             break
     skip_rule = verdict(
         "frame_skip",
         set(skips) == {SETTINGS.frame_skip},
-        f"{skips[0]} frames per step" if len(set(skips)) == 1 else f"{skips} frames",
+        f"{skips[0]} frame{'s' * (skips[0] != 1)} per step"
+        if len(set(skips)) == 1
+        else f"{skips} frames",
         f"the emulator's frame counter over {len(skips)} NOOP steps on Pong",
     )
     return [skip_rule, _observation(shape, stacks, matches), _stack(shape, stacks)]
@@ -126,18 +132,22 @@ def _observation(shape: Any, stacks: list, matches: list[set[str]]) -> RuleResul
         return verdict("observation", False, f"shape {shape}", "not a stack of square frames")
     frame_size = stacks[-1].shape[-1]
     if not matches:
-        return unknown("observation", "a step played fewer than 2 frames: no pooling to compare")
+        return unknown(
+            "observation",
+            f"no step of {MAX_STEPS} played 2 frames that differ after resizing: pooling "
+            "cannot be compared",
+        )
     exact = all("saber" in found for found in matches)
     common = set.intersection(*matches) - {"saber"}
     evidence = (
         f"the stack's newest frame against the frames replayed on a twin emulator, "
-        f"{len(matches)} NOOP steps on Pong: SABER's pipeline matched "
+        f"{len(matches)} NOOP steps on Pong where max-pooling shows: SABER's pipeline matched "
         f"{sum('saber' in f for f in matches)} of {len(matches)} exactly"
     )
     if exact and frame_size == size:
         measured = f"{frame_size}x{frame_size}, equal to SABER's pipeline"
     elif common:
-        measured = f"{frame_size}x{frame_size}, {sorted(common)[0]}"
+        measured = f"{frame_size}x{frame_size}, as {' or '.join(sorted(common))}"
     else:
         measured = f"{frame_size}x{frame_size}, no known pipeline matches"
     return verdict("observation", exact and frame_size == size, measured, evidence)
@@ -156,7 +166,7 @@ def _stack(shape: Any, stacks: list[np.ndarray | None]) -> RuleResult:
     return verdict(
         "frame_stack",
         ok,
-        f"{depth} frames" + ("" if all(shifts) else ", not shifted step to step"),
+        f"{depth} frame{'s' * (depth != 1)}" + ("" if all(shifts) else ", not shifted step to step"),
         f"observation shape {shape}; {sum(shifts)} of {len(shifts)} consecutive observations "
         "hold the previous one's frames shifted by one",
     )

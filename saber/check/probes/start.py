@@ -8,7 +8,7 @@ means only no-ops were played, a difference means some other action (FIRE) was.
 
 from __future__ import annotations
 
-from saber.check.emulator import Twin
+from saber.check.emulator import twin as make_twin
 from saber.check.probes.base import NO_EMULATOR, same, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
@@ -18,8 +18,8 @@ __all__ = ["probe_start"]
 SEEDS = range(5)
 
 
-def probe_start(subject: Subject) -> list[RuleResult]:
-    """The ``noop_starts`` and ``fire_start`` rules, over 5 seeded resets."""
+def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
+    """The ``noop_starts`` and ``fire_start`` rules, over seeded resets (5 by default)."""
     emulator = subject.emulator
     if emulator is None:
         return [unknown("noop_starts", NO_EMULATOR), unknown("fire_start", NO_EMULATOR)]
@@ -27,19 +27,19 @@ def probe_start(subject: Subject) -> list[RuleResult]:
     if rom is None:
         reason = "the ROM under the stack is not one ale-py ships"
         return [unknown("noop_starts", reason), unknown("fire_start", reason)]
-    twin = Twin(rom)
+    twin = make_twin(rom)
     twin.ale.reset_game()
     start = twin.ale.cloneState()
     frames: list[int] = []
     only_noops: list[bool] = []
-    for seed in SEEDS:
+    for seed in seeds:
         subject.reset(seed=seed)
         played = emulator.frames()
         frames.append(played)
         only_noops.append(same(twin.replay(start, [0] * played), emulator.ale.getRAM()))
-    seeds = f"seeds {SEEDS.start}-{SEEDS.stop - 1}"
+    seeds_text = f"seeds {seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else f"seed {seeds.start}"
     counted = (
-        f"emulator frames played before the first observation ({seeds}, the ALE's "
+        f"emulator frames played before the first observation ({seeds_text}, the ALE's "
         f"episode counter): {frames}"
     )
     varies = len(set(frames)) > 1
@@ -52,7 +52,7 @@ def probe_start(subject: Subject) -> list[RuleResult]:
         counted + ("; a random number of them per seed" if varies else "")
         + ("; NOOP frames replayed on a twin emulator reproduce the start" if noops else ""),
     )
-    other = [seed for seed, noop in zip(SEEDS, only_noops, strict=True) if not noop]
+    other = [seed for seed, noop in zip(seeds, only_noops, strict=True) if not noop]
     fire_rule = verdict(
         "fire_start",
         not other,
