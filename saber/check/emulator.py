@@ -150,6 +150,9 @@ class Twin:
         ale.loadROM(roms.get_rom_path(rom_id))
         ale.reset_game()
         self.ale = ale
+        # The game's start state, kept now: a later reset_game of a used emulator keeps
+        # some of the RAM it had, so it is not the start of a freshly loaded ROM.
+        self.start = ale.cloneState()
 
     def replay(self, state: ale_py.ALEState, actions: Sequence[int]) -> np.ndarray:
         """RAM ``uint8`` (128,) after playing ``actions`` (one per frame) from ``state``."""

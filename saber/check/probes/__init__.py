@@ -33,10 +33,12 @@ RULES = (
 )
 
 # Each probe with the rules it reports, in the order they run.
+# The start probe comes first: it compares the emulator's RAM after a reset with a freshly
+# loaded ROM's, and an emulator that ran another game keeps some of that game's RAM.
 FULL: tuple[tuple[Probe, tuple[str, ...]], ...] = (
+    (probe_start, ("noop_starts", "fire_start")),
     (probe_actions, ("action_set", "sticky_actions")),
     (probe_lives, ("life_signal",)),
-    (probe_start, ("noop_starts", "fire_start")),
     (probe_stuck_timeout, ("stuck_timeout",)),
     (probe_frame_cap, ("frame_cap",)),
     (probe_rewards, ("raw_rewards", "rollover")),

@@ -43,6 +43,7 @@ def probe_rewards(subject: Subject) -> list[RuleResult]:
     actions = space.n if isinstance(space, Discrete) else 1
     restart(subject, PROBE_ROM)
     ale = emulator.ale
+    before = _score(ale.getRAM())  # the first step's gain is the jump written here
     for address, value in zip(SCORE_RAM, START_SCORE, strict=True):
         ale.setRAM(address, value)
     rng = np.random.default_rng(0)
@@ -51,7 +52,6 @@ def probe_rewards(subject: Subject) -> list[RuleResult]:
     rollover: tuple[int, float] | None = None
     ended = False
     for _ in range(MAX_STEPS):
-        before = _score(ale.getRAM())
         _, reward, terminated, truncated, _ = subject.step(int(rng.integers(actions)))
         after = _score(ale.getRAM())
         if after < before:
@@ -61,6 +61,7 @@ def probe_rewards(subject: Subject) -> list[RuleResult]:
             checked += 1
             if reward != after - before:
                 mismatches.append((after - before, reward))
+        before = after
         if terminated or truncated:
             ended = True
             break

@@ -28,8 +28,7 @@ def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
         reason = "the ROM under the stack is not one ale-py ships"
         return [unknown("noop_starts", reason), unknown("fire_start", reason)]
     twin = make_twin(rom)
-    twin.ale.reset_game()
-    start = twin.ale.cloneState()
+    start = twin.start
     frames: list[int] = []
     only_noops: list[bool] = []
     for seed in seeds:
