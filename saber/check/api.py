@@ -10,7 +10,7 @@ from typing import Any
 from saber.check.probes import FULL, QUICK, RULES
 from saber.check.probes.base import SABER, ProbeError
 from saber.check.result import CheckResult, RuleResult, Status
-from saber.check.subject import Subject, resolve_target, subject_of
+from saber.check.subject import ChainedSubject, Subject, resolve_target, subject_of
 
 __all__ = ["check", "check_target"]
 
@@ -43,9 +43,10 @@ def check(
     """
     started = time.perf_counter()
     factory: Callable[[], Any] = env if _is_factory(env) else (lambda: env)
-    if quick:  # one env for every probe: each resets it first, and a new env costs a ROM load
+    if quick:  # one env, one episode for every probe: a new env or a reset loads a ROM
         shared = factory()
-        factory = lambda: shared  # noqa: E731
+        chained = ChainedSubject(subject_of(shared))
+        factory = lambda: chained  # noqa: E731
     results: dict[str, RuleResult] = {}
     name = target
     with warnings.catch_warnings():
@@ -55,7 +56,7 @@ def check(
             made = factory()
             subject = subject_of(made)
             if name is None:
-                name = _name(made)
+                name = _name(shared if quick else made)
             try:
                 for result in probe(subject):
                     results[result.rule] = result

@@ -1,7 +1,8 @@
 """What the probe drives: any env, seen as one stream of steps (:class:`Subject`).
 
-A single Gymnasium env is driven as is; a vector env is driven with the same action in
-every row, and the probe reads row 0. Other kinds of env (saber's JAX envs, a remote
+A single Gymnasium env is driven as is; a vector env (Gymnasium's, envpool's, or a
+Stable-Baselines3 ``VecEnv``) is driven with the same action in every row, and the probe
+reads row 0. Other kinds of env (saber's JAX envs, a remote
 env) join by implementing the :class:`Subject` protocol in an adapter.
 """
 
@@ -17,7 +18,14 @@ import numpy as np
 from saber.check.emulator import Emulator, reach, step_counters
 from saber.errors import SaberError
 
-__all__ = ["EnvSubject", "Subject", "VectorSubject", "resolve_target", "subject_of"]
+__all__ = [
+    "EnvSubject",
+    "Sb3VecSubject",
+    "Subject",
+    "VectorSubject",
+    "resolve_target",
+    "subject_of",
+]
 
 Step = tuple[Any, float, bool, bool, dict[str, Any]]
 
@@ -91,6 +99,36 @@ class VectorSubject:
         self.env.close()
 
 
+class Sb3VecSubject:
+    """A Stable-Baselines3 ``VecEnv`` (``make_atari_env``): row 0 of a batch that resets
+    itself at each episode's end; ``info["TimeLimit.truncated"]`` tells a truncation.
+
+    The emulator is reached under a ``DummyVecEnv`` (row 0's env), not a ``SubprocVecEnv``.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.action_space = env.action_space
+        subs = getattr(getattr(env, "unwrapped", env), "envs", None)
+        self.emulator = reach(subs[0]) if subs else None
+        self.step_counters = step_counters(subs[0]) if subs else []
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        if seed is not None:
+            self.env.seed(seed)
+        obs = self.env.reset()
+        return obs[0], dict(self.env.reset_infos[0]) if hasattr(self.env, "reset_infos") else {}
+
+    def step(self, action: int) -> Step:
+        obs, rewards, dones, infos = self.env.step(np.full(self.env.num_envs, action))
+        info = dict(infos[0])
+        truncated = bool(info.get("TimeLimit.truncated", False))
+        return obs[0], float(rewards[0]), bool(dones[0]) and not truncated, truncated, info
+
+    def close(self) -> None:
+        self.env.close()
+
+
 def _row(infos: dict[str, Any]) -> dict[str, Any]:
     """Row 0 of a vector env's info dict (keys whose mask says row 0 has no value left out)."""
     row = {}
@@ -112,6 +150,8 @@ def subject_of(env: Any) -> Subject:
         return EnvSubject(env)
     if isinstance(env, Subject):
         return env
+    if hasattr(env, "step_async") and hasattr(env, "step_wait"):  # SB3 VecEnv, duck-typed
+        return Sb3VecSubject(env)
     raise SaberError(
         f"Expect a Gymnasium env, a Gymnasium vector env or a saber.check Subject, "
         f"actually: {type(env).__name__}"
@@ -161,3 +201,35 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
             "'ALE/Pong-v5', or 'module:factory'."
         ) from error
     return lambda: gym.make(target)
+
+
+class ChainedSubject:
+    """One episode shared by several probes, to save ROM loads (about 0.1 s each).
+
+    A reset with the seed of the open episode is skipped while that episode has not
+    ended (each probe loads its own game under the stack first, so what the previous
+    one played does not matter); once a step ends it, the next reset is real.
+    """
+
+    def __init__(self, subject: Subject) -> None:
+        self.inner = subject
+        self.action_space = subject.action_space
+        self.emulator = subject.emulator
+        self.step_counters = subject.step_counters
+        self._open: tuple[int | None, Any, dict[str, Any]] | None = None
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        if self._open is not None and self._open[0] == seed and seed is not None:
+            return self._open[1], dict(self._open[2])
+        obs, info = self.inner.reset(seed=seed)
+        self._open = (seed, obs, dict(info))
+        return obs, info
+
+    def step(self, action: int) -> Step:
+        result = self.inner.step(action)
+        if result[2] or result[3]:
+            self._open = None
+        return result
+
+    def close(self) -> None:
+        self.inner.close()

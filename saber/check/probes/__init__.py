@@ -52,8 +52,12 @@ def _one_seed(subject: Subject) -> list[RuleResult]:
 
 # What `saber eval` runs before a run: the rules a wrapper above SABER breaks, cheaply
 # (no statistical stickiness, no 18,000-frame timeout play, no action replays).
-QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = tuple(
-    (_one_seed if probe is probe_start else probe, rules)
-    for probe, rules in FULL
-    if probe not in (probe_actions, probe_stuck_timeout)
+# They share one episode (saber.check.subject.ChainedSubject), the frame cap last: its
+# truncation ends the episode.
+QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
+    (_one_seed, ("noop_starts", "fire_start")),
+    (probe_preprocessing, ("frame_skip", "observation", "frame_stack")),
+    (probe_rewards, ("raw_rewards", "rollover")),
+    (probe_lives, ("life_signal",)),
+    (probe_frame_cap, ("frame_cap",)),
 )

@@ -40,14 +40,20 @@ def probe_stuck_timeout(subject: Subject) -> list[RuleResult]:
     assert timeout is not None
     restart(subject, PROBE_ROM)
     end = None
-    while emulator.frames() < timeout + PAST_TIMEOUT:
+    step_frames = 0
+    frames = emulator.frames()  # since the game was loaded, the settling step included
+    while frames < timeout + PAST_TIMEOUT:
+        before = emulator.frames()
         _, reward, terminated, truncated, _ = subject.step(0)
+        after = emulator.frames()
+        # A vector env that resets itself at the end leaves the new episode's count.
+        frames += after - before if after >= before else step_frames
+        step_frames = after - before if after >= before else step_frames
         if reward != 0:
             return [unknown("stuck_timeout", "the NOOP policy scored on Breakout")]
         if terminated or truncated:
             end = "truncated" if truncated else "terminated"
             break
-    frames = emulator.frames()
     evidence = (
         f"Breakout under the stack, NOOP steps (the ball is never launched: no reward, no "
         f"game over), frames counted by the emulator: {frames:,}"
