@@ -42,9 +42,7 @@ print(cold, time.perf_counter() - started)
 
 
 def _run(code: str) -> list[float]:
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return [float(value) for value in done.stdout.split()]
 
 

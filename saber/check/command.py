@@ -12,8 +12,12 @@ __all__ = ["check_command"]
 
 @click.command("check")
 @click.argument("target")
-@click.option("--game", default=None, help="Game passed to a module:factory target (factory(game)).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of a table.")
+@click.option(
+    "--game", default=None, help="Game passed to a module:factory target (factory(game))."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the result as JSON instead of a table."
+)
 @click.option(
     "--quick", is_flag=True, help="Only the cheap probes (what saber eval runs before a run)."
 )

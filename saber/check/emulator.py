@@ -38,7 +38,7 @@ def _rom_of_md5() -> dict[str, str]:
     for rom_id in roms.get_all_rom_ids():
         path = roms.get_rom_path(rom_id)
         if path is not None:
-            found[hashlib.md5(path.read_bytes()).hexdigest()] = rom_id  # noqa: S324
+            found[hashlib.md5(path.read_bytes()).hexdigest()] = rom_id
     return found
 
 
@@ -70,7 +70,9 @@ class Emulator:
         """Emulator frames since the emulator's last reset (ALE's episode counter)."""
         return int(self.ale.getEpisodeFrameNumber())
 
-    def set_frame_clocks(self, frame: int, steps_per_frame: Sequence[tuple[Any, float]]) -> list[str]:
+    def set_frame_clocks(
+        self, frame: int, steps_per_frame: Sequence[tuple[Any, float]]
+    ) -> list[str]:
         """Advance every frame and step counter of the stack that the probe knows to ``frame``.
 
         The ALE's own episode counter (read by its frame cap) is set by rewriting a saved
@@ -96,7 +98,9 @@ class Emulator:
             advanced.append("saber's core frame counter")
         for wrapper, rate in steps_per_frame:
             wrapper._elapsed_steps = round(frame * rate)
-            advanced.append(f"{type(wrapper).__name__}(max_episode_steps={wrapper._max_episode_steps})")
+            advanced.append(
+                f"{type(wrapper).__name__}(max_episode_steps={wrapper._max_episode_steps})"
+            )
         return advanced
 
 
@@ -162,7 +166,9 @@ class Twin:
             ale.act(ACTIONS[action])
         return ale.getRAM()
 
-    def screens(self, state: ale_py.ALEState, actions: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    def screens(
+        self, state: ale_py.ALEState, actions: Sequence[int]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         """(grayscale (210, 160), RGB (210, 160, 3)) screens of each frame of the replay."""
         ale = self.ale
         ale.restoreState(state)

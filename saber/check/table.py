@@ -46,7 +46,9 @@ def format_table(result: CheckResult) -> str:
     widths = [max(len(row[column]) for row in rows) for column in range(4)]
     lines = [summary(result)]
     for index, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        lines.append(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
         if index == 0:
             lines.append("  ".join("-" * width for width in widths))
     lines += ["", "evidence:"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-import saber  # noqa: F401  (registers SABER/*)
+import saber
 
 
 def saber_env(game: str = "pong") -> gym.Env:

@@ -42,10 +42,43 @@ def test_table_and_json_carry_every_field() -> None:
     ]
     assert "frame_skip  FAIL" in format_table(result)
     table = markdown_comparison([("A", result), ("B", result)])
-    assert table.splitlines()[2] == "| `frame_skip` | 4 frames per step | **fail**: x | **fail**: x |"
+    assert (
+        table.splitlines()[2] == "| `frame_skip` | 4 frames per step | **fail**: x | **fail**: x |"
+    )
 
 
 def test_the_eval_gate_refuses_a_clipper_above_saber_and_accepts_saber() -> None:
     with pytest.raises(ProtocolError, match=r"raw_rewards +FAIL[\s\S]*--allow-non-saber"):
         require_saber(stacks.saber_with_clipping, "clipped")
     require_saber_env("pong", {"clip_rewards": True})  # the harness scores info["saber"]
+
+
+def test_repeat_probability_is_the_binomial_likelihood_when_each_step_is_exact() -> None:
+    """Steps with one possible repeat count are Bernoulli draws: MLE = repeats / draws, and
+    the interval's ends are where the binomial log-likelihood drops by chi2(1, 0.99) / 2."""
+    from collections import Counter
+
+    import numpy as np
+    from scipy.optimize import brentq
+    from scipy.stats import chi2
+
+    from saber.check.probes.actions import repeat_probability
+
+    exact = {j: tuple(i == j for i in range(5)) for j in range(5)}
+    masks = Counter({exact[0]: 300, exact[1]: 80, exact[2]: 15, exact[4]: 1})
+    repeats = 80 + 2 * 15 + 4  # j repeats per step
+    draws = repeats + 300 + 80 + 15  # plus one non-repeat per step with j < 4
+    estimate, low, high = repeat_probability(masks)
+    assert estimate == pytest.approx(repeats / draws, abs=2.5e-4)  # the grid's step
+
+    def drop(p: float) -> float:
+        def loglik(q: float) -> float:
+            return repeats * np.log(q) + (draws - repeats) * np.log(1 - q)
+
+        return loglik(repeats / draws) - loglik(p) - chi2.ppf(0.99, 1) / 2
+
+    assert low == pytest.approx(brentq(drop, 1e-6, repeats / draws), abs=2.5e-4)
+    assert high == pytest.approx(brentq(drop, repeats / draws, 1 - 1e-6), abs=2.5e-4)
+    # A step whose RAM allows j = 0 or 1 has probability 1 - p**2: it is counted so.
+    low_only = repeat_probability(Counter({(True, True, False, False, False): 100}))
+    assert low_only[0] == 0.0

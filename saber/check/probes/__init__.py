@@ -45,6 +45,7 @@ FULL: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (probe_preprocessing, ("frame_skip", "observation", "frame_stack")),
 )
 
+
 def _one_seed(subject: Subject) -> list[RuleResult]:
     """The start probe on one seed: any frame before the first observation fails."""
     return probe_start(subject, range(1))

@@ -60,7 +60,14 @@ def probe_stuck_timeout(subject: Subject) -> list[RuleResult]:
     )
     if end is None:
         return [verdict("stuck_timeout", False, f"none in {frames:,} frames", evidence)]
-    return [verdict("stuck_timeout", end == "truncated" and frames == timeout, f"{end} at {frames:,} frames", evidence)]
+    return [
+        verdict(
+            "stuck_timeout",
+            end == "truncated" and frames == timeout,
+            f"{end} at {frames:,} frames",
+            evidence,
+        )
+    ]
 
 
 class _Clock:

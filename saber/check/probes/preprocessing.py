@@ -11,6 +11,7 @@ with common alternatives, to say which step differs.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -46,9 +47,7 @@ def _rgb_pooled_gray(shots: Shots) -> np.ndarray:
 
 # Ways stacks are known to differ; named in the evidence when one matches exactly.
 ALTERNATIVES: dict[str, Callable[[Shots, int], np.ndarray]] = {
-    "INTER_AREA resize": lambda s, n: _resize(
-        np.maximum(s[-2][0], s[-1][0]), n, cv2.INTER_AREA
-    ),
+    "INTER_AREA resize": lambda s, n: _resize(np.maximum(s[-2][0], s[-1][0]), n, cv2.INTER_AREA),
     "last frame only, no max": lambda s, n: _resize(s[-1][0], n, cv2.INTER_LINEAR),
     "last frame only, INTER_AREA": lambda s, n: _resize(s[-1][0], n, cv2.INTER_AREA),
     "max of RGB frames, cv2 grayscale, INTER_AREA": lambda s, n: _resize(
@@ -159,14 +158,15 @@ def _stack(shape: Any, stacks: list[np.ndarray | None]) -> RuleResult:
     depth = stacks[-1].shape[0]
     shifts = [
         same(new[:-1], old[1:])
-        for old, new in zip(stacks, stacks[1:], strict=False)
+        for old, new in itertools.pairwise(stacks)
         if old is not None and new is not None
     ]
     ok = depth == SETTINGS.stack_size and all(shifts)
     return verdict(
         "frame_stack",
         ok,
-        f"{depth} frame{'s' * (depth != 1)}" + ("" if all(shifts) else ", not shifted step to step"),
+        f"{depth} frame{'s' * (depth != 1)}"
+        + ("" if all(shifts) else ", not shifted step to step"),
         f"observation shape {shape}; {sum(shifts)} of {len(shifts)} consecutive observations "
         "hold the previous one's frames shifted by one",
     )

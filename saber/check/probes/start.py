@@ -36,7 +36,9 @@ def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
         played = emulator.frames()
         frames.append(played)
         only_noops.append(same(twin.replay(start, [0] * played), emulator.ale.getRAM()))
-    seeds_text = f"seeds {seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else f"seed {seeds.start}"
+    seeds_text = (
+        f"seeds {seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else f"seed {seeds.start}"
+    )
     counted = (
         f"emulator frames played before the first observation ({seeds_text}, the ALE's "
         f"episode counter): {frames}"
@@ -48,7 +50,8 @@ def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
         "noop_starts",
         not varies and not noops,
         noop_measured,
-        counted + ("; a random number of them per seed" if varies else "")
+        counted
+        + ("; a random number of them per seed" if varies else "")
         + ("; NOOP frames replayed on a twin emulator reproduce the start" if noops else ""),
     )
     other = [seed for seed, noop in zip(seeds, only_noops, strict=True) if not noop]
