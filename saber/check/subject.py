@@ -9,6 +9,7 @@ env) join by implementing the :class:`Subject` protocol in an adapter.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,6 +21,7 @@ from saber.errors import SaberError
 
 __all__ = [
     "EnvSubject",
+    "FunctionalSubject",
     "Sb3VecSubject",
     "Subject",
     "VectorSubject",
@@ -129,6 +131,44 @@ class Sb3VecSubject:
         self.env.close()
 
 
+class FunctionalSubject:
+    """An env of pure functions, ``reset(seed) -> (state, obs, info)`` and
+    ``step(state, actions) -> (state, obs, reward, terminated, truncated, info)`` over
+    ``num_envs`` rows (saber's JAX envs, ``saber.jax.make``): the adapter threads the
+    state, sends the same action to every row and reads row 0.
+
+    Its emulators run in ale-py's C++ engine, out of reach: only what the API shows is
+    measured.
+    """
+
+    emulator = None
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.action_space = env.single_action_space
+        self.step_counters: list[Any] = []
+        self._state: Any = None
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        self._state, obs, info = self.env.reset(0 if seed is None else seed)
+        return np.asarray(obs)[0], _row({k: np.asarray(v) for k, v in info.items()})
+
+    def step(self, action: int) -> Step:
+        actions = np.full(self.env.num_envs, action, dtype=np.int32)
+        self._state, obs, reward, terminated, truncated, info = self.env.step(self._state, actions)
+        row = _row({k: v if isinstance(v, dict) else np.asarray(v) for k, v in info.items()})
+        return (
+            np.asarray(obs)[0],
+            float(np.asarray(reward)[0]),
+            bool(np.asarray(terminated)[0]),
+            bool(np.asarray(truncated)[0]),
+            row,
+        )
+
+    def close(self) -> None:
+        self.env.close()
+
+
 def _row(infos: dict[str, Any]) -> dict[str, Any]:
     """Row 0 of a vector env's info dict (keys whose mask says row 0 has no value left out)."""
     row = {}
@@ -138,7 +178,9 @@ def _row(infos: dict[str, Any]) -> dict[str, Any]:
         mask = infos.get(f"_{key}")
         if mask is not None and not mask[0]:
             continue
-        row[key] = _row(value) if isinstance(value, dict) else value[0]
+        row[key] = (
+            _row(value) if isinstance(value, dict) else (value[0] if np.ndim(value) else value)
+        )
     return row
 
 
@@ -152,6 +194,9 @@ def subject_of(env: Any) -> Subject:
         return env
     if hasattr(env, "step_async") and hasattr(env, "step_wait"):  # SB3 VecEnv, duck-typed
         return Sb3VecSubject(env)
+    jax_envs = sys.modules.get("saber.jax")  # never imported here: JAX is an extra
+    if jax_envs is not None and isinstance(env, jax_envs.SaberJaxEnv):
+        return FunctionalSubject(env)
     raise SaberError(
         f"Expect a Gymnasium env, a Gymnasium vector env or a saber.check Subject, "
         f"actually: {type(env).__name__}"
@@ -217,9 +262,11 @@ class ChainedSubject:
         self.emulator = subject.emulator
         self.step_counters = subject.step_counters
         self._open: tuple[int | None, Any, dict[str, Any]] | None = None
+        self.reset_skipped = False  # the last reset was skipped (restart reads it)
 
     def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
-        if self._open is not None and self._open[0] == seed and seed is not None:
+        self.reset_skipped = seed is not None and self._open is not None and self._open[0] == seed
+        if self.reset_skipped and self._open is not None:
             return self._open[1], dict(self._open[2])
         obs, info = self.inner.reset(seed=seed)
         self._open = (seed, obs, dict(info))

@@ -81,8 +81,8 @@ def restart(subject: Subject, rom_id: str | None, seed: int = 0) -> Any:
         return obs
     emulator = subject.emulator
     assert emulator is not None
-    if emulator.rom_id == rom_id:  # a chained probe left it loaded: no second ROM load
-        return obs
+    if getattr(subject, "reset_skipped", False) and emulator.rom_id == rom_id:
+        return obs  # a chained probe left this game loaded, unplayed by any reset wrapper
     emulator.swap_rom(rom_id)
     for _ in range(SETTLE_TRIES):
         obs, _, terminated, truncated, _ = subject.step(0)
