@@ -1,8 +1,11 @@
 """The SABER rules that act on rewards and episode ends, each written once (protocol 1, 2, 4).
 
 Pure functions of the step's numbers. Each works on Python scalars (the single env's
-wrappers call them with one step) and on numpy arrays of rows (the vector env calls them
-with one row per sub-env) alike: comparisons and ``&`` only, no ``not``/``and``.
+wrappers call them with one step), on numpy arrays of rows (the vector env calls them
+with one row per sub-env) and on ``jax.numpy`` arrays (:mod:`saber.jax`, traced under
+``jit``) alike: comparisons, ``&``, ``+`` and ``*`` only, no ``not``/``and``/``if`` on
+values, and no floating-point logarithm (rollover gains are exact in ``int32`` too).
+The few that must choose between values take the array namespace ``xp``.
 
 >>> is_rollover(-999_950.0, -100_000.0), correct_rollover(-999_950.0, "correct")
 (True, 50.0)
@@ -14,15 +17,19 @@ True
 
 from __future__ import annotations
 
-import math
+from types import ModuleType
 from typing import Any
+
+import numpy as np
 
 from saber.envs.records import EpisodeEnd, EpisodeRecord
 
 __all__ = [
+    "END_REASONS",
     "SABER_CAP_FRAMES",
     "checkpoint_open",
     "correct_rollover",
+    "end_code",
     "end_reason",
     "episode_record",
     "frame_cap",
@@ -32,6 +39,15 @@ __all__ = [
 ]
 
 SABER_CAP_FRAMES = 21_600_000  # 100 hours at 60 fps: reaching it counts as infinite gameplay
+# The ends in order of precedence; an end's code (arrays of :mod:`saber.jax`) is its index.
+END_REASONS: tuple[EpisodeEnd, ...] = (
+    EpisodeEnd.GAME_OVER,
+    EpisodeEnd.STUCK_TIMEOUT,
+    EpisodeEnd.TIME_CAP,
+    EpisodeEnd.TRUNCATED,
+)
+# ALE rewards are C ints: |reward| < 2**31 < 10**10, so 10 decimal digits bound every gain.
+_ROLLOVER_DIGITS = 10
 
 
 def is_rollover(reward: Any, threshold: float) -> Any:
@@ -47,12 +63,20 @@ def correct_rollover(reward: float, mode: str) -> float:
     The score counter wrapped past ``10**k``: the ALE reported ``gain - 10**k``, so the
     gain is ``reward + 10**ceil(log10(-reward))`` (-999,950 -> +50). This is the rule of
     the SABER authors' code. Mode ``"ignore"`` drops the reward instead; ``"off"`` keeps it.
+
+    ``10**ceil(log10(x))`` is computed exactly as the smallest power of ten at or above
+    ``x``, by comparisons (a product of factors 10 or 1), so it gives the same result on
+    floats and on integer arrays; an ``int32`` reward must be above ``-10**9`` (the power
+    ``10**10`` does not fit in ``int32``; no ALE score counter has 10 digits).
     """
     if mode == "ignore":
-        return 0.0
+        return reward - reward  # 0 of the reward's type and shape (+0.0, never -0.0)
     if mode == "off":
         return reward
-    return reward + 10.0 ** math.ceil(math.log10(-reward))
+    power = 1
+    for digits in range(_ROLLOVER_DIGITS):
+        power = power * (1 + 9 * (-reward > 10**digits))
+    return reward + power
 
 
 def stuck_timeout(
@@ -76,22 +100,26 @@ def checkpoint_open(frame: Any, checkpoint: int) -> Any:
     return frame <= checkpoint
 
 
+def end_code(*, game_over: Any, stuck: Any, capped: Any, xp: ModuleType = np) -> Any:
+    """How episodes that ended on this step ended, as indices into :data:`END_REASONS`
+    (arrays of rows, or scalars). The game's own end wins, then the stuck timeout, then
+    the cap; an end by none of the SABER rules was a truncation from outside (a user
+    wrapper)."""
+    return xp.where(game_over, 0, xp.where(stuck, 1, xp.where(capped, 2, 3)))
+
+
 def end_reason(*, game_over: bool, stuck: bool, capped: bool) -> EpisodeEnd:
-    """How an episode that ended on this step ended (one row). The game's own end wins;
-    an end by none of the SABER rules was a truncation from outside (a user wrapper)."""
-    if game_over:
-        return EpisodeEnd.GAME_OVER
-    if stuck:
-        return EpisodeEnd.STUCK_TIMEOUT
-    if capped:
-        return EpisodeEnd.TIME_CAP
-    return EpisodeEnd.TRUNCATED
+    """How an episode that ended on this step ended (one row): see :func:`end_code`."""
+    return END_REASONS[int(end_code(game_over=game_over, stuck=stuck, capped=capped))]
 
 
-def is_infinite(end: str, frames: int) -> bool:
+def is_infinite(end: Any, frames: Any) -> Any:
     """Infinite gameplay is SABER's notion: still playing after 100 hours. A shorter cap
-    (a non-SABER override) ends episodes but proves nothing of the kind."""
-    return end == EpisodeEnd.TIME_CAP and frames >= SABER_CAP_FRAMES
+    (a non-SABER override) ends episodes but proves nothing of the kind. ``end`` is an
+    :class:`EpisodeEnd` (one row) or codes of :func:`end_code` (arrays)."""
+    time_cap = EpisodeEnd.TIME_CAP
+    capped = end == (time_cap if isinstance(end, str) else END_REASONS.index(time_cap))
+    return capped & (frames >= SABER_CAP_FRAMES)
 
 
 def episode_record(
@@ -112,6 +140,6 @@ def episode_record(
         steps=int(steps),
         end=end,
         rollovers=int(rollovers),
-        infinite=is_infinite(end, int(frames)),
+        infinite=bool(is_infinite(end, int(frames))),
         seconds=float(seconds),
     )

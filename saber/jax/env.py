@@ -1,0 +1,365 @@
+"""The SABER environment as pure, jittable JAX functions: :func:`make`, :class:`SaberJaxEnv`.
+
+Each call of :meth:`SaberJaxEnv.step` does what ``SaberVectorEnv.step`` (make_vec) does,
+in the same order, with ``jax.numpy`` in place of numpy: the engine step (which itself
+restarts rows whose game ended, without reloading), a seeded reload of the rows that were
+truncated, the bilinear resize into the 4-frame stack, then the rules of
+:mod:`saber.envs.rules` on all rows at once.
+
+Numbers: rewards come from the engine as ``int32`` and the rules run on them in ``int32``,
+so episode scores are exact integer sums (make_vec's ``float64`` sums of integers hold
+the same values) up to 2**31 - 1 points; frames are ``int32`` (the 100-hour cap is
+21,600,000). The rewards the agent gets are ``float32`` (exact below 2**24 points a step).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium.spaces import Box, Discrete
+
+from saber.envs import rules
+from saber.envs.bilinear import bilinear_tables, resize_bilinear
+from saber.envs.emulator import legal_action_count
+from saber.envs.factory import env_id, resolve_rom_id
+from saber.envs.protocol import NUM_ACTIONS, SaberSettings
+from saber.envs.records import EpisodeEnd, EpisodeRecord
+from saber.envs.records import checkpoint_frames as resolve_checkpoints
+from saber.jax import engine
+from saber.jax.seeding import ale_seeds
+
+__all__ = ["EnvState", "SaberJaxEnv", "make", "records"]
+
+_NO_END = -1  # the ``end`` code of rows that did not end on the step
+
+
+class EnvState(NamedTuple):
+    """Everything a step needs besides the emulators (a pytree; per row: leading axis n).
+
+    The emulators themselves live in ale-py's engine, named by ``handle``: a state is
+    consumed by the step that takes it (stepping an older state again does not rewind
+    the games), as with every emulator-backed JAX env.
+    """
+
+    handle: jax.Array  # uint8 (8,): the engine's address, threaded through for ordering
+    stack: jax.Array  # uint8 (n, stack, size, size): the observation
+    ended: jax.Array  # bool (n,): the row's episode ended on the last step
+    game_over: jax.Array  # bool (n,): ... by a game over (no ROM reload at the restart)
+    score: jax.Array  # int32 (n,): points, rollovers corrected
+    checkpoint_scores: jax.Array  # int32 (n, checkpoints)
+    steps: jax.Array  # int32 (n,)
+    rollovers: jax.Array  # int32 (n,)
+    last_reward_frame: jax.Array  # int32 (n,)
+    seeds: jax.Array  # int32 (n,): the Gymnasium seed of each row's seed stream
+    seeds_taken: jax.Array  # int32 (n,): ALE seeds the row's stream has given
+
+
+class SaberJaxEnv:
+    """``num_envs`` SABER environments of one game as pure JAX functions.
+
+    ``reset(seed)`` and ``step(state, actions)`` trace and compile like any JAX function
+    (``jax.jit``, ``jax.lax.scan``); see :func:`make` for the contract.
+
+    Attributes:
+        num_envs: number of rows.
+        rom_id: ale-py's name of the game.
+        saber_settings: the :class:`SaberSettings` in force.
+        checkpoint_frames: ``{name: emulator frame}`` of the record's checkpoint scores.
+        observation_space, action_space: Gymnasium spaces of the batch (as make_vec's);
+        single_observation_space, single_action_space: those of one row.
+    """
+
+    def __init__(
+        self,
+        game: str,
+        num_envs: int = 1,
+        *,
+        num_threads: int = 0,
+        checkpoint_frames: dict[str, int] | None = None,
+        **overrides: Any,
+    ) -> None:
+        # The engine's configuration is make_vec's, from its one home in saber.envs.vector.
+        from saber.envs.vector import _ThreadedEngine
+
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs <= 0:
+            raise ValueError(f"Expect `num_envs` to be a positive int, actually: {num_envs!r}")
+        self.saber_settings = settings = SaberSettings.from_overrides(**overrides)
+        self.rom_id = resolve_rom_id(game)
+        legal = legal_action_count(self.rom_id)
+        name = env_id(self.rom_id)
+        if legal != NUM_ACTIONS:
+            raise ValueError(
+                f"saber.jax cannot run {name}: ale-py calls only {legal} of its "
+                f"{NUM_ACTIONS} actions legal, and its XLA engine can send no others, while "
+                f"SABER gives the agent all {NUM_ACTIONS} (the game responds to them). Use "
+                f'gymnasium.make_vec("{name}", num_envs={num_envs}) for this game: it runs '
+                f"such games with the single env's emulator, every action reaching the game."
+            )
+        self.num_envs = num_envs
+        self.checkpoint_frames = resolve_checkpoints(checkpoint_frames)
+        self._engine = _ThreadedEngine(self.rom_id, num_envs, settings, num_threads)
+        engine.register_targets()
+        self._handle = np.frombuffer(self._engine.ale.handle(), dtype=np.uint8).copy()
+        self._tables = bilinear_tables(engine.SCREEN_SHAPE, settings.screen_size)
+        # Rewards are integers: ``r <= t`` is ``r <= floor(t)``, compared exactly in int32.
+        self._rollover_threshold = math.floor(settings.rollover_threshold)
+        template = EpisodeRecord(
+            0.0, dict.fromkeys(self.checkpoint_frames, 0.0), 0, 0, EpisodeEnd.GAME_OVER
+        )
+        self.record_keys = tuple(template.to_dict())  # make_vec's info["saber"] keys, in order
+        size, stack = settings.screen_size, settings.stack_size
+        self.single_observation_space = Box(0, 255, (stack, size, size), dtype=np.uint8)
+        self.single_action_space = Discrete(NUM_ACTIONS)
+        self.observation_space = Box(0, 255, (num_envs, stack, size, size), dtype=np.uint8)
+        self.action_space = Box(0, NUM_ACTIONS - 1, (num_envs,), dtype=np.int32)
+
+    def __repr__(self) -> str:
+        return f"SaberJaxEnv({self.rom_id!r}, num_envs={self.num_envs})"
+
+    def close(self) -> None:
+        """Stop the engine's threads (states of this env can no longer be stepped)."""
+        self._engine.close()
+
+    # ----------------------------------------------------------------- reset
+    def reset(self, seed: int | jax.Array) -> tuple[EnvState, jax.Array, dict[str, Any]]:
+        """Start every row: row ``i`` seeded with ``seed + i``, as make_vec's ``reset(seed=)``.
+
+        Args:
+            seed: a non-negative int (or int32 scalar array, traced or not) below
+                ``2**31 - num_envs``.
+
+        Returns:
+            ``(state, obs, info)``: obs ``uint8`` (n, 4, 84, 84), the first frame in the
+            newest slot and zeros before it; info ``{"episode_frame_number": zeros}``.
+        """
+        if isinstance(seed, (int, np.integer)) and not 0 <= seed < 2**31 - self.num_envs:
+            raise ValueError(
+                f"Expect a seed in [0, 2**31 - num_envs) (JAX ints are 32-bit), actually: {seed}"
+            )
+        n = self.num_envs
+        rows = jnp.arange(n, dtype=jnp.int32)
+        seeds = jnp.asarray(seed, dtype=jnp.int32) + rows
+        first = ale_seeds(seeds, jnp.zeros(n, jnp.int32), jnp.ones(n, bool))
+        handle, frames = engine.ffi_reset(jnp.asarray(self._handle), rows, first, n)
+        settings = self.saber_settings
+        size = settings.screen_size
+        stack = jnp.zeros((n, settings.stack_size, size, size), jnp.uint8)
+        stack = stack.at[:, -1].set(self._resize(frames))
+        zeros = jnp.zeros(n, jnp.int32)
+        state = EnvState(
+            handle=handle,
+            stack=stack,
+            ended=jnp.zeros(n, bool),
+            game_over=jnp.zeros(n, bool),
+            score=zeros,
+            checkpoint_scores=jnp.zeros((n, len(self.checkpoint_frames)), jnp.int32),
+            steps=zeros,
+            rollovers=zeros,
+            last_reward_frame=zeros,
+            seeds=seeds,
+            seeds_taken=jnp.ones(n, jnp.int32),
+        )
+        return state, stack, {"episode_frame_number": zeros}
+
+    def _resize(self, frames: jax.Array) -> jax.Array:
+        return resize_bilinear(frames, self._tables, jnp)
+
+    # ------------------------------------------------------------------ step
+    def step(
+        self, state: EnvState, actions: jax.Array
+    ) -> tuple[EnvState, jax.Array, jax.Array, jax.Array, jax.Array, dict[str, Any]]:
+        """Step every row with ``actions`` (int32 (n,), each in 0..17).
+
+        A row that ended on the previous step starts its next episode instead (the action
+        is ignored, reward 0), as make_vec's ``NEXT_STEP`` autoreset: after a game over
+        the emulator's random stream carries on; after a truncation the ROM is reloaded
+        with the row's next seed.
+
+        Returns:
+            ``(state, obs, reward, terminated, truncated, info)``: obs ``uint8``
+            (n, 4, 84, 84); reward ``float32`` (n,) (clipped to [-1, 1] with
+            ``clip_rewards``); terminated (game over) and truncated (stuck timeout or cap)
+            ``bool`` (n,); info: ``episode_frame_number`` ``int32`` (n,), ``saber``
+            (the episode records, make_vec's keys: scores ``int32``, ``end`` a code into
+            :data:`saber.envs.rules.END_REASONS` (-1 where no episode ended),
+            ``seconds`` NaN: no clock in compiled code) and its mask ``_saber``.
+            :func:`records` turns them into make_vec's dicts.
+        """
+        actions = self._check_actions(actions)
+        n = self.num_envs
+        settings = self.saber_settings
+        handle, frames, rewards, game_over, episode_frames = engine.ffi_step(
+            state.handle, actions, n
+        )
+        ended = state.ended
+        reload = ended & ~state.game_over  # truncated rows: a seeded ROM reload
+        new_seeds = jax.lax.cond(
+            reload.any(),
+            lambda: ale_seeds(state.seeds, state.seeds_taken, reload),
+            lambda: jnp.full(n, -1, jnp.int32),
+        )
+        handle, frames = engine.reload_rows(handle, frames, reload, new_seeds)
+        rewards = jnp.where(ended, 0, rewards)
+        game_over = jnp.where(ended, False, game_over)
+        episode_frames = jnp.where(ended, 0, episode_frames)
+
+        stack = jnp.concatenate([state.stack[:, 1:], self._resize(frames)[:, None]], axis=1)
+        stack = jnp.where(ended[:, None, None, None] & self._older_slots(), 0, stack)
+        fresh = ended[:, None]
+        score = jnp.where(ended, 0, state.score)
+        checkpoint_scores = jnp.where(fresh, 0, state.checkpoint_scores)
+        steps = jnp.where(ended, 0, state.steps)
+        rollovers = jnp.where(ended, 0, state.rollovers)
+        last_reward_frame = jnp.where(ended, 0, state.last_reward_frame)
+
+        # The rules, each from saber.envs.rules, over all rows at once.
+        stepped = ~ended
+        rollover = rules.is_rollover(rewards, self._rollover_threshold) & stepped
+        rollovers = rollovers + rollover
+        corrected = rules.correct_rollover(rewards, settings.rollover_mode)
+        rewards = jnp.where(rollover, corrected, rewards)
+        stuck = jnp.zeros(n, bool)
+        capped = jnp.zeros(n, bool)
+        if settings.max_frames_without_reward is not None:
+            stuck = stepped & rules.stuck_timeout(
+                reward=rewards,
+                game_over=game_over,
+                frame=episode_frames,
+                last_reward_frame=last_reward_frame,
+                max_frames=settings.max_frames_without_reward,
+            )
+        last_reward_frame = jnp.where(rewards != 0, episode_frames, last_reward_frame)
+        if settings.max_episode_frames is not None:
+            capped = stepped & rules.frame_cap(
+                game_over=game_over, frame=episode_frames, max_frames=settings.max_episode_frames
+            )
+        truncated = stuck | capped
+        score = score + rewards
+        steps = steps + stepped
+        checkpoints = jnp.asarray(list(self.checkpoint_frames.values()), jnp.int32)
+        reached = stepped[:, None] & rules.checkpoint_open(episode_frames[:, None], checkpoints)
+        checkpoint_scores = jnp.where(reached, score[:, None], checkpoint_scores)
+
+        ended_now = game_over | truncated
+        info = {
+            "episode_frame_number": episode_frames,
+            "saber": self._records(
+                ended_now,
+                game_over,
+                stuck,
+                capped,
+                score,
+                checkpoint_scores,
+                episode_frames,
+                steps,
+                rollovers,
+            ),
+            "_saber": ended_now,
+        }
+        reward = rewards.astype(jnp.float32)
+        if settings.clip_rewards:
+            reward = jnp.clip(reward, -1.0, 1.0)
+        new_state = EnvState(
+            handle=handle,
+            stack=stack,
+            ended=ended_now,
+            game_over=game_over,
+            score=score,
+            checkpoint_scores=checkpoint_scores,
+            steps=steps,
+            rollovers=rollovers,
+            last_reward_frame=last_reward_frame,
+            seeds=state.seeds,
+            seeds_taken=state.seeds_taken + reload,
+        )
+        return new_state, stack, reward, game_over, truncated, info
+
+    def _older_slots(self) -> jax.Array:
+        """``bool`` (1, stack, 1, 1): every slot of the stack but the newest."""
+        stack_size = self.saber_settings.stack_size
+        return (jnp.arange(stack_size) < stack_size - 1)[None, :, None, None]
+
+    def _records(
+        self,
+        ended: jax.Array,
+        game_over: jax.Array,
+        stuck: jax.Array,
+        capped: jax.Array,
+        score: jax.Array,
+        checkpoint_scores: jax.Array,
+        frames: jax.Array,
+        steps: jax.Array,
+        rollovers: jax.Array,
+    ) -> dict[str, jax.Array]:
+        """make_vec's ``info["saber"]`` arrays: the record where a row ended, zeros elsewhere."""
+        end = rules.end_code(game_over=game_over, stuck=stuck, capped=capped, xp=jnp)
+        values = [
+            score,
+            *(checkpoint_scores[:, i] for i in range(len(self.checkpoint_frames))),
+            frames,
+            steps,
+            end,
+            rollovers,
+            rules.is_infinite(end, frames),
+        ]
+        keys = self.record_keys[:-1]  # all but ``seconds``
+        record = {
+            key: jnp.where(ended, value, jnp.full_like(value, _NO_END if key == "end" else 0))
+            for key, value in zip(keys, values, strict=True)
+        }
+        record["seconds"] = jnp.full(self.num_envs, jnp.nan, jnp.float32)
+        return record
+
+    def _check_actions(self, actions: Any) -> jax.Array:
+        array = jnp.asarray(actions)
+        if array.shape != (self.num_envs,) or not jnp.issubdtype(array.dtype, jnp.integer):
+            raise ValueError(
+                f"Expect actions as integers of shape ({self.num_envs},) in [0, {NUM_ACTIONS - 1}], "
+                f"actually: dtype {array.dtype}, shape {array.shape}"
+            )
+        if not isinstance(array, jax.core.Tracer) and (
+            int(array.min()) < 0 or int(array.max()) >= NUM_ACTIONS
+        ):
+            raise ValueError(
+                f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
+                f"actually: {np.asarray(array).tolist()}"
+            )
+        # Out of range under jit: the engine raises (XlaRuntimeError "Invalid action_id").
+        return array.astype(jnp.int32)
+
+
+def make(game: str, num_envs: int = 1, **kwargs: Any) -> SaberJaxEnv:
+    """``num_envs`` SABER envs of ``game`` for JAX::
+
+        env = make("Pong", num_envs=8)
+        state, obs, info = env.reset(seed=0)  # row i seeded with seed + i
+        state, obs, reward, terminated, truncated, info = env.step(state, actions)
+
+    Args:
+        game: any spelling of a game (``"Pong"``, ``"pong"``, ``"SABER/Pong"``).
+        num_envs: number of rows.
+        **kwargs: ``num_threads`` (emulation threads; 0: one per core), ``checkpoint_frames``
+            (as make_vec's) and any :class:`SaberSettings` field (``clip_rewards=True``...).
+    """
+    return SaberJaxEnv(game, num_envs, **kwargs)
+
+
+def records(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The episode records of one step's ``info`` as make_vec's dicts (one per ended row,
+    in row order): ``end`` named, scores ``float``, ``seconds`` NaN."""
+    mask = np.asarray(info["_saber"])
+    arrays = {key: np.asarray(value) for key, value in info["saber"].items()}
+    out = []
+    for row in np.flatnonzero(mask):
+        record = {key: value[row].item() for key, value in arrays.items()}
+        record["end"] = str(rules.END_REASONS[record["end"]])
+        for key in record:
+            if key == "score" or key.startswith("score_"):
+                record[key] = float(record[key])
+        record["infinite"] = bool(record["infinite"])
+        out.append(record)
+    return out
