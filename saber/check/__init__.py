@@ -6,7 +6,7 @@ ALE's own frame counter, a twin emulator replaying the same frames): sticky acti
 action set, the life signal, the start of an episode, the stuck timeout and the frame
 cap, raw rewards and the rollover correction, and the preprocessing. Each rule gets pass,
 fail or unknown (never a pass), with SABER's value, the measured one and the evidence.
-
+``saber.check`` is this package and, called, :func:`check`. See ``docs/check.md``.
 """
 
 from __future__ import annotations

@@ -24,8 +24,9 @@ def check(
     """Probe an env's behaviour against every SABER rule.
 
     Example:
+        >>> import gymnasium as gym
         >>> import saber
-        >>> result = saber.check(lambda: __import__("gymnasium").make("SABER/Pong"), quick=True)
+        >>> result = saber.check(lambda: gym.make("SABER/Pong"), quick=True)
         >>> result.passed, result.exit_code
         (True, 0)
 

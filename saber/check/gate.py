@@ -48,6 +48,10 @@ def require_saber_env(game: str, overrides: dict[str, Any] | None = None) -> Non
     clipping is left out: the harness scores from ``info["saber"]``, which stays raw.
     The verdict is kept for the process: the same settings are probed once.
     """
+    import ale_py
+
+    # As the harness's workers do: ale-py's banner would tear saber eval's progress bar.
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
     options = {key: value for key, value in (overrides or {}).items() if key != "clip_rewards"}
     _require_once(game, json.dumps(options, sort_keys=True, default=repr))
 
