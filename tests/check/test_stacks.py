@@ -106,3 +106,12 @@ def test_sb3_atari_wrapper_is_caught_on_lives_fire_clipping_noops_and_resize() -
         assert states[rule] == "fail", rule
     assert measured(result, "sticky_actions").startswith("0.000")  # NoFrameskip-v4: none
     assert "INTER_AREA" in measured(result, "observation")
+
+
+def test_a_game_whose_ale_reset_plays_frames_starts_clean() -> None:
+    """The ALE's own reset of Berzerk plays 20 frames: part of the game's start, not a no-op."""
+    result = check(lambda: gym.make("SABER/Berzerk"), quick=True)
+    assert result.passed, statuses(result)
+    assert "less the 20 its own reset plays" in next(
+        r.evidence for r in result.rules if r.rule == "noop_starts"
+    )

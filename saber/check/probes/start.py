@@ -33,7 +33,7 @@ def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
     only_noops: list[bool] = []
     for seed in seeds:
         subject.reset(seed=seed)
-        played = emulator.frames()
+        played = emulator.frames() - twin.start_frames
         frames.append(played)
         only_noops.append(same(twin.replay(start, [0] * played), emulator.ale.getRAM()))
     seeds_text = (
@@ -41,7 +41,8 @@ def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
     )
     counted = (
         f"emulator frames played before the first observation ({seeds_text}, the ALE's "
-        f"episode counter): {frames}"
+        f"episode counter, less the {twin.start_frames} its own reset plays for this game): "
+        f"{frames}"
     )
     varies = len(set(frames)) > 1
     noop_measured = f"{min(frames)}-{max(frames)} frames" if varies else f"{frames[0]} frames"
