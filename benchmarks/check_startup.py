@@ -5,7 +5,7 @@ Each round runs, in fresh processes (the probe's verdict is kept per process), t
 with the probe (the default) and once without (``allow_non_saber=True``, which skips it);
 the two are interleaved, and the table gives the median and spread of the per-round
 differences and ratios. It also times the probe alone in a fresh process (cold: imports,
-twin emulators, the ROM table) and again in the same process (warm: a second game).
+twin emulators, the ROM table) and again in the same process (warm: other options).
 
 A 1-episode run is the worst case for the ratio; a SABER evaluation plays 6,100 episodes
 (about 40 minutes on 2 cores), against which the probe is a constant of a few seconds.
@@ -33,10 +33,10 @@ PROBE = """
 import time
 started = time.perf_counter()
 from saber.check.gate import require_saber_env
-require_saber_env("pong")
+require_saber_env()
 cold = time.perf_counter() - started
 started = time.perf_counter()
-require_saber_env("breakout")
+require_saber_env({"frame_skip": 4})  # other options: probed again, warm
 print(cold, time.perf_counter() - started)
 """
 
@@ -67,7 +67,7 @@ def main() -> None:
         "evaluate(1 episode) with the probe minus without, s": spread(differences),
         "evaluate(1 episode) with / without the probe": spread(ratios),
         "quick probe alone, cold process, s": spread(colds),
-        "quick probe alone, warm (second game), s": spread(warms),
+        "quick probe alone, warm (new options), s": spread(warms),
     }
     print(f"median (min-max) of {args.rounds} interleaved rounds")
     for name, value in rows.items():

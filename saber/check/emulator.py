@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from ale_py import roms
 
-__all__ = ["Emulator", "Twin", "reach", "twin"]
+__all__ = ["Emulator", "ProbeError", "Twin", "reach", "twin"]
 
 ACTIONS = tuple(ale_py.Action(index) for index in range(18))
 # ale-py 0.12 serializes an ALEState as int32 left paddle, right paddle, frame number,
@@ -40,6 +40,10 @@ def _rom_of_md5() -> dict[str, str]:
         if path is not None:
             found[hashlib.md5(path.read_bytes()).hexdigest()] = rom_id
     return found
+
+
+class ProbeError(RuntimeError):
+    """A probe could not set up its measurement; its rules are reported unknown."""
 
 
 class Emulator:
@@ -62,8 +66,22 @@ class Emulator:
 
     def swap_rom(self, rom_id: str) -> None:
         """Load another game under the stack and start it (the ALE keeps its settings:
-        sticky actions, frame cap). Probes use games whose RAM they know."""
+        sticky actions, frame cap). Probes use games whose RAM they know.
+
+        Raises:
+            ProbeError: the game's screen has another size than the stack's game (a few
+                ROMs are 250 lines high): the stack's buffers could not take it.
+        """
+        dims = self.ale.getScreenDims()
+        previous = self.rom_id
         self.ale.loadROM(roms.get_rom_path(rom_id))
+        if self.ale.getScreenDims() != dims:
+            if previous is not None:
+                self.ale.loadROM(roms.get_rom_path(previous))
+            raise ProbeError(
+                f"{rom_id} cannot run under this stack: its screen is not "
+                f"{dims[0]} x {dims[1]} like the stack's game"
+            )
         self.ale.reset_game()
 
     def frames(self) -> int:

@@ -18,6 +18,8 @@ from saber.errors import ProtocolError
 
 __all__ = ["require_saber", "require_saber_env"]
 
+GAME = "pong"
+
 
 def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
     """Run the quick probe on ``factory``'s env; raise unless every rule passes.
@@ -40,20 +42,23 @@ def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
     return result
 
 
-def require_saber_env(game: str, overrides: dict[str, Any] | None = None) -> None:
+def require_saber_env(overrides: dict[str, Any] | None = None) -> None:
     """:func:`require_saber` on the env the harness plays, ``make_env(game, **overrides)``.
 
     The harness plays the vector env, which runs the same code and gives the same steps
-    (tested); its emulators are out of reach, so the single env is probed. Reward
-    clipping is left out: the harness scores from ``info["saber"]``, which stays raw.
-    The verdict is kept for the process: the same settings are probed once.
+    (tested); its emulators are out of reach, so the single env is probed. The game is
+    Pong whatever the run plays: saber's env code is the same for every game, and the
+    probes load the games they need under it anyway (a few games have taller screens,
+    which those games cannot run under). Reward clipping is left out: the harness scores
+    from ``info["saber"]``, which stays raw. The verdict is kept for the process: the same
+    settings are probed once.
     """
     import ale_py
 
     # As the harness's workers do: ale-py's banner would tear saber eval's progress bar.
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
     options = {key: value for key, value in (overrides or {}).items() if key != "clip_rewards"}
-    _require_once(game, json.dumps(options, sort_keys=True, default=repr))
+    _require_once(GAME, json.dumps(options, sort_keys=True, default=repr))
 
 
 @functools.lru_cache(maxsize=64)

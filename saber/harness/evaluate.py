@@ -481,7 +481,7 @@ def evaluate(
     if not allow_non_saber:  # behaviour, beyond the settings: the quick probe (saber.check)
         from saber.check.gate import require_saber_env
 
-        require_saber_env(game_ids[0], env_options)
+        require_saber_env(env_options)
     agent_name, policy_or_spec = _agent_and_policy(policy, agent)
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     say = on_message or (lambda message: None)

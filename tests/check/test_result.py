@@ -50,7 +50,7 @@ def test_table_and_json_carry_every_field() -> None:
 def test_the_eval_gate_refuses_a_clipper_above_saber_and_accepts_saber() -> None:
     with pytest.raises(ProtocolError, match=r"raw_rewards +FAIL[\s\S]*--allow-non-saber"):
         require_saber(stacks.saber_with_clipping, "clipped")
-    require_saber_env("pong", {"clip_rewards": True})  # the harness scores info["saber"]
+    require_saber_env({"clip_rewards": True})  # the harness scores info["saber"]
 
 
 def test_repeat_probability_is_the_binomial_likelihood_when_each_step_is_exact() -> None:

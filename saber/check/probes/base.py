@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from saber.check.emulator import ProbeError
 from saber.check.result import RuleResult, Status
 from saber.check.subject import Subject
 from saber.envs.protocol import NUM_ACTIONS, SaberSettings
@@ -56,10 +57,6 @@ def verdict(rule: str, ok: bool, measured: str, evidence: str) -> RuleResult:
 
 
 SETTLE_TRIES = 3
-
-
-class ProbeError(RuntimeError):
-    """A probe could not set up its measurement; the rule is reported unknown."""
 
 
 NO_EMULATOR = (
