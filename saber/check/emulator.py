@@ -172,12 +172,6 @@ class Twin:
         ale.loadROM(roms.get_rom_path(rom_id))
         ale.reset_game()
         self.ale = ale
-        # The game's start state, kept now: a later reset_game of a used emulator keeps
-        # some of the RAM it had, so it is not the start of a freshly loaded ROM.
-        self.start = ale.cloneState()
-        # Some games' reset in the ALE plays frames of its own (Berzerk: 20): part of the
-        # game's own start, which the episode counter already counts.
-        self.start_frames = int(ale.getEpisodeFrameNumber())
 
     def replay(self, state: ale_py.ALEState, actions: Sequence[int]) -> np.ndarray:
         """RAM ``uint8`` (128,) after playing ``actions`` (one per frame) from ``state``."""

@@ -1,14 +1,17 @@
 """Episode start: the game's own start state, no no-op starts, no automatic FIRE.
 
 After each seeded reset the probe reads the emulator's own episode frame counter (the
-frames played since the ALE reset the game, before the agent's first observation) and
-replays that many NOOP frames on a twin emulator from the game's start state: equal RAM
-means only no-ops were played, a difference means some other action (FIRE) was.
+frames played since the ALE reset the game, before the agent's first observation), less
+what the ALE's own reset plays (a fresh emulator with the same seed and settings shows
+it), and replays that many NOOP frames on that fresh emulator: equal RAM means only
+no-ops were played, a difference means some other action (FIRE) was.
 """
 
 from __future__ import annotations
 
-from saber.check.emulator import twin as make_twin
+import ale_py
+from ale_py import roms
+
 from saber.check.probes.base import NO_EMULATOR, same, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
@@ -27,26 +30,29 @@ def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
     if rom is None:
         reason = "the ROM under the stack is not one ale-py ships"
         return [unknown("noop_starts", reason), unknown("fire_start", reason)]
-    twin = make_twin(rom)
-    start = twin.start
     frames: list[int] = []
+    own: list[int] = []
     only_noops: list[bool] = []
     for seed in seeds:
         subject.reset(seed=seed)
-        played = emulator.frames() - twin.start_frames
+        # The ALE's own reset may play frames (Berzerk: 20), with sticky draws (Double
+        # Dunk's mode selection): a fresh emulator with the same settings and seed
+        # reproduces it; what the stack played is beyond that.
+        reference = _same_emulator(emulator.ale, rom)
+        own.append(int(reference.getEpisodeFrameNumber()))
+        played = emulator.frames() - own[-1]
         frames.append(played)
-        # Nothing played beyond the ALE's own reset: nothing added (that reset may itself
-        # differ from the twin's: Double Dunk's plays its mode selection with sticky draws).
-        only_noops.append(
-            played <= 0 or same(twin.replay(start, [0] * played), emulator.ale.getRAM())
-        )
+        if played > 0:
+            for _ in range(played):
+                reference.act(ale_py.Action.NOOP)
+        only_noops.append(played <= 0 or same(reference.getRAM(), emulator.ale.getRAM()))
     seeds_text = (
         f"seeds {seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else f"seed {seeds.start}"
     )
     counted = (
         f"emulator frames played before the first observation ({seeds_text}, the ALE's "
-        f"episode counter, less the {twin.start_frames} its own reset plays for this game): "
-        f"{frames}"
+        f"episode counter, less the {sorted(set(own))} frames its own reset plays, as a fresh "
+        f"emulator with the same settings and seed shows): {frames}"
     )
     varies = len(set(frames)) > 1
     noop_measured = f"{min(frames)}-{max(frames)} frames" if varies else f"{frames[0]} frames"
@@ -66,10 +72,22 @@ def probe_start(subject: Subject, seeds: range = SEEDS) -> list[RuleResult]:
         "actions other than NOOP at the start" if other else "none",
         counted
         + (
-            f"; with seeds {other} the start is not reproduced by NOOPs alone on a twin "
-            "emulator: another action (FIRE) was played"
+            f"; with seeds {other} the start is not reproduced by NOOPs alone on a fresh "
+            "emulator with the same settings and seed: another action (FIRE) was played"
             if other
-            else "; no frame beyond the ALE's own reset, or only NOOP frames (a twin replays them)"
+            else "; no frame beyond the ALE's own reset, or only NOOPs (replayed on a fresh "
+            "emulator with the same settings and seed)"
         ),
     )
     return [noop_rule, fire_rule]
+
+
+def _same_emulator(ale: ale_py.ALEInterface, rom_id: str) -> ale_py.ALEInterface:
+    """A fresh emulator of ``rom_id`` with ``ale``'s seed and sticky probability, reset."""
+    fresh = ale_py.ALEInterface()
+    fresh.setLoggerMode(ale_py.LoggerMode.Error)
+    fresh.setInt("random_seed", ale.getInt("random_seed"))
+    fresh.setFloat("repeat_action_probability", ale.getFloat("repeat_action_probability"))
+    fresh.loadROM(roms.get_rom_path(rom_id))
+    fresh.reset_game()
+    return fresh
