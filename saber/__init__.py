@@ -42,6 +42,7 @@ __all__ = [
     "ScoreFileError",
     "UnknownGameError",
     "__version__",
+    "check",
     "evaluate",
     "get_game",
     "make_env",
@@ -52,6 +53,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "check":
+        # saber.check(env) is the probe's package itself, made callable: importing it binds
+        # the name here, as every subpackage's import does.
+        return importlib.import_module("saber.check")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'saber' has no attribute {name!r}")
@@ -61,7 +66,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"check"})
 
 
 register_when_gymnasium_loads()

@@ -672,5 +672,9 @@ def list_command(as_json: bool) -> None:
         click.echo(f"  {spec:<26} {description}")
 
 
+from saber.check.command import check_command  # noqa: E402  (light: click only)
+
+main.add_command(check_command)
+
 if __name__ == "__main__":  # python -m saber.cli
     main()

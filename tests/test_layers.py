@@ -28,10 +28,15 @@ MAY_IMPORT: dict[str, set[str]] = {
     "scoring": {"errors", "protocol", "games"},
     "reports": {"errors", "version", "protocol", "games", "scoring"},
     "training": {"errors", "protocol", "games", "envs", "scoring", "reports"},
-    "harness": {"errors", "version", "protocol", "games", "envs", "scoring", "reports", "training"},
+    # The behavioural probe of any env (saber check); the harness runs its quick part first.
+    "check": {"errors", "protocol", "games", "envs"},
+    "harness": {
+        *("errors", "version", "protocol", "games", "envs"),
+        *("scoring", "reports", "training", "check"),
+    },
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
     "jax": {"errors", "protocol", "games", "envs", "harness"},
-    "cli": {"errors", "protocol", "games", "scoring", "reports", "harness"},
+    "cli": {"errors", "protocol", "games", "scoring", "reports", "harness", "check"},
     "saber": {"errors", "version", "registration"},  # the rest lazily, by name (importlib)
 }
 

@@ -510,6 +510,10 @@ def evaluate(
         raise SaberError(f"Expect `run` to be a non-empty name, actually: {run!r}")
     settings = _settings(env_options, allow_non_saber)
     game_ids = [game.ale_id for game in resolve_games(games)]
+    if not allow_non_saber:  # behaviour, beyond the settings: the quick probe (saber.check)
+        from saber.check.gate import require_saber_env
+
+        require_saber_env(env_options)
     agent_name, policy_or_spec = _agent_and_policy(policy, agent)
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     say = on_message or (lambda message: None)

@@ -1,0 +1,33 @@
+"""``saber check``: is this environment SABER? A behavioural probe of any Atari env.
+
+It drives the user's whole stack (any Gymnasium env or vector env, wrappers and all) and
+measures each rule of the protocol through the emulator under it (RAM, saved states, the
+ALE's own frame counter, a twin emulator replaying the same frames): sticky actions, the
+action set, the life signal, the start of an episode, the stuck timeout and the frame
+cap, raw rewards and the rollover correction, and the preprocessing. Each rule gets pass,
+fail or unknown (never a pass), with SABER's value, the measured one and the evidence.
+``saber.check`` is this package and, called, :func:`check`. See ``docs/check.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from saber.check.api import check, check_target
+from saber.check.result import CheckResult, RuleResult, Status
+from saber.check.subject import Subject
+
+__all__ = ["CheckResult", "RuleResult", "Status", "Subject", "check", "check_target"]
+
+
+class _CallableModule(types.ModuleType):
+    """``saber.check`` is this package and, called, its :func:`check`: importing the
+    package binds the name ``saber.check`` to it, so the package itself must be callable."""
+
+    def __call__(self, env: Any, **kwargs: Any) -> CheckResult:
+        return check(env, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

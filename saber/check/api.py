@@ -1,0 +1,97 @@
+"""``saber.check(env_or_factory)``: probe an env rule by rule against the SABER protocol."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from saber.check.probes import FULL, QUICK, RULES
+from saber.check.probes.base import SABER, ProbeError
+from saber.check.result import CheckResult, RuleResult, Status
+from saber.check.subject import ChainedSubject, Subject, resolve_target, subject_of
+
+__all__ = ["check", "check_target"]
+
+
+def check(
+    env: Any,
+    *,
+    quick: bool = False,
+    target: str | None = None,
+) -> CheckResult:
+    """Probe an env's behaviour against every SABER rule.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import saber
+        >>> result = saber.check(lambda: gym.make("SABER/Pong"), quick=True)
+        >>> result.passed, result.exit_code
+        (True, 0)
+
+    Args:
+        env: a factory of fresh envs (a callable without arguments returning a Gymnasium
+            env or vector env; preferred: each probe gets a fresh env), an env, a vector
+            env, or a :class:`~saber.check.subject.Subject` adapter.
+        quick: only the cheap probes (what ``saber eval`` runs first); the other rules
+            are left out of the result.
+        target: the name shown for the env (default: its spec id, or its type).
+
+    Returns:
+        A :class:`CheckResult`; ``.passed`` only when every rule passed (unknown is not
+        a pass).
+    """
+    started = time.perf_counter()
+    factory: Callable[[], Any] = env if _is_factory(env) else (lambda: env)
+    if quick:  # one env, one episode for every probe: a new env or a reset loads a ROM
+        shared = factory()
+        chained = ChainedSubject(subject_of(shared))
+        factory = lambda: chained  # noqa: E731
+    results: dict[str, RuleResult] = {}
+    name = target
+    with warnings.catch_warnings():
+        # Probes load games and jump counters under the stack; wrappers may warn about it.
+        warnings.simplefilter("ignore")
+        for probe, rules in QUICK if quick else FULL:
+            made = factory()
+            subject = subject_of(made)
+            if name is None:
+                name = _name(shared if quick else made)
+            try:
+                for result in probe(subject):
+                    results[result.rule] = result
+            except ProbeError as error:
+                for rule in rules:
+                    results[rule] = RuleResult(rule, SABER[rule], None, Status.UNKNOWN, str(error))
+            finally:
+                if made is not env and not quick:
+                    subject.close()
+        if quick and shared is not env:
+            shared.close()
+    if quick:
+        ordered = tuple(results[rule] for rule in RULES if rule in results)
+    else:
+        ordered = tuple(
+            results.get(rule) or RuleResult(rule, SABER[rule], None, Status.UNKNOWN, "not probed")
+            for rule in RULES
+        )
+    return CheckResult(name or "env", ordered, time.perf_counter() - started)
+
+
+def check_target(target: str, game: str | None = None, *, quick: bool = False) -> CheckResult:
+    """:func:`check` of a ``saber check`` target (an env id or ``module:factory``)."""
+    factory = resolve_target(target, game)
+    result = check(factory, quick=quick, target=target)
+    return CheckResult(result.target, result.rules, result.seconds, game)
+
+
+def _is_factory(env: Any) -> bool:
+    import gymnasium as gym
+
+    return callable(env) and not isinstance(env, (gym.Env, gym.vector.VectorEnv, Subject))
+
+
+def _name(env: Any) -> str:
+    spec = getattr(env, "spec", None)
+    return getattr(spec, "id", None) or type(env).__name__

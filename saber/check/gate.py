@@ -1,0 +1,69 @@
+"""The quick probe ``saber eval`` runs before playing: is the env it will play SABER?
+
+Settings are checked before this (``SaberSettings.deviations``); the probe catches what
+settings cannot show, such as wrappers above SABER's env, by behaviour.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from saber.check.api import check
+from saber.check.result import CheckResult
+from saber.check.table import format_table
+from saber.errors import ProtocolError
+
+__all__ = ["require_saber", "require_saber_env"]
+
+GAME = "pong"
+
+
+def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
+    """Run the quick probe on ``factory``'s env; raise unless every rule passes.
+
+    Args:
+        factory: makes the env the run will play (a fresh one per probe).
+        target: its name in the message.
+
+    Raises:
+        ProtocolError: a rule failed or could not be measured, with the table, and the way
+            to run anyway (``allow_non_saber=True``, ``--allow-non-saber``).
+    """
+    result = check(factory, quick=True, target=target)
+    if not result.passed:
+        raise ProtocolError(
+            f"The env to evaluate does not behave as SABER:\n{format_table(result)}\n"
+            "Pass allow_non_saber=True (--allow-non-saber) to run anyway; the results are "
+            "then marked as not SABER."
+        )
+    return result
+
+
+def require_saber_env(overrides: dict[str, Any] | None = None) -> None:
+    """:func:`require_saber` on the env the harness plays, ``make_env(game, **overrides)``.
+
+    The harness plays the vector env, which runs the same code and gives the same steps
+    (tested); its emulators are out of reach, so the single env is probed. The game is
+    Pong whatever the run plays: saber's env code is the same for every game, and the
+    probes load the games they need under it anyway (a few games have taller screens,
+    which those games cannot run under). Reward clipping is left out: the harness scores
+    from ``info["saber"]``, which stays raw. The verdict is kept for the process: the same
+    settings are probed once.
+    """
+    import ale_py
+
+    # As the harness's workers do: ale-py's banner would tear saber eval's progress bar.
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
+    options = {key: value for key, value in (overrides or {}).items() if key != "clip_rewards"}
+    _require_once(GAME, json.dumps(options, sort_keys=True, default=repr))
+
+
+@functools.lru_cache(maxsize=64)
+def _require_once(game: str, options: str) -> None:
+    from saber.envs import make_env
+
+    overrides = json.loads(options)
+    require_saber(functools.partial(make_env, game, **overrides), f"saber env of {game}")

@@ -1,0 +1,64 @@
+"""The probes, one module per rule or family of rules, and the order the table shows them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from saber.check.probes.actions import probe_actions
+from saber.check.probes.limits import probe_frame_cap, probe_stuck_timeout
+from saber.check.probes.lives import probe_lives
+from saber.check.probes.preprocessing import probe_preprocessing
+from saber.check.probes.rewards import probe_rewards
+from saber.check.probes.start import probe_start
+from saber.check.result import RuleResult
+from saber.check.subject import Subject
+
+__all__ = ["FULL", "QUICK", "RULES"]
+
+Probe = Callable[[Subject], list[RuleResult]]
+
+RULES = (
+    "sticky_actions",
+    "action_set",
+    "life_signal",
+    "noop_starts",
+    "fire_start",
+    "stuck_timeout",
+    "frame_cap",
+    "raw_rewards",
+    "rollover",
+    "frame_skip",
+    "observation",
+    "frame_stack",
+)
+
+# Each probe with the rules it reports, in the order they run.
+# The start probe comes first: it compares the emulator's RAM after a reset with a freshly
+# loaded ROM's, and an emulator that ran another game keeps some of that game's RAM.
+FULL: tuple[tuple[Probe, tuple[str, ...]], ...] = (
+    (probe_start, ("noop_starts", "fire_start")),
+    (probe_actions, ("action_set", "sticky_actions")),
+    (probe_lives, ("life_signal",)),
+    (probe_stuck_timeout, ("stuck_timeout",)),
+    (probe_frame_cap, ("frame_cap",)),
+    (probe_rewards, ("raw_rewards", "rollover")),
+    (probe_preprocessing, ("frame_skip", "observation", "frame_stack")),
+)
+
+
+def _one_seed(subject: Subject) -> list[RuleResult]:
+    """The start probe on one seed: any frame before the first observation fails."""
+    return probe_start(subject, range(1))
+
+
+# What `saber eval` runs before a run: the rules a wrapper above SABER breaks, cheaply
+# (no statistical stickiness, no 18,000-frame timeout play, no action replays).
+# They share one episode (saber.check.subject.ChainedSubject), the frame cap last: its
+# truncation ends the episode.
+QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
+    (_one_seed, ("noop_starts", "fire_start")),
+    (probe_preprocessing, ("frame_skip", "observation", "frame_stack")),
+    (probe_rewards, ("raw_rewards", "rollover")),
+    (probe_lives, ("life_signal",)),
+    (probe_frame_cap, ("frame_cap",)),
+)

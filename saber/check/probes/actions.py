@@ -1,0 +1,220 @@
+"""The action set (18 actions, each reaching the emulator) and sticky actions (0.25 per frame).
+
+Both are read off a twin emulator (sticky actions off) restored to the state saved just
+before each step of the stack: the probe replays every candidate, "``j`` frames of the
+action the emulator played last, then the ``F - j`` frames of action ``b``", and keeps
+those whose RAM equals the stack's emulator after the step. The game under the stack is
+Boxing while probing: its RAM tells all 18 joystick actions apart within one frame.
+
+The emulator draws on each frame whether the held action stays (probability ``p``): a
+step repeats it ``j`` frames with probability ``p**j * (1 - p)``. Boxing reads the
+joystick on some frames only, so a step's RAM can allow several ``j``; the estimate is the
+maximum likelihood over those sets, with a 99% likelihood-ratio interval (``scipy``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import ale_py
+import numpy as np
+from gymnasium.spaces import Discrete
+
+from saber.check.emulator import twin as make_twin
+from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, same, unknown, verdict
+from saber.check.result import RuleResult
+from saber.check.subject import Subject
+from saber.envs.protocol import NUM_ACTIONS
+
+__all__ = ["probe_actions"]
+
+PROBE_ROM = "boxing"
+CONFIDENCE = 0.99
+TOLERANCE = 0.06  # the interval must be no wider than 2 x 0.06
+STEPS = 700  # informative steps: a 99% interval about 0.085 wide at p = 0.25
+SETTLE_STEPS = 3
+NAMES = [ale_py.Action(index).name for index in range(NUM_ACTIONS)]
+
+
+class _Stepper:
+    """Steps the stack on Boxing and finds, on the twin, which frames the emulator played."""
+
+    def __init__(self, subject: Subject) -> None:
+        self.subject = subject
+        self.emulator = subject.emulator
+        self.twin = make_twin(PROBE_ROM)
+        self.previous = 0  # ALE's last action after a reset is NOOP
+        self.steps = 0
+        self.frame_skip = 0  # emulator frames per step, from the first step
+        self._restart()
+
+    def _restart(self) -> None:
+        restart(self.subject, PROBE_ROM)
+        self.previous = 0
+
+    def step(self, index: int, candidates: list[int]) -> tuple[list[tuple[int, int]], int]:
+        """Play stack action ``index``; the ``(ale_action, j)`` matching the emulator, and F."""
+        ale = self.emulator.ale
+        state = ale.cloneState()
+        before = self.emulator.frames()
+        _, _, terminated, truncated, _ = self.subject.step(index)
+        self.steps += 1
+        frames = self.emulator.frames() - before
+        self.frame_skip = self.frame_skip or frames
+        ram = ale.getRAM()
+        matches = [
+            (action, repeats)
+            for action in candidates
+            for repeats in range(frames + 1)
+            if same(
+                self.twin.replay(state, [self.previous] * repeats + [action] * (frames - repeats)),
+                ram,
+            )
+        ]
+        if terminated or truncated or frames == 0:
+            self._restart()
+            return [], frames
+        played = {action if repeats < frames else self.previous for action, repeats in matches}
+        if len(played) == 1:
+            self.previous = played.pop()
+        elif len(candidates) == 1:
+            # Held: this action or the one before. A restart would reload the ROM, which
+            # reseeds the emulator's sticky draws, and repeated draws bias the estimate: play
+            # the action on until it holds (it still might not: p**12 = 6e-8 at p = 0.25).
+            for _ in range(SETTLE_STEPS):
+                *_, terminated, truncated, _ = self.subject.step(index)
+                if terminated or truncated:
+                    self._restart()
+                    return matches, frames
+            self.previous = candidates[0]
+        else:  # cannot tell what the emulator holds now: start again from a known state
+            self._restart()
+        return matches, frames
+
+
+def probe_actions(subject: Subject, draws: int = STEPS) -> list[RuleResult]:
+    """The ``action_set`` and ``sticky_actions`` rules (``draws=0`` skips stickiness)."""
+    space = subject.action_space
+    size = space.n if isinstance(space, Discrete) else None
+    if subject.emulator is None:
+        results = [
+            verdict(
+                "action_set",
+                False,
+                str(space),
+                "the action space, through the API; " + NO_EMULATOR,
+            )
+            if size != NUM_ACTIONS
+            else unknown(
+                "action_set",
+                "Discrete(18) through the API, but whether each reaches the emulator "
+                "cannot be seen: " + NO_EMULATOR,
+                str(space),
+            ),
+        ]
+        return results + ([unknown("sticky_actions", NO_EMULATOR)] if draws else [])
+    if size is None:
+        return [verdict("action_set", False, str(space), "not a Discrete action space")]
+    stepper = _Stepper(subject)
+    mapping: dict[int, int] = {}
+    for index in list(range(size)) * 4:  # a second try for an index whose step was ambiguous
+        if index in mapping:
+            continue
+        matches, frames = stepper.step(index, list(range(NUM_ACTIONS)))
+        actions = {action for action, repeats in matches if repeats < frames}
+        if len(actions) == 1:
+            mapping[index] = actions.pop()
+    results = [_action_verdict(size, mapping)]
+    if draws:
+        results.append(_sticky(stepper, mapping, draws))
+    return results
+
+
+def _action_verdict(size: int, mapping: dict[int, int]) -> RuleResult:
+    reached = sorted(set(mapping.values()))
+    names = ", ".join(f"{i}->{NAMES[a]}" for i, a in sorted(mapping.items()) if i != a)
+    measured = f"Discrete({size}), {len(reached)} distinct emulator actions"
+    evidence = (
+        "each action stepped through the stack on Boxing; the action the emulator "
+        "played found by replaying all 18 on a twin emulator (RAM equal)"
+        + (f"; index->action where not the identity: {names}" if names else "")
+    )
+    unresolved = sorted(set(range(size)) - set(mapping))
+    if unresolved:
+        evidence += f"; indices not resolved: {unresolved}"
+    ok = size == NUM_ACTIONS and len(reached) == NUM_ACTIONS and not unresolved
+    return verdict("action_set", ok, measured, evidence)
+
+
+def _sticky(stepper: _Stepper, mapping: dict[int, int], steps: int) -> RuleResult:
+    if len(set(mapping.values())) < 2:
+        return unknown("sticky_actions", "fewer than 2 distinct actions reach the emulator")
+    rng = np.random.default_rng(0)
+    indices = sorted(mapping)
+    # Per step, which repeat counts j (0..F) the emulator's RAM allows: a game that reads
+    # the joystick on some frames only leaves several, and their probabilities add up.
+    masks: Counter[tuple[bool, ...]] = Counter()
+    unmatched = 0
+    first = stepper.steps
+    while sum(masks.values()) < steps and stepper.steps - first < 3 * steps:
+        # An action other than the one held, so that a repeat shows in the RAM.
+        choices = [i for i in indices if mapping[i] != stepper.previous]
+        index = choices[int(rng.integers(len(choices)))]
+        matches, frames = stepper.step(index, [mapping[index]])
+        if frames != stepper.frame_skip:
+            continue
+        if not matches:
+            unmatched += 1
+            continue
+        mask = tuple(j in {repeats for _, repeats in matches} for j in range(frames + 1))
+        if not all(mask):  # a step that allows every j says nothing of p
+            masks[mask] += 1
+    if not masks:
+        return unknown("sticky_actions", "no step could be matched on the twin emulator")
+    estimate, low, high = repeat_probability(masks)
+    target = SETTINGS.repeat_action_probability
+    ok = low <= target <= high and high - low <= 2 * TOLERANCE
+    measured = f"{estimate:.3f} per frame (99% CI {low:.3f}-{high:.3f})"
+    exact = sum(count for mask, count in masks.items() if sum(mask) == 1)
+    evidence = (
+        f"{sum(masks.values())} steps on Boxing ({exact} with one repeat count possible, "
+        f"{unmatched} unmatched), each replayed on a twin emulator for every number of "
+        "frames the held action could have stuck; maximum likelihood of the per-frame "
+        f"repeat probability, {CONFIDENCE:.0%} likelihood-ratio interval; pass when it "
+        f"holds {target} and is at most {2 * TOLERANCE:.2f} wide"
+    )
+    if low <= target <= high and not ok:
+        return unknown("sticky_actions", evidence + " (interval too wide)", measured)
+    return verdict("sticky_actions", ok, measured, evidence)
+
+
+def repeat_probability(masks: Counter[tuple[bool, ...]]) -> tuple[float, float, float]:
+    """Maximum-likelihood per-frame repeat probability and its likelihood-ratio interval.
+
+    A step of ``F`` frames repeats the held action ``j`` frames with probability
+    ``p**j * (1 - p)`` (``j < F``) or ``p**F``; a step whose RAM allows the set ``M`` of
+    repeat counts has likelihood ``sum(P(j) for j in M)``. The interval holds the ``p``
+    whose log-likelihood is within ``chi2(1).ppf(CONFIDENCE) / 2`` of the maximum.
+
+    75 steps without a repeat and 25 with one: 25 repeats in 125 draws, p = 0.2:
+
+    >>> j0, j1 = (True, False, False, False, False), (False, True, False, False, False)
+    >>> [round(value, 3) for value in repeat_probability(Counter({j0: 75, j1: 25}))]
+    [0.2, 0.119, 0.301]
+    """
+    from scipy.stats import chi2  # here: the quick probe (saber eval) needs no scipy
+
+    grid = np.linspace(0.0, 1.0, 4001)
+    loglik = np.zeros_like(grid)
+    with np.errstate(divide="ignore"):
+        for mask, count in masks.items():
+            frames = len(mask) - 1
+            probability = np.zeros_like(grid)
+            for repeats, allowed in enumerate(mask):
+                if allowed:
+                    stay = grid**repeats
+                    probability += stay if repeats == frames else stay * (1 - grid)
+            loglik += count * np.log(probability)
+    best = int(np.argmax(loglik))
+    inside = grid[loglik >= loglik[best] - chi2.ppf(CONFIDENCE, 1) / 2]
+    return float(grid[best]), float(inside.min()), float(inside.max())

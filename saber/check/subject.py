@@ -1,0 +1,282 @@
+"""What the probe drives: any env, seen as one stream of steps (:class:`Subject`).
+
+A single Gymnasium env is driven as is; a vector env (Gymnasium's, envpool's, or a
+Stable-Baselines3 ``VecEnv``) is driven with the same action in every row, and the probe
+reads row 0. Other kinds of env (saber's JAX envs, a remote
+env) join by implementing the :class:`Subject` protocol in an adapter.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+
+from saber.check.emulator import Emulator, reach, step_counters
+from saber.errors import SaberError
+
+__all__ = [
+    "EnvSubject",
+    "FunctionalSubject",
+    "Sb3VecSubject",
+    "Subject",
+    "VectorSubject",
+    "resolve_target",
+    "subject_of",
+]
+
+Step = tuple[Any, float, bool, bool, dict[str, Any]]
+
+
+@runtime_checkable
+class Subject(Protocol):
+    """One env as the probe sees it.
+
+    Attributes:
+        action_space: the agent's action space (one row's, for a vector env).
+        emulator: the ALE under the stack, or None when it cannot be reached.
+        step_counters: wrappers that count steps (Gymnasium ``TimeLimit``), which the
+            frame-cap probe advances with the emulator's frame counter.
+    """
+
+    action_space: gym.Space
+    emulator: Emulator | None
+    step_counters: list[Any]
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]: ...
+
+    def step(self, action: int) -> Step: ...
+
+    def close(self) -> None: ...
+
+
+class EnvSubject:
+    """A single Gymnasium env."""
+
+    def __init__(self, env: gym.Env) -> None:
+        self.env = env
+        self.action_space = env.action_space
+        self.emulator = reach(env)
+        self.step_counters = step_counters(env)
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        return self.env.reset(seed=seed)
+
+    def step(self, action: int) -> Step:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, float(reward), bool(terminated), bool(truncated), info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class VectorSubject:
+    """A Gymnasium vector env: every row gets the same action; the probe reads row 0.
+
+    The emulator is reached only under a ``SyncVectorEnv`` (row 0's); ale-py's threaded
+    engine (which ``gymnasium.make_vec("SABER/Pong")`` runs on) hides its emulators.
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv) -> None:
+        self.env = env
+        self.action_space = env.single_action_space
+        self.emulator = reach(env)
+        subs = getattr(env.unwrapped, "envs", None)
+        self.step_counters = step_counters(subs[0]) if subs else []
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        obs, infos = self.env.reset(seed=seed)
+        return obs[0], _row(infos)
+
+    def step(self, action: int) -> Step:
+        actions = np.full(self.env.num_envs, action, dtype=np.int64)
+        obs, rewards, terminated, truncated, infos = self.env.step(actions)
+        return obs[0], float(rewards[0]), bool(terminated[0]), bool(truncated[0]), _row(infos)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class Sb3VecSubject:
+    """A Stable-Baselines3 ``VecEnv`` (``make_atari_env``): row 0 of a batch that resets
+    itself at each episode's end; ``info["TimeLimit.truncated"]`` tells a truncation.
+
+    The emulator is reached under a ``DummyVecEnv`` (row 0's env), not a ``SubprocVecEnv``.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.action_space = env.action_space
+        subs = getattr(getattr(env, "unwrapped", env), "envs", None)
+        self.emulator = reach(subs[0]) if subs else None
+        self.step_counters = step_counters(subs[0]) if subs else []
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        if seed is not None:
+            self.env.seed(seed)
+        obs = self.env.reset()
+        return obs[0], dict(self.env.reset_infos[0]) if hasattr(self.env, "reset_infos") else {}
+
+    def step(self, action: int) -> Step:
+        obs, rewards, dones, infos = self.env.step(np.full(self.env.num_envs, action))
+        info = dict(infos[0])
+        truncated = bool(info.get("TimeLimit.truncated", False))
+        return obs[0], float(rewards[0]), bool(dones[0]) and not truncated, truncated, info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class FunctionalSubject:
+    """An env of pure functions, ``reset(seed) -> (state, obs, info)`` and
+    ``step(state, actions) -> (state, obs, reward, terminated, truncated, info)`` over
+    ``num_envs`` rows (saber's JAX envs, ``saber.jax.make``): the adapter threads the
+    state, sends the same action to every row and reads row 0.
+
+    Its emulators run in ale-py's C++ engine, out of reach: only what the API shows is
+    measured.
+    """
+
+    emulator = None
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.action_space = env.single_action_space
+        self.step_counters: list[Any] = []
+        self._state: Any = None
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        self._state, obs, info = self.env.reset(0 if seed is None else seed)
+        return np.asarray(obs)[0], _row({k: np.asarray(v) for k, v in info.items()})
+
+    def step(self, action: int) -> Step:
+        actions = np.full(self.env.num_envs, action, dtype=np.int32)
+        self._state, obs, reward, terminated, truncated, info = self.env.step(self._state, actions)
+        row = _row({k: v if isinstance(v, dict) else np.asarray(v) for k, v in info.items()})
+        return (
+            np.asarray(obs)[0],
+            float(np.asarray(reward)[0]),
+            bool(np.asarray(terminated)[0]),
+            bool(np.asarray(truncated)[0]),
+            row,
+        )
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _row(infos: dict[str, Any]) -> dict[str, Any]:
+    """Row 0 of a vector env's info dict (keys whose mask says row 0 has no value left out)."""
+    row = {}
+    for key, value in infos.items():
+        if key.startswith("_"):
+            continue
+        mask = infos.get(f"_{key}")
+        if mask is not None and not mask[0]:
+            continue
+        row[key] = (
+            _row(value) if isinstance(value, dict) else (value[0] if np.ndim(value) else value)
+        )
+    return row
+
+
+def subject_of(env: Any) -> Subject:
+    """The :class:`Subject` of an env: a Gymnasium env, a vector env, or a Subject already."""
+    if isinstance(env, gym.vector.VectorEnv):
+        return VectorSubject(env)
+    if isinstance(env, gym.Env):
+        return EnvSubject(env)
+    if isinstance(env, Subject):
+        return env
+    if hasattr(env, "step_async") and hasattr(env, "step_wait"):  # SB3 VecEnv, duck-typed
+        return Sb3VecSubject(env)
+    jax_envs = sys.modules.get("saber.jax")  # never imported here: JAX is an extra
+    if jax_envs is not None and isinstance(env, jax_envs.SaberJaxEnv):
+        return FunctionalSubject(env)
+    raise SaberError(
+        f"Expect a Gymnasium env, a Gymnasium vector env or a saber.check Subject, "
+        f"actually: {type(env).__name__}"
+    )
+
+
+def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
+    """A factory of fresh envs for a ``saber check`` target.
+
+    Args:
+        target: a registered id (``"SABER/Pong"``, ``"ALE/Pong-v5"``) or
+            ``"module:factory"``, a callable returning an env or a vector env.
+        game: passed to the factory (``factory(game)``), or for an id with a game
+            argument (``"SABER/Pong"`` is Pong whatever ``game`` says: an error).
+
+    Raises:
+        SaberError: an unknown id, a module or attribute that does not exist, or
+            ``game`` given for a registered id.
+    """
+    module_name, colon, attribute = target.partition(":")
+    if colon and all(part.isidentifier() for part in attribute.split(".")):
+        try:
+            factory: Any = importlib.import_module(module_name)
+            for part in attribute.split("."):
+                factory = getattr(factory, part)
+        except (ImportError, AttributeError) as error:
+            raise SaberError(
+                f"Cannot load {target!r}: {error}. Expect 'module:factory', a callable "
+                "returning a Gymnasium env or vector env."
+            ) from error
+        if not callable(factory):
+            raise SaberError(f"{target!r} is not callable; expect a factory of envs")
+        return (lambda: factory(game)) if game is not None else factory
+    if game is not None:
+        raise SaberError(
+            f"--game is for 'module:factory' targets; {target!r} names its game already"
+        )
+    import saber.envs  # noqa: F401  registers SABER/*
+
+    try:
+        if colon:  # "module:Env-id": Gymnasium imports the module, which registers the id
+            importlib.import_module(module_name)
+        gym.spec(attribute if colon else target)
+    except (gym.error.Error, ImportError) as error:
+        raise SaberError(
+            f"No registered env {target!r} ({error}). Expect an id such as 'SABER/Pong' or "
+            "'ALE/Pong-v5', or 'module:factory'."
+        ) from error
+    return lambda: gym.make(target)
+
+
+class ChainedSubject:
+    """One episode shared by several probes, to save ROM loads (about 0.1 s each).
+
+    A reset with the seed of the open episode is skipped while that episode has not
+    ended (each probe loads its own game under the stack first, so what the previous
+    one played does not matter); once a step ends it, the next reset is real.
+    """
+
+    def __init__(self, subject: Subject) -> None:
+        self.inner = subject
+        self.action_space = subject.action_space
+        self.emulator = subject.emulator
+        self.step_counters = subject.step_counters
+        self._open: tuple[int | None, Any, dict[str, Any]] | None = None
+        self.reset_skipped = False  # the last reset was skipped (restart reads it)
+
+    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        self.reset_skipped = seed is not None and self._open is not None and self._open[0] == seed
+        if self.reset_skipped and self._open is not None:
+            return self._open[1], dict(self._open[2])
+        obs, info = self.inner.reset(seed=seed)
+        self._open = (seed, obs, dict(info))
+        return obs, info
+
+    def step(self, action: int) -> Step:
+        result = self.inner.step(action)
+        if result[2] or result[3]:
+            self._open = None
+        return result
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,74 @@
+"""A :class:`CheckResult` as text a person reads at a glance, and as Markdown.
+
+>>> from saber.check.result import CheckResult, RuleResult, Status
+>>> rule = RuleResult("frame_skip", "4 frames per step", "4 frames per step", Status.PASS, "counted")
+>>> print(format_table(CheckResult("SABER/Pong", (rule,), 1.25)))
+SABER/Pong: SABER (1 pass, 0 fail, 0 unknown; 1.2 s)
+rule        status  SABER              measured
+----------  ------  -----------------  -----------------
+frame_skip  pass    4 frames per step  4 frames per step
+<BLANKLINE>
+evidence:
+  frame_skip: counted
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from saber.check.result import CheckResult, Status
+
+__all__ = ["format_table", "markdown_comparison", "summary"]
+
+_MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.UNKNOWN: "unknown"}
+
+
+def summary(result: CheckResult) -> str:
+    """One line: the verdict and the counts."""
+    counts = {status: 0 for status in Status}
+    for rule in result.rules:
+        counts[rule.status] += 1
+    verdict = "SABER" if result.passed else "not SABER"
+    if not result.passed and not counts[Status.FAIL]:
+        verdict = "not shown to be SABER"
+    return (
+        f"{result.target}: {verdict} ({counts[Status.PASS]} pass, {counts[Status.FAIL]} fail, "
+        f"{counts[Status.UNKNOWN]} unknown; {result.seconds:.1f} s)"
+    )
+
+
+def format_table(result: CheckResult) -> str:
+    """The verdict, a table of rules (status, SABER's value, the measured one), the evidence."""
+    rows = [("rule", "status", "SABER", "measured")]
+    rows += [
+        (rule.rule, _MARK[rule.status], rule.saber, rule.measured or "-") for rule in result.rules
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    lines = [summary(result)]
+    for index, row in enumerate(rows):
+        lines.append(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+        if index == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    lines += ["", "evidence:"]
+    lines += [f"  {rule.rule}: {rule.evidence}" for rule in result.rules]
+    return "\n".join(lines)
+
+
+def markdown_comparison(results: Sequence[tuple[str, CheckResult]]) -> str:
+    """A Markdown table, one column per setup: each rule's measured value and verdict."""
+    names = [name for name, _ in results]
+    rules = results[0][1].rules
+    lines = [
+        "| rule | SABER | " + " | ".join(names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    for index, rule in enumerate(rules):
+        cells = []
+        for _, result in results:
+            measured = result.rules[index]
+            mark = {Status.PASS: "pass", Status.FAIL: "**fail**", Status.UNKNOWN: "unknown"}
+            cells.append(f"{mark[measured.status]}: {measured.measured or '-'}".replace("|", "/"))
+        lines.append(f"| `{rule.rule}` | {rule.saber} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

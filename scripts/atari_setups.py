@@ -1,0 +1,195 @@
+"""Writes ``docs/atari-setups.md``: what popular Atari setups change, as ``saber check`` measures it.
+
+Each setup below is built as its users build it (on Breakout: it has lives, needs FIRE
+and keeps a score that clipping changes), and probed with :func:`saber.check.check`; the
+page holds the table of verdicts, each setup's code (read from this file) and the
+evidence. Nothing on the page is typed by hand: run ``python scripts/atari_setups.py``
+(``--out`` to write elsewhere). Setups whose library is not installed are listed as such
+(stable-baselines3 for SB3 and CleanRL, envpool for envpool).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import inspect
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import saber
+from saber.check import CheckResult, check
+from saber.check.table import markdown_comparison, summary
+
+GAME = "Breakout"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "atari-setups.md"
+
+
+def ale_v5_defaults() -> gym.Env:
+    """ale-py's v5 env with its defaults."""
+    return gym.make(f"ALE/{GAME}-v5")
+
+
+def gymnasium_atari_preprocessing() -> gym.Env:
+    """Gymnasium's ``AtariPreprocessing`` with its defaults (over a v5 env without frame
+    skip, which the wrapper requires)."""
+    return gym.wrappers.AtariPreprocessing(gym.make(f"ALE/{GAME}-v5", frameskip=1))
+
+
+def sb3_make_atari_env() -> Any:
+    """Stable-Baselines3's ``make_atari_env`` and the ``VecFrameStack`` of its examples."""
+    from stable_baselines3.common.env_util import make_atari_env
+    from stable_baselines3.common.vec_env import VecFrameStack
+
+    return VecFrameStack(make_atari_env(f"{GAME}NoFrameskip-v4", n_envs=1, seed=0), 4)
+
+
+def cleanrl_make_env() -> gym.vector.VectorEnv:
+    """CleanRL's Atari ``make_env`` (``cleanrl/dqn_atari.py``, MIT licence, by Shengyi
+    Huang and contributors), as a user has it with Gymnasium 1.x: SB3's Atari wrappers,
+    then Gymnasium's resize, grayscale and frame stack, in a ``SyncVectorEnv``."""
+    from stable_baselines3.common.atari_wrappers import (
+        ClipRewardEnv,
+        EpisodicLifeEnv,
+        FireResetEnv,
+        MaxAndSkipEnv,
+        NoopResetEnv,
+    )
+
+    def make_env(env_id: str, seed: int) -> Callable[[], gym.Env]:
+        def thunk() -> gym.Env:
+            env = gym.make(env_id)
+            env = gym.wrappers.RecordEpisodeStatistics(env)
+            env = NoopResetEnv(env, noop_max=30)
+            env = MaxAndSkipEnv(env, skip=4)
+            env = EpisodicLifeEnv(env)
+            if "FIRE" in env.unwrapped.get_action_meanings():
+                env = FireResetEnv(env)
+            env = ClipRewardEnv(env)
+            env = gym.wrappers.ResizeObservation(env, (84, 84))
+            env = gym.wrappers.GrayscaleObservation(env)
+            env = gym.wrappers.FrameStackObservation(env, 4)
+            env.action_space.seed(seed)
+            return env
+
+        return thunk
+
+    return gym.vector.SyncVectorEnv([make_env(f"{GAME}NoFrameskip-v4", 0)])
+
+
+def envpool_defaults() -> Any:
+    """envpool's Atari env with its defaults (Gymnasium API, one env)."""
+    import envpool
+
+    return envpool.make(f"{GAME}-v5", env_type="gymnasium", num_envs=1)
+
+
+def saber_env() -> gym.Env:
+    """SABER."""
+    return gym.make(f"SABER/{GAME}")
+
+
+SETUPS: dict[str, Callable[[], Any]] = {
+    "ale-py v5": ale_v5_defaults,
+    "Gymnasium AtariPreprocessing": gymnasium_atari_preprocessing,
+    "SB3 make_atari_env": sb3_make_atari_env,
+    "CleanRL make_env": cleanrl_make_env,
+    "envpool": envpool_defaults,
+    "SABER": saber_env,
+}
+NEEDS = {
+    "SB3 make_atari_env": "stable-baselines3",
+    "CleanRL make_env": "stable-baselines3",
+    "envpool": "envpool",
+}
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _envpool_config() -> str:
+    import envpool
+
+    env = envpool.make(f"{GAME}-v5", env_type="gymnasium", num_envs=1)
+    keys = (
+        "repeat_action_probability", "full_action_space", "noop_max", "use_fire_reset",
+        "episodic_life", "reward_clip", "max_episode_steps", "frame_skip",
+        "use_inter_area_resize", "stack_num",
+    )  # fmt: skip
+    return ", ".join(f"`{key}={env.config[key]}`" for key in keys if key in env.config)
+
+
+def page(results: list[tuple[str, CheckResult]], missing: list[str]) -> str:
+    """The Markdown of the page."""
+    versions = ", ".join(
+        f"{name} {version}"
+        for name in ("ale-py", "gymnasium", "stable-baselines3", "envpool")
+        if (version := _version(name))
+    )
+    lines = [
+        "# What popular Atari setups change",
+        "",
+        f"Each column is a setup as its users build it, on {GAME}, probed by `saber check`"
+        " (`saber.check.check`): each rule measured through the setup's own stack and the"
+        " emulator under it; **fail** with the value measured, unknown where the emulator"
+        " cannot be reached (unknown is never a pass). Generated by"
+        " `python scripts/atari_setups.py`; nothing here is typed by hand.",
+        "",
+        f"saber {saber.__version__}; {versions}.",
+        "",
+        markdown_comparison(results),
+        "",
+    ]
+    if missing:
+        lines += [f"Not installed here, so not measured: {', '.join(missing)}.", ""]
+    if "envpool" in dict(results):
+        lines += [
+            "envpool's emulator runs in C++ out of reach, so most of its rules are unknown."
+            f" Its own configuration says (read, not measured): {_envpool_config()}.",
+            "",
+        ]
+    lines += ["## The setups", ""]
+    for name, result in results:
+        code = textwrap.dedent(inspect.getsource(SETUPS[name]))
+        lines += [
+            f"### {name}",
+            "",
+            f"{summary(result)}",
+            "",
+            "```python",
+            code.rstrip(),
+            "```",
+            "",
+        ]
+        lines += ["| rule | evidence |", "|---|---|"]
+        lines += [f"| `{r.rule}` | {r.evidence.replace('|', '/')} |" for r in result.rules]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=PAGE)
+    args = parser.parse_args()
+    results, missing = [], []
+    for name, factory in SETUPS.items():
+        need = NEEDS.get(name)
+        if need and _version(need) is None:
+            missing.append(f"{name} (`pip install {need}`)")
+            continue
+        result = check(factory, target=name)
+        print(summary(result), flush=True)
+        results.append((name, result))
+    args.out.write_text(page(results, missing), encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

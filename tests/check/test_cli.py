@@ -1,0 +1,53 @@
+"""`saber check`: a thin command over saber.check, with its exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from saber.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_json_of_a_saber_env_and_exit_zero() -> None:
+    outcome = CliRunner().invoke(main, ["check", "SABER/Pong", "--quick", "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    result = json.loads(outcome.output[outcome.output.index("{") :])
+    assert result["target"] == "SABER/Pong" and result["passed"]
+    assert {rule["status"] for rule in result["rules"]} == {"pass"}
+
+
+def test_a_failing_env_prints_the_table_and_exits_one() -> None:
+    outcome = CliRunner().invoke(main, ["check", "ALE/Pong-v5", "--quick"])
+    assert outcome.exit_code == 1
+    assert "ALE/Pong-v5: not SABER" in outcome.output
+    assert "frame_cap" in outcome.output and "FAIL" in outcome.output
+    assert "truncated at 108,000 frames" in outcome.output
+
+
+def test_bad_targets_say_what_is_wrong() -> None:
+    runner = CliRunner()
+    outcome = runner.invoke(main, ["check", "SABER/NoSuchGame"])
+    assert outcome.exit_code == 1 and "No registered env 'SABER/NoSuchGame'" in outcome.output
+    outcome = runner.invoke(main, ["check", "SABER/Pong", "--game", "breakout"])
+    assert "--game is for 'module:factory' targets" in outcome.output
+    outcome = runner.invoke(main, ["check", "tests.check.stacks:nothing_here"])
+    assert "Cannot load 'tests.check.stacks:nothing_here'" in outcome.output
+
+
+def test_a_module_factory_with_a_game_in_a_real_process() -> None:
+    command = [sys.executable, "-m", "saber.cli", "check", "tests.check.stacks:saber_env"]
+    done = subprocess.run(
+        [*command, "--game", "breakout", "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tests.check.stacks:saber_env: SABER (9 pass, 0 fail, 0 unknown" in done.stdout
