@@ -53,10 +53,12 @@ def check(
     first = factory()
     # An env whose emulators are out of reach but can be followed (saber's JAX envs).
     followed = isinstance(subject_of(first), FunctionalSubject)
-    if followed:
-        probes = FOLLOWED_QUICK if quick else FOLLOWED
-    else:
-        probes = QUICK if quick else FULL
+    probes = {
+        (False, False): FULL,
+        (False, True): QUICK,
+        (True, False): FOLLOWED,
+        (True, True): FOLLOWED_QUICK,
+    }[followed, quick]
     if quick:  # one env for every probe: a new env or a reset loads a ROM
         shared = first
         # One episode shared by the probes too, but a follower starts from a real reset.
