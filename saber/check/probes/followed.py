@@ -12,8 +12,9 @@ branches whose SABER-pipeline frame equals the env's newest frame. From them:
 - ``action_set``: each index stepped with all 18 emulator actions as candidates;
 - ``sticky_actions``: maximum likelihood over the repeat counts each step allows (as the
   twin-emulator probe, :mod:`saber.check.probes.actions`);
-- ``raw_rewards``: every step's reward against the followed branch's emulator reward;
-  pass only when a reward outside [-1, 1] was seen (else clipping cannot be told);
+- ``raw_rewards``: every step's reward against the followed branch's emulator reward,
+  play going on (at most 400 steps) until a reward outside [-1, 1] shows; pass only
+  when one did (else clipping cannot be told);
 - ``frame_stack``: the observation's shape and shift;
 - ``life_signal``: no ``lives`` in info, and no end where the follower saw a life lost.
 
@@ -39,6 +40,7 @@ __all__ = ["probe_followed", "probe_out_of_reach"]
 SEEDS = range(5)
 STEPS = 700  # informative sticky steps, as the twin-emulator probe
 ROUNDS = 6  # tries of each index
+REWARD_STEPS = 400  # steps played on, at most, until a reward outside [-1, 1] shows
 HOLD_STEPS = 2  # steps an index is held to tell apart actions its first step tied
 
 
@@ -65,12 +67,11 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     lost_at: int | None = None
     skip = SETTINGS.frame_skip  # until measured: the engine's counter over the first step
 
-    episodes = 1
     steps_taken = [0]
 
     def step(index: int, candidates: list[int] | None) -> list[Any] | None:
         """One step followed; None when it could not be (lost, or the episode ended)."""
-        nonlocal lost_at, skip, life_losses, lives_in_info, follower, episodes
+        nonlocal lost_at, skip, life_losses, lives_in_info
         lives_before = follower.lives()
         obs, reward, terminated, truncated, info = subject.step(index)
         lives_in_info |= "lives" in info
@@ -82,7 +83,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         skips[skip] += 1
         stacks.append(stacked_frames(obs))
         steps_taken[0] += 1
-        branches = follower.step(candidates, skip, _newest(obs), reward)
+        branches = follower.step(candidates, skip, _newest(obs), reward) if skip >= 2 else []
         if not branches:
             lost_at = steps_taken[0]
             return None
@@ -92,12 +93,10 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
             life_losses += 1
             if (terminated or truncated) and min(lives_after) > 0:
                 life_loss_ends.append(steps_taken[0])
-        if terminated or truncated:  # follow a new episode, from its seeded reset
-            obs, _ = subject.reset(seed=episodes)
-            follower = Follower(rom, subject.ale_seed(episodes), SETTINGS.repeat_action_probability)
-            stacks.append(stacked_frames(obs))
-            frame_numbers.clear()
-            episodes += 1
+        if terminated or truncated:
+            # The engine restarts an ended game itself at the next step, without a seeded
+            # reload: the follower cannot reproduce that start, so following stops here.
+            lost_at = -1
             return None
         return branches
 
@@ -137,10 +136,18 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         mask = tuple(j in {b.repeats for b in branches} for j in range(skip + 1))
         if not all(mask):
             masks[mask] += 1
-    followed = steps_taken[0] - (lost_at is not None)
+    # Raw rewards: play on until a reward outside [-1, 1] shows (clipping would hide it).
+    extra = 0
+    while mapping and lost_at is None and extra < REWARD_STEPS:
+        if any(abs(got) > 1 for got, _ in rewards):
+            break
+        index = sorted(mapping)[int(rng.integers(len(mapping)))]
+        step(index, [mapping[index]])
+        extra += 1
+    followed = steps_taken[0] - (lost_at is not None and lost_at > 0)
     where = (
-        f"{game}, row 0 followed from its seeded resets ({episodes} episodes) on a twin "
-        f"emulator, every branch of each step replayed: {followed} steps"
+        f"{game}, row 0 followed from its seeded reset on a twin emulator, every branch "
+        f"of each step replayed: {followed} steps"
     )
     results += [
         _action_set(mapping, where, lost_at),
@@ -200,6 +207,8 @@ def _start(subject: Any, game: str) -> list[RuleResult]:
 def _lost(lost_at: int | None) -> str:
     if lost_at is None:
         return ""
+    if lost_at < 0:
+        return "; following stopped where the episode ended"
     return f"; at step {lost_at} no branch matched the env's frame"
 
 
@@ -214,7 +223,7 @@ def _action_set(mapping: dict[int, int], where: str, lost_at: int | None) -> Rul
         + _lost(lost_at)
     )
     measured = f"Discrete({NUM_ACTIONS}), {len(reached)} distinct emulator actions"
-    if unresolved and not names and lost_at is None:
+    if unresolved and not names and (lost_at is None or lost_at < 0):
         return unknown("action_set", evidence, measured)
     return verdict("action_set", len(reached) == NUM_ACTIONS, measured, evidence)
 
@@ -238,7 +247,7 @@ def _sticky(masks: Counter, where: str, lost_at: int | None, draws: int) -> Rule
 
 
 def _observation(where: str, followed: int, lost_at: int | None) -> RuleResult:
-    ok = followed > 0 and lost_at is None
+    ok = followed > 0 and (lost_at is None or lost_at < 0)
     return verdict(
         "observation",
         ok,
