@@ -162,6 +162,15 @@ class FunctionalSubject:
 
         return SeedStream(seed).next_ale_seed()
 
+    def advance_reward_clock(self, frames: int) -> bool:
+        """Move every row's frame of its last reward ``frames`` back (the stuck timeout's
+        clock, ``EnvState.last_reward_frame``); False when the state has no such field."""
+        clock = getattr(self._state, "last_reward_frame", None)
+        if clock is None or not hasattr(self._state, "_replace"):
+            return False
+        self._state = self._state._replace(last_reward_frame=clock - frames)
+        return True
+
     def step(self, action: int) -> Step:
         actions = np.full(self.env.num_envs, action, dtype=np.int32)
         self._state, obs, reward, terminated, truncated, info = self.env.step(self._state, actions)

@@ -16,9 +16,9 @@ pytestmark = pytest.mark.jax
 
 # Measured by following the env (quick: no stickiness statistics).
 FOLLOWED = {"noop_starts", "fire_start", "action_set", "frame_skip", "observation"}
-FOLLOWED |= {"raw_rewards", "frame_stack"}
-# Out of the follower's reach (no RAM, no counters to advance): unknown, never pass.
-OUT_OF_REACH = {"stuck_timeout", "frame_cap", "rollover"}
+FOLLOWED |= {"raw_rewards", "frame_stack", "stuck_timeout"}
+# Out of the follower's reach (no RAM, no frame counter to advance): unknown, never pass.
+OUT_OF_REACH = {"frame_cap", "rollover"}
 
 
 def test_jax_envs_pass_every_rule_the_follower_measures() -> None:
@@ -44,3 +44,14 @@ def test_follower_catches_clipped_rewards_in_a_jax_env() -> None:
     assert states["raw_rewards"].status is Status.FAIL, states["raw_rewards"]
     assert "+1 reported for [20.0]" in states["raw_rewards"].measured
     assert states["observation"].status is Status.PASS
+
+
+def test_stuck_clock_catches_a_shorter_timeout_in_a_jax_env() -> None:
+    from saber.check.probes.followed import probe_stuck_clock
+    from saber.jax import make
+
+    (rule,) = probe_stuck_clock(
+        FunctionalSubject(make("Seaquest", num_envs=1, max_frames_without_reward=9_000))
+    )
+    assert rule.status is Status.FAIL
+    assert rule.measured == "truncated within 17,604 frames"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from saber.check.probes.actions import probe_actions
-from saber.check.probes.followed import probe_followed, probe_out_of_reach
+from saber.check.probes.followed import probe_followed, probe_out_of_reach, probe_stuck_clock
 from saber.check.probes.limits import probe_frame_cap, probe_stuck_timeout
 from saber.check.probes.lives import probe_lives
 from saber.check.probes.preprocessing import probe_preprocessing
@@ -80,7 +80,8 @@ _FOLLOWED_RULES = (
 )
 FOLLOWED: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (probe_followed, _FOLLOWED_RULES),
-    (probe_out_of_reach, ("stuck_timeout", "frame_cap", "rollover")),
+    (probe_stuck_clock, ("stuck_timeout",)),
+    (probe_out_of_reach, ("frame_cap", "rollover")),
 )
 
 
@@ -90,5 +91,6 @@ def _followed_quick(subject: Subject) -> list[RuleResult]:
 
 FOLLOWED_QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (_followed_quick, tuple(r for r in _FOLLOWED_RULES if r != "sticky_actions")),
-    (probe_out_of_reach, ("stuck_timeout", "frame_cap", "rollover")),
+    (probe_stuck_clock, ("stuck_timeout",)),
+    (probe_out_of_reach, ("frame_cap", "rollover")),
 )

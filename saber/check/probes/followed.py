@@ -35,12 +35,14 @@ from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
 from saber.check.result import RuleResult
 from saber.envs.protocol import NUM_ACTIONS
 
-__all__ = ["probe_followed", "probe_out_of_reach"]
+__all__ = ["probe_followed", "probe_out_of_reach", "probe_stuck_clock"]
 
 SEEDS = range(5)
 STEPS = 700  # informative sticky steps, as the twin-emulator probe
 ROUNDS = 6  # tries of each index
 REWARD_STEPS = 400  # steps played on, at most, until a reward outside [-1, 1] shows
+STUCK_MARGIN = 400  # frames of the stuck timeout played for real
+PAST_TIMEOUT = 2_000  # frames played beyond it before giving up
 HOLD_STEPS = 2  # steps an index is held to tell apart actions its first step tied
 
 
@@ -80,10 +82,24 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
             skip = frame_numbers[-1] - frame_numbers[-2]
         elif frame_numbers[0] > 0:
             skip = frame_numbers[0] - follower.start_frames
-        skips[skip] += 1
+        ended = terminated or truncated
+        if not ended:  # a game over stops the ALE's frame repeat early (both engines do)
+            skips[skip] += 1
         stacks.append(stacked_frames(obs))
         steps_taken[0] += 1
         branches = follower.step(candidates, skip, _newest(obs), reward) if skip >= 2 else []
+        if ended:
+            # A life lost on the step that ended the episode, the game not over: an end
+            # at a life loss. Where the last step cannot be followed, nothing is claimed.
+            lives_after = follower.lives() if branches else set()
+            if len(lives_before) == len(lives_after) == 1 and lives_after < lives_before:
+                life_losses += 1
+                if min(lives_after) > 0:
+                    life_loss_ends.append(steps_taken[0])
+            # The engine restarts an ended game itself at the next step, without a seeded
+            # reload: the follower cannot reproduce that start, so following stops here.
+            lost_at = -1
+            return None
         if not branches:
             lost_at = steps_taken[0]
             return None
@@ -91,13 +107,6 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         lives_after = follower.lives()
         if len(lives_before) == len(lives_after) == 1 and lives_after < lives_before:
             life_losses += 1
-            if (terminated or truncated) and min(lives_after) > 0:
-                life_loss_ends.append(steps_taken[0])
-        if terminated or truncated:
-            # The engine restarts an ended game itself at the next step, without a seeded
-            # reload: the follower cannot reproduce that start, so following stops here.
-            lost_at = -1
-            return None
         return branches
 
     # The action set: each index with every emulator action as a candidate, then held
@@ -282,14 +291,51 @@ def _lives(in_info: bool, losses: int, ends: list[int], where: str) -> RuleResul
     return unknown("life_signal", f"no `lives` in info, but no life was lost: {evidence}")
 
 
+def probe_stuck_clock(subject: Any) -> list[RuleResult]:
+    """The ``stuck_timeout`` rule under an advanced clock: playing 18,000 frames of a game
+    whose NOOP never scores is not possible on every game, so the env's own clock of
+    frames since the last reward is moved back by all but ``STUCK_MARGIN`` frames, and
+    NOOP steps are played until the env truncates."""
+    timeout = SETTINGS.max_frames_without_reward
+    assert timeout is not None
+    subject.reset(seed=0)
+    advanced = timeout - STUCK_MARGIN
+    if not subject.advance_reward_clock(advanced):
+        return [unknown("stuck_timeout", "the env's state has no clock of frames since a reward")]
+    frame = 0
+    end = None
+    while frame < STUCK_MARGIN + PAST_TIMEOUT:
+        _, reward, terminated, truncated, info = subject.step(0)
+        frame = int(info["episode_frame_number"])
+        if reward != 0:
+            return [unknown("stuck_timeout", f"NOOP scored on {subject.rom_id}")]
+        if terminated or truncated:
+            end = "truncated" if truncated else "terminated"
+            break
+    evidence = (
+        f"{subject.rom_id} (the env's own game), NOOP from a seeded reset, no reward; the "
+        f"env's clock of frames since the last reward (EnvState.last_reward_frame) moved "
+        f"back {advanced:,} frames, then {frame:,} frames played (the engine's counter); "
+        "inferred, not measured: that play without reward moves that clock the same way"
+    )
+    if end is None:
+        return [verdict("stuck_timeout", False, f"none in {advanced + frame:,} frames", evidence)]
+    steps = frame // SETTINGS.frame_skip
+    at_once = steps <= 1  # the clock was past the env's timeout before any play
+    return [
+        verdict(
+            "stuck_timeout",
+            end == "truncated" and advanced + frame == timeout and not at_once,
+            f"{end} {'within' if at_once else 'at'} {advanced + frame:,} frames",
+            evidence,
+        )
+    ]
+
+
 def probe_out_of_reach(subject: Any) -> list[RuleResult]:
     """The rules a follower cannot measure: they need the emulator's RAM or counters."""
     engine = "the emulators run in ale-py's C++ engine behind XLA: no RAM, no saved states"
     return [
-        unknown(
-            "stuck_timeout",
-            f"{engine}; no game is known in which a policy never scores on {subject.rom_id}",
-        ),
         unknown(
             "frame_cap",
             f"{engine}; the episode frame counter cannot be advanced, and playing "
