@@ -20,6 +20,7 @@ import numpy as np
 from ale_py import roms
 
 from saber.check.emulator import ACTIONS
+from saber.check.emulator import twin as make_twin
 from saber.check.probes.preprocessing import saber_frame
 
 __all__ = ["Branch", "Follower"]
@@ -59,13 +60,7 @@ class Follower:
         start.reset_game()
         self.start_frames = int(start.getEpisodeFrameNumber())  # what the ALE's reset played
         self.start_screen = start.getScreenGrayscale()
-        twin = ale_py.ALEInterface()
-        twin.setLoggerMode(ale_py.LoggerMode.Error)
-        twin.setFloat("repeat_action_probability", 0.0)
-        twin.setInt("max_num_frames_per_episode", 0)
-        twin.loadROM(roms.get_rom_path(rom_id))
-        twin.reset_game()
-        self.twin = twin
+        self.twin = make_twin(rom_id).ale  # only ever used from restored states
         # (state, action played last, tag): the tag is the emulator action a branch took
         # for the index under test, so that later steps can tell tied branches apart.
         self.states: list[tuple[ale_py.ALEState, int, int | None]] = [(start.cloneState(), 0, None)]
