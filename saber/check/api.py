@@ -7,10 +7,16 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from saber.check.probes import FULL, QUICK, RULES
+from saber.check.probes import FOLLOWED, FOLLOWED_QUICK, FULL, QUICK, RULES
 from saber.check.probes.base import SABER, ProbeError
 from saber.check.result import CheckResult, RuleResult, Status
-from saber.check.subject import ChainedSubject, Subject, resolve_target, subject_of
+from saber.check.subject import (
+    ChainedSubject,
+    FunctionalSubject,
+    Subject,
+    resolve_target,
+    subject_of,
+)
 
 __all__ = ["check", "check_target"]
 
@@ -44,20 +50,29 @@ def check(
     """
     started = time.perf_counter()
     factory: Callable[[], Any] = env if _is_factory(env) else (lambda: env)
-    if quick:  # one env, one episode for every probe: a new env or a reset loads a ROM
-        shared = factory()
-        chained = ChainedSubject(subject_of(shared))
-        factory = lambda: chained  # noqa: E731
+    first = factory()
+    # An env whose emulators are out of reach but can be followed (saber's JAX envs).
+    followed = isinstance(subject_of(first), FunctionalSubject)
+    probes = {
+        (False, False): FULL,
+        (False, True): QUICK,
+        (True, False): FOLLOWED,
+        (True, True): FOLLOWED_QUICK,
+    }[followed, quick]
+    if quick:  # one env for every probe: a new env or a reset loads a ROM
+        shared = first
+        # One episode shared by the probes too, but a follower starts from a real reset.
+        one = shared if followed else ChainedSubject(subject_of(shared))
+        factory = lambda: one  # noqa: E731
+        first = one
     results: dict[str, RuleResult] = {}
-    name = target
+    name = target or _name(shared if quick else first)
     with warnings.catch_warnings():
         # Probes load games and jump counters under the stack; wrappers may warn about it.
         warnings.simplefilter("ignore")
-        for probe, rules in QUICK if quick else FULL:
-            made = factory()
+        for probe, rules in probes:
+            made, first = (first if first is not None else factory()), None
             subject = subject_of(made)
-            if name is None:
-                name = _name(shared if quick else made)
             try:
                 for result in probe(subject):
                     results[result.rule] = result

@@ -137,14 +137,16 @@ class FunctionalSubject:
     ``num_envs`` rows (saber's JAX envs, ``saber.jax.make``): the adapter threads the
     state, sends the same action to every row and reads row 0.
 
-    Its emulators run in ale-py's C++ engine, out of reach: only what the API shows is
-    measured.
+    Its emulators run in ale-py's C++ engine, out of reach: the probe follows row 0 on a
+    twin emulator (:mod:`saber.check.follow`) started from ``rom_id`` and
+    :meth:`ale_seed`.
     """
 
     emulator = None
 
     def __init__(self, env: Any) -> None:
         self.env = env
+        self.rom_id: str = env.rom_id
         self.action_space = env.single_action_space
         self.step_counters: list[Any] = []
         self._state: Any = None
@@ -152,6 +154,22 @@ class FunctionalSubject:
     def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
         self._state, obs, info = self.env.reset(0 if seed is None else seed)
         return np.asarray(obs)[0], _row({k: np.asarray(v) for k, v in info.items()})
+
+    def ale_seed(self, seed: int) -> int:
+        """Row 0's ALE seed after ``reset(seed)`` under SABER's seed stream (an env that
+        seeds otherwise is not followed: its rules come out unknown or failed, never passed)."""
+        from saber.envs.emulator import SeedStream
+
+        return SeedStream(seed).next_ale_seed()
+
+    def advance_reward_clock(self, frames: int) -> bool:
+        """Move every row's frame of its last reward ``frames`` back (the stuck timeout's
+        clock, ``EnvState.last_reward_frame``); False when the state has no such field."""
+        clock = getattr(self._state, "last_reward_frame", None)
+        if clock is None or not hasattr(self._state, "_replace"):
+            return False
+        self._state = self._state._replace(last_reward_frame=clock - frames)
+        return True
 
     def step(self, action: int) -> Step:
         actions = np.full(self.env.num_envs, action, dtype=np.int32)

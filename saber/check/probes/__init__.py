@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from saber.check.probes.actions import probe_actions
+from saber.check.probes.followed import probe_followed, probe_out_of_reach, probe_stuck_clock
 from saber.check.probes.limits import probe_frame_cap, probe_stuck_timeout
 from saber.check.probes.lives import probe_lives
 from saber.check.probes.preprocessing import probe_preprocessing
@@ -13,7 +14,7 @@ from saber.check.probes.start import probe_start
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["FULL", "QUICK", "RULES"]
+__all__ = ["FOLLOWED", "FOLLOWED_QUICK", "FULL", "QUICK", "RULES"]
 
 Probe = Callable[[Subject], list[RuleResult]]
 
@@ -61,4 +62,35 @@ QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (probe_rewards, ("raw_rewards", "rollover")),
     (probe_lives, ("life_signal",)),
     (probe_frame_cap, ("frame_cap",)),
+)
+
+
+# An env whose emulators cannot be reached but can be followed (saber's JAX envs,
+# saber.check.subject.FunctionalSubject): one followed episode measures most rules.
+_FOLLOWED_RULES = (
+    "noop_starts",
+    "fire_start",
+    "action_set",
+    "sticky_actions",
+    "frame_skip",
+    "observation",
+    "raw_rewards",
+    "frame_stack",
+    "life_signal",
+)
+FOLLOWED: tuple[tuple[Probe, tuple[str, ...]], ...] = (
+    (probe_followed, _FOLLOWED_RULES),
+    (probe_stuck_clock, ("stuck_timeout",)),
+    (probe_out_of_reach, ("frame_cap", "rollover")),
+)
+
+
+def _followed_quick(subject: Subject) -> list[RuleResult]:
+    return [r for r in probe_followed(subject, draws=0) if r.rule != "sticky_actions"]
+
+
+FOLLOWED_QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
+    (_followed_quick, tuple(r for r in _FOLLOWED_RULES if r != "sticky_actions")),
+    (probe_stuck_clock, ("stuck_timeout",)),
+    (probe_out_of_reach, ("frame_cap", "rollover")),
 )

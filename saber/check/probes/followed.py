@@ -1,0 +1,345 @@
+"""The rules of an env whose emulators cannot be reached, measured by following it.
+
+For saber's JAX envs (:class:`saber.check.subject.FunctionalSubject`), a follower
+(:mod:`saber.check.follow`) replays each step on a twin of row 0's emulator and keeps the
+branches whose SABER-pipeline frame equals the env's newest frame. From them:
+
+- ``noop_starts``, ``fire_start``: after each of 5 seeded resets, the first observation
+  against the ALE's own reset with row 0's ALE seed, and the engine's frame counter (via
+  ``info["episode_frame_number"]``) less a step's frames and the reset's own frames;
+- ``frame_skip``: the engine's frame counter per step, and the branches played that many;
+- ``observation``: every followed step's newest frame equal to SABER's pipeline;
+- ``action_set``: each index stepped with all 18 emulator actions as candidates;
+- ``sticky_actions``: maximum likelihood over the repeat counts each step allows (as the
+  twin-emulator probe, :mod:`saber.check.probes.actions`);
+- ``raw_rewards``: every step's reward against the followed branch's emulator reward,
+  play going on (at most 400 steps) until a reward outside [-1, 1] shows; pass only
+  when one did (else clipping cannot be told);
+- ``frame_stack``: the observation's shape and shift;
+- ``life_signal``: no ``lives`` in info, and no end where the follower saw a life lost.
+
+The env plays its own game (no ROM can be loaded under it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from saber.check.follow import Follower
+from saber.check.probes.actions import CONFIDENCE, NAMES, TOLERANCE, repeat_probability
+from saber.check.probes.base import SETTINGS, unknown, verdict
+from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
+from saber.check.result import RuleResult
+from saber.envs.protocol import NUM_ACTIONS
+
+__all__ = ["probe_followed", "probe_out_of_reach", "probe_stuck_clock"]
+
+SEEDS = range(5)
+STEPS = 700  # informative sticky steps, as the twin-emulator probe
+ROUNDS = 6  # tries of each index
+REWARD_STEPS = 400  # steps played on, at most, until a reward outside [-1, 1] shows
+STUCK_MARGIN = 400  # frames of the stuck timeout played for real
+PAST_TIMEOUT = 2_000  # frames played beyond it before giving up
+HOLD_STEPS = 2  # steps an index is held to tell apart actions its first step tied
+
+
+def _newest(obs: Any) -> np.ndarray:
+    stack = stacked_frames(obs)
+    assert stack is not None
+    return stack[-1]
+
+
+def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
+    """Every rule but the stuck timeout, the frame cap and the rollover (see module doc)."""
+    rom = subject.rom_id
+    game = f"{rom} (the env's own game)"
+    results = _start(subject, game)
+    obs, info = subject.reset(seed=0)
+    lives_in_info = "lives" in info
+    follower = Follower(rom, subject.ale_seed(0), SETTINGS.repeat_action_probability)
+    stacks = [stacked_frames(obs)]
+    frame_numbers: list[int] = []  # the engine's counter, this episode
+    skips: Counter[int] = Counter()  # frames per step, as the engine's counter moved
+    rewards: list[tuple[float, set[float]]] = []
+    life_loss_ends: list[int] = []
+    life_losses = 0
+    lost_at: int | None = None
+    skip = SETTINGS.frame_skip  # until measured: the engine's counter over the first step
+
+    steps_taken = [0]
+
+    def step(index: int, candidates: list[int] | None) -> list[Any] | None:
+        """One step followed; None when it could not be (lost, or the episode ended)."""
+        nonlocal lost_at, skip, life_losses, lives_in_info
+        lives_before = follower.lives()
+        obs, reward, terminated, truncated, info = subject.step(index)
+        lives_in_info |= "lives" in info
+        frame_numbers.append(int(info["episode_frame_number"]))
+        if len(frame_numbers) >= 2:
+            skip = frame_numbers[-1] - frame_numbers[-2]
+        elif frame_numbers[0] > 0:
+            skip = frame_numbers[0] - follower.start_frames
+        ended = terminated or truncated
+        if not ended:  # a game over stops the ALE's frame repeat early (both engines do)
+            skips[skip] += 1
+        stacks.append(stacked_frames(obs))
+        steps_taken[0] += 1
+        branches = follower.step(candidates, skip, _newest(obs), reward) if skip >= 2 else []
+        if ended:
+            # A life lost on the step that ended the episode, the game not over: an end
+            # at a life loss. Where the last step cannot be followed, nothing is claimed.
+            lives_after = follower.lives() if branches else set()
+            if len(lives_before) == len(lives_after) == 1 and lives_after < lives_before:
+                life_losses += 1
+                if min(lives_after) > 0:
+                    life_loss_ends.append(steps_taken[0])
+            # The engine restarts an ended game itself at the next step, without a seeded
+            # reload: the follower cannot reproduce that start, so following stops here.
+            lost_at = -1
+            return None
+        if not branches:
+            lost_at = steps_taken[0]
+            return None
+        rewards.append((reward, {b.reward for b in branches}))
+        lives_after = follower.lives()
+        if len(lives_before) == len(lives_after) == 1 and lives_after < lives_before:
+            life_losses += 1
+        return branches
+
+    # The action set: each index with every emulator action as a candidate, then held
+    # for a few steps, each branch keeping the action it took, until the frames tell one.
+    mapping: dict[int, int] = {}
+    order = np.random.default_rng(1)
+    for _ in range(ROUNDS):  # in a new order each round: the game moves on between tries
+        for index in order.permutation(NUM_ACTIONS).tolist():
+            if index in mapping or lost_at is not None:
+                continue
+            follower.untag()
+            if step(index, list(range(NUM_ACTIONS))) is None:
+                continue
+            for _ in range(HOLD_STEPS):
+                if len(follower.tags()) == 1 or step(index, None) is None:
+                    break
+            tags = follower.tags()
+            if len(tags) == 1 and None not in tags:
+                mapping[index] = tags.pop()
+    # Sticky actions: an action other than the one held, so that a repeat shows.
+    masks: Counter[tuple[bool, ...]] = Counter()
+    rng = np.random.default_rng(0)
+    taken = 0
+    while draws and lost_at is None and sum(masks.values()) < draws and taken < 3 * draws:
+        held = {previous for _, previous, _ in follower.states}
+        # Several states held: any action (the step is not counted).
+        choices = [i for i in mapping if mapping[i] not in held] or sorted(mapping)
+        if not choices:
+            break
+        index = choices[int(rng.integers(len(choices)))]
+        single = len(follower.states) == 1
+        branches = step(index, [mapping[index]])
+        taken += 1
+        if branches is None or not single:
+            continue
+        mask = tuple(j in {b.repeats for b in branches} for j in range(skip + 1))
+        if not all(mask):
+            masks[mask] += 1
+    # Raw rewards: play on until a reward outside [-1, 1] shows (clipping would hide it).
+    extra = 0
+    while mapping and lost_at is None and extra < REWARD_STEPS:
+        if any(abs(got) > 1 for got, _ in rewards):
+            break
+        index = sorted(mapping)[int(rng.integers(len(mapping)))]
+        step(index, [mapping[index]])
+        extra += 1
+    followed = steps_taken[0] - (lost_at is not None and lost_at > 0)
+    where = (
+        f"{game}, row 0 followed from its seeded reset on a twin emulator, every branch "
+        f"of each step replayed: {followed} steps"
+    )
+    results += [
+        _action_set(mapping, where, lost_at),
+        _sticky(masks, where, lost_at, draws),
+        verdict(
+            "frame_skip",
+            set(skips) == {SETTINGS.frame_skip} and bool(followed),
+            f"{sorted(skips)} frames per step",
+            f"the engine's frame counter (info['episode_frame_number']) over "
+            f"{sum(skips.values())} steps; {where} of that many frames",
+        ),
+        _observation(where, followed, lost_at),
+        _raw(rewards, where),
+        _stack(np.asarray(obs).shape, stacks[-8:]),
+        _lives(lives_in_info, life_losses, life_loss_ends, where),
+    ]
+    return results
+
+
+def _start(subject: Any, game: str) -> list[RuleResult]:
+    played: list[int] = []
+    equal: list[bool] = []
+    for seed in SEEDS:
+        obs, _ = subject.reset(seed=seed)
+        follower = Follower(
+            subject.rom_id, subject.ale_seed(seed), SETTINGS.repeat_action_probability
+        )
+        stack = stacked_frames(obs)
+        size = stack.shape[-1]
+        shots = [(follower.start_screen, None)] * 2  # the max of a frame with itself
+        expected = saber_frame(shots, size)
+        equal.append(bool(np.array_equal(stack[-1], expected)) and not stack[:-1].any())
+        frames = []
+        for _ in range(2):
+            *_, info = subject.step(0)
+            frames.append(int(info["episode_frame_number"]))
+        played.append(frames[0] - (frames[1] - frames[0]) - follower.start_frames)
+    text = (
+        f"{game}, seeds {SEEDS.start}-{SEEDS.stop - 1}: frames before the first observation "
+        f"(the engine's counter after one step, less a step's frames and what the ALE's own "
+        f"reset plays): {played}; the first observation equal to SABER's frame of the ALE's "
+        f"own reset with row 0's ALE seed (SABER's seed stream) and empty older slots: {equal}"
+    )
+    noop = verdict("noop_starts", set(played) == {0}, f"{min(played)}-{max(played)} frames", text)
+    if all(equal) and set(played) == {0}:
+        fire = verdict("fire_start", True, "none", text)
+    elif set(played) != {0}:
+        fire = unknown("fire_start", text + "; frames were played before the first observation")
+    else:
+        fire = unknown(
+            "fire_start",
+            text + "; the start differs from the ALE's own reset (another seeding, or an action)",
+        )
+    return [noop, fire]
+
+
+def _lost(lost_at: int | None) -> str:
+    if lost_at is None:
+        return ""
+    if lost_at < 0:
+        return "; following stopped where the episode ended"
+    return f"; at step {lost_at} no branch matched the env's frame"
+
+
+def _action_set(mapping: dict[int, int], where: str, lost_at: int | None) -> RuleResult:
+    reached = sorted(set(mapping.values()))
+    names = ", ".join(f"{i}->{NAMES[a]}" for i, a in sorted(mapping.items()) if i != a)
+    unresolved = sorted(set(range(NUM_ACTIONS)) - set(mapping))
+    evidence = (
+        f"{where}; each index stepped with all {NUM_ACTIONS} emulator actions as candidates"
+        + (f"; index->action where not the identity: {names}" if names else "")
+        + (f"; indices not told apart by the frames: {unresolved}" if unresolved else "")
+        + _lost(lost_at)
+    )
+    measured = f"Discrete({NUM_ACTIONS}), {len(reached)} distinct emulator actions"
+    if unresolved and not names and (lost_at is None or lost_at < 0):
+        return unknown("action_set", evidence, measured)
+    return verdict("action_set", len(reached) == NUM_ACTIONS, measured, evidence)
+
+
+def _sticky(masks: Counter, where: str, lost_at: int | None, draws: int) -> RuleResult:
+    if not masks:
+        return unknown("sticky_actions", f"{where}: no informative step{_lost(lost_at)}")
+    estimate, low, high = repeat_probability(masks)
+    target = SETTINGS.repeat_action_probability
+    ok = low <= target <= high and high - low <= 2 * TOLERANCE
+    measured = f"{estimate:.3f} per frame (99% CI {low:.3f}-{high:.3f})"
+    evidence = (
+        f"{where}; {sum(masks.values())} informative steps (one state held before the "
+        f"step), maximum likelihood of the per-frame repeat probability, {CONFIDENCE:.0%} "
+        f"likelihood-ratio interval; pass when it holds {target} and is at most "
+        f"{2 * TOLERANCE:.2f} wide{_lost(lost_at)}"
+    )
+    if low <= target <= high and not ok:
+        return unknown("sticky_actions", evidence + " (interval too wide)", measured)
+    return verdict("sticky_actions", ok, measured, evidence)
+
+
+def _observation(where: str, followed: int, lost_at: int | None) -> RuleResult:
+    ok = followed > 0 and (lost_at is None or lost_at < 0)
+    return verdict(
+        "observation",
+        ok,
+        "equal to SABER's pipeline" if ok else "no SABER branch matches",
+        f"{where}: each step's newest frame equal to the max of the branch's last 2 ALE "
+        f"grayscale frames, bilinear-resized{_lost(lost_at)}",
+    )
+
+
+def _raw(rewards: list[tuple[float, set[float]]], where: str) -> RuleResult:
+    wrong = [(got, sorted(options)) for got, options in rewards if got not in options]
+    large = [got for got, _ in rewards if abs(got) > 1]
+    evidence = (
+        f"{where}: each step's reward against the emulator rewards of the matching "
+        f"branches; {len(wrong)} differ; rewards seen: {sorted({g for g, _ in rewards})}"
+    )
+    if wrong:
+        got, options = wrong[0]
+        return verdict("raw_rewards", False, f"{got:+g} reported for {options}", evidence)
+    if not large:
+        return unknown("raw_rewards", evidence + ": none outside [-1, 1], clipping cannot be told")
+    return verdict("raw_rewards", True, "raw", evidence)
+
+
+def _lives(in_info: bool, losses: int, ends: list[int], where: str) -> RuleResult:
+    problems = (["`lives` in info"] if in_info else []) + (
+        [f"episode ended at a life loss (steps {ends})"] if ends else []
+    )
+    evidence = f"{where}; life losses seen by the follower: {losses}"
+    if problems or losses:
+        return verdict("life_signal", not problems, "; ".join(problems) or "none", evidence)
+    return unknown("life_signal", f"no `lives` in info, but no life was lost: {evidence}")
+
+
+def probe_stuck_clock(subject: Any) -> list[RuleResult]:
+    """The ``stuck_timeout`` rule under an advanced clock: playing 18,000 frames of a game
+    whose NOOP never scores is not possible on every game, so the env's own clock of
+    frames since the last reward is moved back by all but ``STUCK_MARGIN`` frames, and
+    NOOP steps are played until the env truncates."""
+    timeout = SETTINGS.max_frames_without_reward
+    assert timeout is not None
+    subject.reset(seed=0)
+    advanced = timeout - STUCK_MARGIN
+    if not subject.advance_reward_clock(advanced):
+        return [unknown("stuck_timeout", "the env's state has no clock of frames since a reward")]
+    frame = 0
+    end = None
+    while frame < STUCK_MARGIN + PAST_TIMEOUT:
+        _, reward, terminated, truncated, info = subject.step(0)
+        frame = int(info["episode_frame_number"])
+        if reward != 0:
+            return [unknown("stuck_timeout", f"NOOP scored on {subject.rom_id}")]
+        if terminated or truncated:
+            end = "truncated" if truncated else "terminated"
+            break
+    evidence = (
+        f"{subject.rom_id} (the env's own game), NOOP from a seeded reset, no reward; the "
+        f"env's clock of frames since the last reward (EnvState.last_reward_frame) moved "
+        f"back {advanced:,} frames, then {frame:,} frames played (the engine's counter); "
+        "inferred, not measured: that play without reward moves that clock the same way"
+    )
+    if end is None:
+        return [verdict("stuck_timeout", False, f"none in {advanced + frame:,} frames", evidence)]
+    steps = frame // SETTINGS.frame_skip
+    at_once = steps <= 1  # the clock was past the env's timeout before any play
+    return [
+        verdict(
+            "stuck_timeout",
+            end == "truncated" and advanced + frame == timeout and not at_once,
+            f"{end} {'within' if at_once else 'at'} {advanced + frame:,} frames",
+            evidence,
+        )
+    ]
+
+
+def probe_out_of_reach(subject: Any) -> list[RuleResult]:
+    """The rules a follower cannot measure: they need the emulator's RAM or counters."""
+    engine = "the emulators run in ale-py's C++ engine behind XLA: no RAM, no saved states"
+    return [
+        unknown(
+            "frame_cap",
+            f"{engine}; the episode frame counter cannot be advanced, and playing "
+            f"{SETTINGS.max_episode_frames:,} frames takes hours",
+        ),
+        unknown("rollover", f"{engine}; a score cannot be written to provoke a rollover"),
+    ]
