@@ -708,5 +708,6 @@ def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> 
     click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_table(result))
     sys.exit(result.exit_code)
 
+
 if __name__ == "__main__":  # python -m saber.cli
     main()

@@ -24,7 +24,7 @@ from saber.check.emulator import twin as make_twin
 from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, same, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
-from saber.envs.protocol import NUM_ACTIONS
+from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = ["probe_actions"]
 

@@ -9,8 +9,8 @@ import numpy as np
 from saber.check.emulator import ProbeError
 from saber.check.result import RuleResult, Status
 from saber.check.subject import Subject
-from saber.envs.protocol import NUM_ACTIONS, SaberSettings
 from saber.envs.rules import correct_rollover
+from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 
 __all__ = ["SABER", "ProbeError", "fail", "passed", "restart", "unknown"]
 

@@ -33,7 +33,7 @@ from saber.check.probes.actions import CONFIDENCE, NAMES, TOLERANCE, repeat_prob
 from saber.check.probes.base import SETTINGS, unknown, verdict
 from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
 from saber.check.result import RuleResult
-from saber.envs.protocol import NUM_ACTIONS
+from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = ["probe_followed", "probe_out_of_reach", "probe_stuck_clock"]
 
