@@ -61,7 +61,7 @@ def markdown_comparison(results: Sequence[tuple[str, CheckResult]]) -> str:
     names = [name for name, _ in results]
     rules = results[0][1].rules
     lines = [
-        "| rule | SABER | " + " | ".join(names) + " |",
+        "| rule | SABER value | " + " | ".join(names) + " |",
         "|---|---|" + "---|" * len(names),
     ]
     for index, rule in enumerate(rules):
