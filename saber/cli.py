@@ -358,13 +358,17 @@ def _import_from_working_directory(agent: str) -> None:
     for the whole process on purpose: local worker processes are started with ``spawn``,
     which gives them this process's ``sys.path``, and they import the module again.
     """
+    from saber.harness.policies import is_builtin_spec
+
+    if not is_builtin_spec(agent):
+        _working_directory_first()
+
+
+def _working_directory_first() -> None:
+    """``sys.path`` with the working directory first, for ``module:attr`` specs."""
     import os
     import sys
 
-    from saber.harness.policies import is_builtin_spec
-
-    if is_builtin_spec(agent):
-        return
     cwd = os.getcwd()
     if cwd in sys.path:
         sys.path.remove(cwd)
@@ -692,15 +696,12 @@ def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> 
     none fails but some could not be measured (unknown is never a pass).
     """
     import json
-    import os
     import sys
 
     from saber.check.api import check_target
     from saber.check.table import format_table
-    from saber.errors import SaberError
 
-    if os.getcwd() not in sys.path:  # module:factory from the working directory
-        sys.path.insert(0, os.getcwd())
+    _working_directory_first()  # module:factory from the working directory
     try:
         result = check_target(target, game, quick=quick)
     except SaberError as error:

@@ -33,7 +33,11 @@ import numpy as np
 from saber.errors import UnknownGameError
 from saber.games import get_game
 from saber.reports.tables import NOT_SABER_MARK
-from saber.reports.training_log import CheckpointScore, read_training_log, training_scores
+from saber.reports.training_log import (
+    CheckpointScore,
+    game_training_scores,
+    read_training_log,
+)
 from saber.scoring import dopamine
 from saber.scoring.references import training_reference
 
@@ -321,7 +325,7 @@ def training_curves(
 ) -> list[TrainingCurve]:
     """The user's training curve per game of ``log``, with a reference's beside it.
 
-    The user's curve is SABER's training-time score (:func:`training_scores`: the mean of
+    The user's curve is SABER's training-time score (:func:`~saber.reports.training_log.training_scores`: the mean of
     the last 100 episodes) at each episode's end (at most ``CURVE_POINTS`` of them,
     evenly spaced in episodes); the reference's is its score at every published point
     (Dopamine: each iteration, the mean over 5 runs and its 95% bootstrap interval).
@@ -341,11 +345,10 @@ def training_curves(
         ends = ends[
             np.unique(np.linspace(0, ends.size - 1, min(ends.size, CURVE_POINTS)).astype(int))
         ]
-        along = [s for s in training_scores(log, ends.tolist()) if s.game == game]
+        # The log is read once: each game's scores come from the episodes in hand.
+        along = game_training_scores(game, episodes, ends.tolist())
         marks = [
-            s
-            for s in training_scores(log, checkpoints)
-            if s.game == game and s.at_frames <= ends[-1]
+            s for s in game_training_scores(game, episodes, checkpoints) if s.at_frames <= ends[-1]
         ]
         references = (
             []

@@ -18,7 +18,13 @@ import numpy as np
 from saber.errors import SaberError
 from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, parse_frames
 
-__all__ = ["CheckpointScore", "format_training_scores", "read_training_log", "training_scores"]
+__all__ = [
+    "CheckpointScore",
+    "format_training_scores",
+    "game_training_scores",
+    "read_training_log",
+    "training_scores",
+]
 
 
 @dataclass(frozen=True)
@@ -95,21 +101,32 @@ def training_scores(
     checkpoints = [parse_frames(c) if isinstance(c, str) else int(c) for c in at_frames]
     results = []
     for game, episodes in read_training_log(path).items():
-        episodes.sort(key=lambda e: (e["frames"], e["episode"]))
-        ends = np.array([e["frames"] for e in episodes])
-        for checkpoint in checkpoints:
-            stop = int(np.searchsorted(ends, checkpoint, side="right"))
-            window = episodes[max(0, stop - WINDOW) : stop]
-            results.append(
-                CheckpointScore(
-                    game=game,
-                    at_frames=checkpoint,
-                    mean=float(np.mean([e["score"] for e in window])) if window else None,
-                    episodes=len(window),
-                    first_episode=window[0]["episode"] if window else None,
-                    last_episode=window[-1]["episode"] if window else None,
-                )
+        results += game_training_scores(game, episodes, checkpoints)
+    return results
+
+
+def game_training_scores(
+    game: str, episodes: list[dict[str, Any]], checkpoints: Iterable[int]
+) -> list[CheckpointScore]:
+    """:func:`training_scores` of one game's episodes (as :func:`read_training_log` gives
+    them) at ``checkpoints`` (cumulative training frames), for a caller that has read the
+    log already."""
+    episodes = sorted(episodes, key=lambda e: (e["frames"], e["episode"]))
+    ends = np.array([e["frames"] for e in episodes])
+    results = []
+    for checkpoint in checkpoints:
+        stop = int(np.searchsorted(ends, checkpoint, side="right"))
+        window = episodes[max(0, stop - WINDOW) : stop]
+        results.append(
+            CheckpointScore(
+                game=game,
+                at_frames=checkpoint,
+                mean=float(np.mean([e["score"] for e in window])) if window else None,
+                episodes=len(window),
+                first_episode=window[0]["episode"] if window else None,
+                last_episode=window[-1]["episode"] if window else None,
             )
+        )
     return results
 
 
