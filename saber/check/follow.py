@@ -66,8 +66,15 @@ class Follower:
         self.states: list[tuple[ale_py.ALEState, int, int | None]] = [(start.cloneState(), 0, None)]
 
     def untag(self) -> None:
-        """Forget the tags (a new index is under test)."""
-        self.states = [(state, previous, None) for state, previous, _ in self.states]
+        """Forget the tags (a new index is under test), merging the states they alone
+        told apart (same RAM, same action played last)."""
+        merged: dict[bytes, tuple[ale_py.ALEState, int, int | None]] = {}
+        for state, previous, _ in self.states:
+            self.twin.restoreState(state)
+            merged.setdefault(
+                self.twin.getRAM().tobytes() + bytes([previous]), (state, previous, None)
+            )
+        self.states = list(merged.values())
 
     def tags(self) -> set[int | None]:
         """The tags of the states still held."""

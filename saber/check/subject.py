@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -139,7 +140,9 @@ class FunctionalSubject:
 
     Its emulators run in ale-py's C++ engine, out of reach: the probe follows row 0 on a
     twin emulator (:mod:`saber.check.follow`) started from ``rom_id`` and
-    :meth:`ale_seed`.
+    :meth:`ale_seed`, and provokes what play cannot reach quickly through the state
+    (:meth:`advance_reward_clock`) or the engine's step (:meth:`tampered`). Steps run
+    compiled (``jax.jit`` of the env's ``step``), as users run them.
     """
 
     emulator = None
@@ -150,10 +153,18 @@ class FunctionalSubject:
         self.action_space = env.single_action_space
         self.step_counters: list[Any] = []
         self._state: Any = None
+        self._jitted: Callable[..., tuple[Any, ...]] | None = None
 
     def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
         self._state, obs, info = self.env.reset(0 if seed is None else seed)
-        return np.asarray(obs)[0], _row({k: np.asarray(v) for k, v in info.items()})
+        return np.asarray(obs)[0], _row(_numpy(info))
+
+    def _compiled_step(self) -> Callable[..., tuple[Any, ...]]:
+        if self._jitted is None:
+            import jax  # the JAX extra: only an env of saber.jax gets here
+
+            self._jitted = jax.jit(self.env.step)
+        return self._jitted
 
     def ale_seed(self, seed: int) -> int:
         """Row 0's ALE seed after ``reset(seed)`` under SABER's seed stream (an env that
@@ -171,10 +182,30 @@ class FunctionalSubject:
         self._state = self._state._replace(last_reward_frame=clock - frames)
         return True
 
+    @contextmanager
+    def tampered(self, tamper: Callable[..., tuple[Any, ...]]) -> Iterator[bool]:
+        """Within: the engine's output ``(handle, frames, rewards, game_over,
+        episode_frames)`` passes through ``tamper`` before the env's rules read it (the
+        JAX analogue of rewriting RAM or counters in a reachable emulator). Yields False,
+        tampering nothing, when the env has no engine seam (``_engine_step``)."""
+        engine_step = getattr(self.env, "_engine_step", None)
+        if engine_step is None:
+            yield False
+            return
+        self.env._engine_step = lambda handle, actions: tamper(*engine_step(handle, actions))
+        try:
+            yield True
+        finally:
+            del self.env._engine_step  # the env's own method again
+
     def step(self, action: int) -> Step:
         actions = np.full(self.env.num_envs, action, dtype=np.int32)
-        self._state, obs, reward, terminated, truncated, info = self.env.step(self._state, actions)
-        row = _row({k: v if isinstance(v, dict) else np.asarray(v) for k, v in info.items()})
+        tampered = "_engine_step" in vars(self.env)
+        # Compiled, as users run it (and about 90x faster than op by op); a tampered step
+        # runs op by op, so that the compiled step never holds a tamper.
+        step = self.env.step if tampered else self._compiled_step()
+        self._state, obs, reward, terminated, truncated, info = step(self._state, actions)
+        row = _row(_numpy(info))
         return (
             np.asarray(obs)[0],
             float(np.asarray(reward)[0]),
@@ -185,6 +216,11 @@ class FunctionalSubject:
 
     def close(self) -> None:
         self.env.close()
+
+
+def _numpy(infos: dict[str, Any]) -> dict[str, Any]:
+    """An info dict of JAX arrays (nested dicts too) as numpy arrays."""
+    return {k: _numpy(v) if isinstance(v, dict) else np.asarray(v) for k, v in infos.items()}
 
 
 def _row(infos: dict[str, Any]) -> dict[str, Any]:

@@ -202,8 +202,8 @@ class SaberJaxEnv:
         actions = self._check_actions(actions)
         n = self.num_envs
         settings = self.saber_settings
-        handle, frames, rewards, game_over, episode_frames = engine.ffi_step(
-            state.handle, actions, n
+        handle, frames, rewards, game_over, episode_frames = self._engine_step(
+            state.handle, actions
         )
         ended = state.ended
         reload = ended & ~state.game_over  # truncated rows: a seeded ROM reload
@@ -287,6 +287,16 @@ class SaberJaxEnv:
             seeds_taken=state.seeds_taken + reload,
         )
         return new_state, stack, reward, game_over, truncated, info
+
+    def _engine_step(
+        self, handle: jax.Array, actions: jax.Array
+    ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+        """The engine's step (:func:`saber.jax.engine.ffi_step`): everything the rules
+        read comes through here. It is the one seam below the rules: ``saber check``
+        (:mod:`saber.check.probes.tampered`) passes the engine's output through a tamper
+        here to provoke a rollover or the frame cap, as it rewrites RAM and counters in
+        the emulator under a Gymnasium stack."""
+        return engine.ffi_step(handle, actions, self.num_envs)
 
     def _older_slots(self) -> jax.Array:
         """``bool`` (1, stack, 1, 1): every slot of the stack but the newest."""

@@ -1,11 +1,14 @@
 """saber check on saber's JAX envs (issue 18): needs the jax extra; run with -m jax.
 
 Their emulators run in ale-py's C++ engine behind XLA; the probe follows row 0 on a twin
-emulator (saber.check.follow). Seaquest: its frames tell the 18 actions apart, and it
+emulator (saber.check.follow), and provokes the frame cap and a rollover below the env's
+rules (saber.check.probes.tampered). Seaquest: its frames tell the 18 actions apart, and it
 scores 20 points a shot (so clipping shows).
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -14,25 +17,23 @@ from saber.check.subject import FunctionalSubject, subject_of
 
 pytestmark = pytest.mark.jax
 
-# Measured by following the env (quick: no stickiness statistics).
-FOLLOWED = {"noop_starts", "fire_start", "action_set", "frame_skip", "observation"}
-FOLLOWED |= {"raw_rewards", "frame_stack", "stuck_timeout"}
-# Out of the follower's reach (no RAM, no frame counter to advance): unknown, never pass.
-OUT_OF_REACH = {"frame_cap", "rollover"}
 
-
-def test_jax_envs_pass_every_rule_the_follower_measures() -> None:
+def test_jax_envs_pass_every_rule() -> None:
+    """The whole check (sticky statistics included) of a saber.jax env: exit 0."""
     from saber.jax import make
 
     env = make("Seaquest", num_envs=2)
     assert isinstance(subject_of(env), FunctionalSubject)
-    result = check(env, quick=True)
-    states = {rule.rule: rule.status for rule in result.rules}
-    assert {rule for rule, status in states.items() if status is Status.PASS} >= FOLLOWED
-    assert Status.FAIL not in states.values()
-    for rule in OUT_OF_REACH:
-        assert states[rule] is Status.UNKNOWN
-    assert result.exit_code == 2  # unknown is never a pass
+    result = check(env)
+    rules = {rule.rule: rule for rule in result.rules}
+    assert result.passed and result.exit_code == 0, result
+    assert len(rules) == 12
+    # Each rule by the route the module docs promise: followed, or provoked below the rules.
+    assert re.search(r"life losses seen by the follower: [1-9]", rules["life_signal"].evidence)
+    assert rules["frame_cap"].measured == "truncated at 21,600,000 frames (end: time_cap)"
+    assert "not truncated at 21,599,999" in rules["frame_cap"].evidence
+    assert rules["rollover"].measured.endswith("wrapped rewards reported as their gains")
+    assert rules["stuck_timeout"].measured == "truncated at 18,000 frames"
 
 
 def test_follower_catches_clipped_rewards_in_a_jax_env() -> None:
@@ -44,6 +45,30 @@ def test_follower_catches_clipped_rewards_in_a_jax_env() -> None:
     assert states["raw_rewards"].status is Status.FAIL, states["raw_rewards"]
     assert "+1 reported for [20.0]" in states["raw_rewards"].measured
     assert states["observation"].status is Status.PASS
+    assert states["rollover"].status is Status.PASS  # corrected, then clipped: as SABER's
+
+
+@pytest.mark.parametrize(
+    ("overrides", "rule", "measured"),
+    [
+        ({"max_episode_frames": 108_000}, "frame_cap", "truncated at 108,000 frames"),
+        ({"rollover_mode": "off"}, "rollover", "-999,980 reported for a wrapped +20 (step 164)"),
+        ({"rollover_mode": "ignore"}, "rollover", "+0 reported for a wrapped +20 (step 164)"),
+    ],
+)
+def test_provoked_rules_catch_a_shorter_cap_and_uncorrected_rollovers(
+    overrides: dict, rule: str, measured: str
+) -> None:
+    """The frame cap and the rollover, provoked under the env's rules through its engine
+    seam: a 30-minute cap found by bisection; a rollover kept or dropped, not corrected."""
+    from saber.check.probes.tampered import probe_frame_cap_tampered, probe_rollover_tampered
+    from saber.jax import make
+
+    env = make("Seaquest", num_envs=1, **overrides)
+    probe = probe_frame_cap_tampered if rule == "frame_cap" else probe_rollover_tampered
+    (result,) = probe(FunctionalSubject(env))
+    assert (result.status, result.measured) == (Status.FAIL, measured), result
+    assert "_engine_step" not in vars(env)  # the seam is the env's own again
 
 
 def test_stuck_clock_catches_a_shorter_timeout_in_a_jax_env() -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from saber.check.probes.actions import probe_actions
-from saber.check.probes.followed import probe_followed, probe_out_of_reach, probe_stuck_clock
+from saber.check.probes.followed import probe_followed, probe_stuck_clock
 from saber.check.probes.limits import probe_frame_cap, probe_stuck_timeout
 from saber.check.probes.lives import probe_lives
 from saber.check.probes.preprocessing import probe_preprocessing
 from saber.check.probes.rewards import probe_rewards
 from saber.check.probes.start import probe_start
+from saber.check.probes.tampered import probe_frame_cap_tampered, probe_rollover_tampered
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
@@ -66,7 +67,8 @@ QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
 
 
 # An env whose emulators cannot be reached but can be followed (saber's JAX envs,
-# saber.check.subject.FunctionalSubject): one followed episode measures most rules.
+# saber.check.subject.FunctionalSubject): one followed episode measures most rules; the
+# frame cap and the rollover are provoked below the env's rules (probes.tampered).
 _FOLLOWED_RULES = (
     "noop_starts",
     "fire_start",
@@ -81,7 +83,8 @@ _FOLLOWED_RULES = (
 FOLLOWED: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (probe_followed, _FOLLOWED_RULES),
     (probe_stuck_clock, ("stuck_timeout",)),
-    (probe_out_of_reach, ("frame_cap", "rollover")),
+    (probe_frame_cap_tampered, ("frame_cap",)),
+    (probe_rollover_tampered, ("rollover",)),
 )
 
 
@@ -92,5 +95,6 @@ def _followed_quick(subject: Subject) -> list[RuleResult]:
 FOLLOWED_QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (_followed_quick, tuple(r for r in _FOLLOWED_RULES if r != "sticky_actions")),
     (probe_stuck_clock, ("stuck_timeout",)),
-    (probe_out_of_reach, ("frame_cap", "rollover")),
+    (probe_frame_cap_tampered, ("frame_cap",)),
+    (probe_rollover_tampered, ("rollover",)),
 )

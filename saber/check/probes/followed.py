@@ -16,7 +16,9 @@ branches whose SABER-pipeline frame equals the env's newest frame. From them:
   play going on (at most 400 steps) until a reward outside [-1, 1] shows; pass only
   when one did (else clipping cannot be told);
 - ``frame_stack``: the observation's shape and shift;
-- ``life_signal``: no ``lives`` in info, and no end where the follower saw a life lost.
+- ``life_signal``: no ``lives`` in info, and no end where the follower saw a life lost
+  (play goes on, each action held for up to ``LIFE_HOLD_STEPS`` steps in turn, until
+  one was lost).
 
 The env plays its own game (no ROM can be loaded under it).
 """
@@ -35,7 +37,7 @@ from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
 from saber.check.result import RuleResult
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = ["probe_followed", "probe_out_of_reach", "probe_stuck_clock"]
+__all__ = ["probe_followed", "probe_stuck_clock"]
 
 SEEDS = range(5)
 STEPS = 700  # informative sticky steps, as the twin-emulator probe
@@ -44,6 +46,7 @@ REWARD_STEPS = 400  # steps played on, at most, until a reward outside [-1, 1] s
 STUCK_MARGIN = 400  # frames of the stuck timeout played for real
 PAST_TIMEOUT = 2_000  # frames played beyond it before giving up
 HOLD_STEPS = 2  # steps an index is held to tell apart actions its first step tied
+LIFE_HOLD_STEPS = 150  # steps each action is held, at most, for a life to be lost
 
 
 def _newest(obs: Any) -> np.ndarray:
@@ -60,6 +63,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     obs, info = subject.reset(seed=0)
     lives_in_info = "lives" in info
     follower = Follower(rom, subject.ale_seed(0), SETTINGS.repeat_action_probability)
+    counts_lives = max(follower.lives()) > 0
     stacks = [stacked_frames(obs)]
     frame_numbers: list[int] = []  # the engine's counter, this episode
     skips: Counter[int] = Counter()  # frames per step, as the engine's counter moved
@@ -92,7 +96,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
             # A life lost on the step that ended the episode, the game not over: an end
             # at a life loss. Where the last step cannot be followed, nothing is claimed.
             lives_after = follower.lives() if branches else set()
-            if len(lives_before) == len(lives_after) == 1 and lives_after < lives_before:
+            if _one_lost(lives_before, lives_after):
                 life_losses += 1
                 if min(lives_after) > 0:
                     life_loss_ends.append(steps_taken[0])
@@ -104,8 +108,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
             lost_at = steps_taken[0]
             return None
         rewards.append((reward, {b.reward for b in branches}))
-        lives_after = follower.lives()
-        if len(lives_before) == len(lives_after) == 1 and lives_after < lives_before:
+        if _one_lost(lives_before, follower.lives()):
             life_losses += 1
         return branches
 
@@ -153,6 +156,14 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         index = sorted(mapping)[int(rng.integers(len(mapping)))]
         step(index, [mapping[index]])
         extra += 1
+    # Life losses: where none was seen yet and the game counts lives, each action is held
+    # for a while in turn (NOOP last: in many games doing nothing never loses a life).
+    holds = [i for i in sorted(mapping) if mapping[i] != 0] + [i for i in mapping if not mapping[i]]
+    for index in holds if counts_lives and lost_at is None else []:
+        for _ in range(LIFE_HOLD_STEPS):
+            if life_losses or lost_at is not None:
+                break
+            step(index, [mapping[index]])
     followed = steps_taken[0] - (lost_at is not None and lost_at > 0)
     where = (
         f"{game}, row 0 followed from its seeded reset on a twin emulator, every branch "
@@ -171,9 +182,15 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         _observation(where, followed, lost_at),
         _raw(rewards, where),
         _stack(np.asarray(obs).shape, stacks[-8:]),
-        _lives(lives_in_info, life_losses, life_loss_ends, where),
+        _lives(lives_in_info, life_losses, life_loss_ends, where, counts_lives),
     ]
     return results
+
+
+def _one_lost(before: set[int], after: set[int]) -> bool:
+    """A life was lost on the step: every state held agreed on the lives counter before
+    and after, and it went down (a set of counters, one per state held)."""
+    return len(before) == len(after) == 1 and min(after) < min(before)
 
 
 def _start(subject: Any, game: str) -> list[RuleResult]:
@@ -281,12 +298,14 @@ def _raw(rewards: list[tuple[float, set[float]]], where: str) -> RuleResult:
     return verdict("raw_rewards", True, "raw", evidence)
 
 
-def _lives(in_info: bool, losses: int, ends: list[int], where: str) -> RuleResult:
+def _lives(in_info: bool, losses: int, ends: list[int], where: str, counted: bool) -> RuleResult:
     problems = (["`lives` in info"] if in_info else []) + (
         [f"episode ended at a life loss (steps {ends})"] if ends else []
     )
     evidence = f"{where}; life losses seen by the follower: {losses}"
-    if problems or losses:
+    if not counted:  # the behaviour is SABER's whatever a wrapper would do at a life loss
+        evidence += "; the game counts no lives (the ALE's lives() is 0): none can be lost"
+    if problems or losses or not counted:
         return verdict("life_signal", not problems, "; ".join(problems) or "none", evidence)
     return unknown("life_signal", f"no `lives` in info, but no life was lost: {evidence}")
 
@@ -329,17 +348,4 @@ def probe_stuck_clock(subject: Any) -> list[RuleResult]:
             f"{end} {'within' if at_once else 'at'} {advanced + frame:,} frames",
             evidence,
         )
-    ]
-
-
-def probe_out_of_reach(subject: Any) -> list[RuleResult]:
-    """The rules a follower cannot measure: they need the emulator's RAM or counters."""
-    engine = "the emulators run in ale-py's C++ engine behind XLA: no RAM, no saved states"
-    return [
-        unknown(
-            "frame_cap",
-            f"{engine}; the episode frame counter cannot be advanced, and playing "
-            f"{SETTINGS.max_episode_frames:,} frames takes hours",
-        ),
-        unknown("rollover", f"{engine}; a score cannot be written to provoke a rollover"),
     ]
