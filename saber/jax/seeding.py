@@ -35,6 +35,11 @@ def _nth_ale_seed(seed: int, position: int) -> int:
 
 
 def _host_seeds(seeds: np.ndarray, positions: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    # Outside jit, JAX hands the callback jax Arrays, and indexing one dispatches a JAX
+    # operation from inside the callback, which can deadlock with the caller's own next
+    # operation (JAX's callback docs: a callback must not call back into JAX). It hung
+    # CI's jax stage in env.reset, at random. Everything below is numpy.
+    seeds, positions, mask = np.asarray(seeds), np.asarray(positions), np.asarray(mask)
     out = np.full(seeds.shape, -1, dtype=np.int32)
     for row in np.flatnonzero(mask):
         out[row] = _nth_ale_seed(int(seeds[row]), int(positions[row]))

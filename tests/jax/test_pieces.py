@@ -3,6 +3,8 @@ refusals (Skiing, bad actions, bad seeds)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 import pytest
@@ -96,3 +98,32 @@ def test_contract_shapes_dtypes_and_record_keys() -> None:
     keys = list(vec.step(np.zeros(1, np.int64))[4]["saber"])
     assert list(info["saber"]) == keys
     env.close(), vec.close()
+
+
+def test_the_seed_callback_calls_no_jax(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host callback of the seed stream works on numpy only: outside jit JAX hands it
+    jax Arrays, and a JAX operation inside a callback can deadlock with the caller (it
+    hung CI at random in env.reset). Indexing a jax Array inside it now fails loudly."""
+    import jax
+    import jax.numpy as jnp
+
+    from saber.envs.emulator import SeedStream
+    from saber.jax.seeding import ale_seeds
+
+    seeds, positions = jnp.array([5, 6, 7]), jnp.array([0, 2, 1])
+    mask = jnp.array([True, False, True])
+    calls = []
+    original = type(seeds).__getitem__
+
+    def counted(self: Any, index: Any) -> Any:
+        calls.append(index)
+        return original(self, index)
+
+    stream_of_7 = SeedStream(7)
+    stream_of_7.next_ale_seed()  # position 0; row 2 asks for position 1
+    expected = [SeedStream(5).next_ale_seed(), -1, stream_of_7.next_ale_seed()]
+    monkeypatch.setattr(type(seeds), "__getitem__", counted)
+    eager = ale_seeds(seeds, positions, mask)
+    jitted = jax.jit(ale_seeds)(seeds, positions, mask)
+    assert calls == []  # no jax Array indexed, inside the callback or out
+    assert np.asarray(eager).tolist() == np.asarray(jitted).tolist() == expected
