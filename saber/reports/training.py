@@ -325,8 +325,9 @@ def training_curves(
 ) -> list[TrainingCurve]:
     """The user's training curve per game of ``log``, with a reference's beside it.
 
-    The user's curve is SABER's training-time score (:func:`~saber.reports.training_log.training_scores`: the mean of
-    the last 100 episodes) at each episode's end (at most ``CURVE_POINTS`` of them,
+    The user's curve is SABER's training-time score
+    (:func:`~saber.reports.training_log.training_scores`: the mean of the last 100
+    episodes) at each episode's end (at most ``CURVE_POINTS`` of them,
     evenly spaced in episodes); the reference's is its score at every published point
     (Dopamine: each iteration, the mean over 5 runs and its 95% bootstrap interval).
 

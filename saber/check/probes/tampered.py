@@ -11,7 +11,7 @@ there, the JAX analogue of what the Gymnasium probes write into the emulator:
   set to a chosen frame and one point of reward (so that the stuck timeout cannot fire,
   as the Gymnasium probe writes a point into Breakout's score). Trials at SABER's cap and
   one frame before it; where they do not give exactly SABER's cap, bisection finds the
-  env's own (about 25 trials, each a reset and a step).
+  env's own (about 27 trials, each a reset and a step).
 - ``rollover``: the same seeded episode played twice with the same actions, the second
   time with each positive engine reward ``r`` turned into ``r - 1,000,000``, which is
   what the ALE reports when the gain carries the score past 999,999 (a real rollover,
@@ -45,7 +45,7 @@ def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
     """The ``frame_cap`` rule (see the module doc)."""
     cap = SETTINGS.max_episode_frames
     assert cap is not None
-    trials: list[tuple[int, bool, str]] = []
+    ends: list[str] = []  # per trial: the record's end reason ("" where it has none)
 
     def truncates(frame: int) -> bool | None:
         """One trial: the first step after a seeded reset, its frame counter at ``frame``
@@ -60,8 +60,8 @@ def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
         if not reached:
             return None
         end = info.get("saber", {}).get("end")
-        how = END_REASONS[int(end)] if isinstance(end, (int, np.integer)) and end >= 0 else ""
-        trials.append((frame, truncated, str(how)))
+        known = isinstance(end, (int, np.integer)) and end >= 0
+        ends.append(str(END_REASONS[int(end)]) if known else "")
         return truncated and not terminated
 
     before, at = truncates(cap - 1), truncates(cap)
@@ -74,7 +74,7 @@ def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
         "that counter (the ALE's own)"
     )
     if not before and at:
-        end = trials[-1][2]
+        end = ends[-1]
         measured = f"truncated at {cap:,} frames" + (f" (end: {end})" if end else "")
         return [
             verdict(
@@ -95,7 +95,7 @@ def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
             high = middle
         else:
             low = middle
-    evidence += f"; {len(trials)} trials, bisection to one frame"
+    evidence += f"; {len(ends)} trials, bisection to one frame"
     return [verdict("frame_cap", False, f"truncated at {high:,} frames", evidence)]
 
 
@@ -104,9 +104,9 @@ def probe_rollover_tampered(subject: Any) -> list[RuleResult]:
     rng = np.random.default_rng(0)
     actions = rng.integers(int(subject.action_space.n), size=MAX_STEPS).tolist()
     plain = _play(subject, actions, None)
-    if plain is None or not any(reward > 0 for reward in plain):
-        seen = "no" if plain is None else f"{sum(r > 0 for r in plain)}"
-        return [unknown("rollover", f"{subject.rom_id}: {seen} positive reward to wrap")]
+    assert plain is not None  # None only where a tamper did not reach the engine
+    if not any(reward > 0 for reward in plain):
+        return [unknown("rollover", f"{subject.rom_id}: no positive reward to wrap")]
     wrapped_steps = [i for i, reward in enumerate(plain) if reward > 0]
     tampered = _play(subject, actions[: len(plain)], wrapped_steps)
     if tampered is None:
