@@ -213,6 +213,8 @@ class TrainingLog:
         game: ale id.
         start_frames: training frames already done.
         checkpoints: training frames at which the metrics keep the score.
+        start_episodes: training episodes already logged (a resumed training numbers its
+            episodes on from there, so that ``episode`` stays unique in the log).
     """
 
     def __init__(
@@ -221,11 +223,13 @@ class TrainingLog:
         game: str,
         start_frames: int = 0,
         checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+        start_episodes: int = 0,
     ) -> None:
         self.path = None if path is None else Path(path)
         self.game = game
         self.metrics = TrainingMetrics(game, checkpoints)
         self.metrics.advance(start_frames)
+        self._start_episodes = int(start_episodes)
         self._handle: TextIO | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,8 +242,8 @@ class TrainingLog:
 
     @property
     def episodes(self) -> int:
-        """Episodes logged."""
-        return self.metrics.episodes
+        """Episodes logged, those before a resume (``start_episodes``) included."""
+        return self._start_episodes + self.metrics.episodes
 
     def advance(self, played: int) -> None:
         """``played`` more frames were played."""
@@ -291,6 +295,7 @@ class TrainingRecorder(gym.Wrapper):
         start_frames: training frames already done (when resuming a training: the
             ``frames`` of the log's last line, or your own count).
         checkpoints: training frames at which :meth:`metrics` keeps the score.
+        start_episodes: episodes already in the log (when resuming a training).
     """
 
     def __init__(
@@ -299,9 +304,10 @@ class TrainingRecorder(gym.Wrapper):
         path: str | Path | None,
         start_frames: int = 0,
         checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+        start_episodes: int = 0,
     ) -> None:
         super().__init__(env)
-        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints)
+        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
         self._counter = FrameCounter(1)
 
     @property
@@ -340,6 +346,7 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
         path: the JSON-lines log, appended to; None keeps only :meth:`metrics`.
         start_frames: training frames already done.
         checkpoints: training frames at which :meth:`metrics` keeps the score.
+        start_episodes: episodes already in the log (when resuming a training).
     """
 
     def __init__(
@@ -348,9 +355,10 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
         path: str | Path | None,
         start_frames: int = 0,
         checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+        start_episodes: int = 0,
     ) -> None:
         super().__init__(env)
-        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints)
+        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
         self._counter = FrameCounter(env.num_envs)
 
     @property
