@@ -393,8 +393,15 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
 @click.option(
     "--agent",
     required=True,
-    help="random, noop, constant:K, epsilon-constant:K[:EPS], or module:attr (a policy, a "
-    "policy class, or a factory; the module may be in the current directory). See saber list.",
+    help="random, noop, constant:K, epsilon-constant:K[:EPS], ppo-pong (the shipped trained "
+    "agent), conv-actor:PATH, or module:attr (a policy, a policy class, or a factory; the "
+    "module may be in the current directory). See saber list.",
+)
+@click.option(
+    "--agent-name",
+    default=None,
+    metavar="NAME",
+    help="The agent's name in the records and reports [default: the --agent spec].",
 )
 @click.option(
     "--games",
@@ -515,6 +522,7 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
 @_saber_errors_as_messages
 def eval_command(
     agent: str,
+    agent_name: str | None,
     games: str,
     episodes: int,
     out: Path,
@@ -561,6 +569,8 @@ def eval_command(
         raise click.ClickException("--tls-ca-file, --tls-cert and --tls-key need --backend dask")
     if run_name is not None and not run_name.strip():
         raise click.ClickException("--run must be a non-empty name")
+    if agent_name is not None and not agent_name.strip():
+        raise click.ClickException("--agent-name must be a non-empty name")
     _import_from_working_directory(agent)
     if backend == "dask":
         runs_on: Any = Dask(address, workers, dask_timeout, tls or None)
@@ -568,6 +578,16 @@ def eval_command(
         raise click.ClickException("--address needs --backend dask")
     else:
         runs_on = Inline() if workers == 0 else Processes(workers)
+    if isinstance(runs_on, Processes):
+        from saber.harness.threads import policy_threads, thread_variables
+
+        threads = policy_threads(runs_on.parallelism)
+        chosen = ", ".join(sorted(thread_variables(threads))) or "none: you set them all"
+        click.echo(
+            f"{runs_on.parallelism} worker processes, {threads} thread(s) each for the policy "
+            f"({chosen}; a variable you set wins)",
+            err=True,
+        )
     try:
         result = evaluate(
             agent,
@@ -577,6 +597,7 @@ def eval_command(
             backend=runs_on,
             envs_per_worker=envs_per_worker,
             base_seed=base_seed,
+            agent=agent_name,
             run=run_name,
             env_options=_env_options(env_option),
             allow_non_saber=allow_non_saber,

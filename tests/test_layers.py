@@ -30,8 +30,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "training": {"errors", "protocol", "games", "envs", "scoring", "reports"},
     # The behavioural probe of any env (saber check); the harness runs its quick part first.
     "check": {"errors", "protocol", "games", "envs"},
+    # Built-in agents: the shipped trained policy (numpy inference) and per-episode generators.
+    "agents": {"errors", "protocol"},
     "harness": {
-        *("errors", "version", "protocol", "games", "envs"),
+        *("errors", "version", "protocol", "games", "envs", "agents"),
         *("scoring", "reports", "training", "check"),
     },
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.

@@ -43,6 +43,7 @@ from typing import Any, Protocol, Union
 from saber.errors import SaberError
 from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.runner import execute_unit
+from saber.harness.threads import policy_threads, worker_environment
 from saber.harness.work import (
     EpisodeDone,
     Event,
@@ -115,9 +116,14 @@ class InlineBackend:
         self._pending.clear()
 
 
-def _worker_main(connection: multiprocessing.connection.Connection, job: Job) -> None:
+def _worker_main(
+    connection: multiprocessing.connection.Connection, job: Job, threads: int = 1
+) -> None:
     """A local worker: run the units it is sent until it is sent ``None``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    import cv2  # the frame resize's pool: the worker's share too (saber.harness.threads)
+
+    cv2.setNumThreads(threads)
     try:
         while True:
             unit = connection.recv()
@@ -130,10 +136,11 @@ def _worker_main(connection: multiprocessing.connection.Connection, job: Job) ->
 
 
 class _Worker:
-    def __init__(self, context: Any, job: Job) -> None:
+    def __init__(self, context: Any, job: Job, threads: int) -> None:
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, job), daemon=True)
-        self.process.start()
+        self.process = context.Process(target=_worker_main, args=(child, job, threads), daemon=True)
+        with worker_environment(threads):  # the policy's thread pools: its share of the cores
+            self.process.start()
         child.close()  # so that the parent sees EOF when the worker dies
         self.unit: WorkUnit | None = None
         # Last message about its unit; None until the unit starts (spawning a worker
@@ -162,7 +169,8 @@ class LocalBackend:
         self.unit_timeout = unit_timeout
         self._context = multiprocessing.get_context("spawn")
         self._pending: deque[WorkUnit] = deque()
-        self._workers = [_Worker(self._context, job) for _ in range(workers)]
+        self.threads = policy_threads(workers)
+        self._workers = [_Worker(self._context, job, self.threads) for _ in range(workers)]
         self._deaths_in_a_row = 0  # deaths with no message in between: workers cannot start
 
     def submit(self, unit: WorkUnit) -> None:
@@ -209,7 +217,7 @@ class LocalBackend:
             last = worker.last_progress
             if worker.unit is not None and last is not None and now - last > self.unit_timeout:
                 worker.stop()
-                self._workers[index] = _Worker(self._context, self.job)
+                self._workers[index] = _Worker(self._context, self.job, self.threads)
                 yield UnitFailed(worker.unit.unit_id, "timeout", timeout_message(self.unit_timeout))
 
     def _replace(self, worker: _Worker) -> Iterator[Event]:
@@ -224,7 +232,7 @@ class LocalBackend:
                 "with workers=0 (--workers 0) to see the error in this process."
             )
         index = self._workers.index(worker)
-        self._workers[index] = _Worker(self._context, self.job)
+        self._workers[index] = _Worker(self._context, self.job, self.threads)
         if worker.unit is not None:
             yield UnitFailed(
                 worker.unit.unit_id,

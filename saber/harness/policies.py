@@ -21,6 +21,9 @@ Agent specs (``saber eval --agent SPEC``):
   (Bellemare et al. 2013);
 * ``epsilon-constant:K`` (or ``epsilon-constant:K:EPS``): action K, but a uniformly random
   action with probability EPS (default 0.05), the ALE paper's perturbed baseline;
+* ``ppo-pong``: the trained agent saber ships (:mod:`saber.agents.pretrained`), numpy
+  inference, no PyTorch needed;
+* ``conv-actor:PATH``: a policy file of ``examples/ppo_saber.py`` (:mod:`saber.agents.convnet`);
 * ``module:attr`` (``mypkg.agents:load_agent``): imported; a class is instantiated with no
   arguments, a callable with no required parameters is a factory called once per worker,
   anything else callable is the policy itself.
@@ -36,6 +39,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from saber.agents.convnet import ConvActorPolicy, PolicyFileError
+from saber.agents.generators import PerEpisodeGenerators
+from saber.agents.pretrained import PRETRAINED, pretrained_policy
 from saber.errors import SaberError
 from saber.protocol.settings import NUM_ACTIONS
 
@@ -62,14 +68,16 @@ BUILTIN_AGENTS = {
     "constant:K": "always action K (the ALE paper's constant baseline)",
     "epsilon-constant:K[:EPS]": "action K, a uniformly random action with probability EPS "
     "(default 0.05; the ALE paper's perturbed baseline)",
+    **{name: agent.description for name, agent in PRETRAINED.items()},
+    "conv-actor:PATH": "a policy file written by examples/ppo_saber.py (numpy inference)",
     "module:attr": "your policy, imported: a class (built without arguments), a factory "
     "(called once per worker) or the policy itself",
 }
 BUILTIN_SPECS = tuple(BUILTIN_AGENTS)
-_BUILTIN_KINDS = frozenset({"random", "noop", "constant", "epsilon-constant"})  # see _builtin
+_BUILTIN_KINDS = frozenset(
+    {"random", "noop", "constant", "epsilon-constant", "conv-actor", *PRETRAINED}
+)  # see _builtin
 DEFAULT_EPSILON = 0.05  # the ALE paper's perturbed constant agent
-# Mixed into each episode seed so a policy's generator never shares a stream with the env's.
-_POLICY_STREAM = 0x5ABE
 
 
 class PolicyError(SaberError, ValueError):
@@ -84,48 +92,6 @@ class Policy(Protocol):
     """
 
     def __call__(self, observations: np.ndarray) -> np.ndarray: ...
-
-
-class PerEpisodeGenerators:
-    """Base of stochastic policies: one random generator per batch row, re-seeded from the
-    episode seed at each episode start, so actions do not depend on workers or rows.
-
-    Subclasses draw from :meth:`generator` and may set :attr:`stream`, mixed into each
-    episode seed so that the policy's stream never equals the environment's.
-    """
-
-    stream: int = _POLICY_STREAM
-
-    def __init__(self) -> None:
-        self._generators: dict[int, np.random.Generator] = {}
-
-    def start_episodes(self, rows: np.ndarray, seeds: np.ndarray) -> None:
-        """Seed the generators of ``rows`` from their episodes' ``seeds``."""
-        for row, seed in zip(rows.tolist(), seeds.tolist(), strict=True):
-            self._generators[row] = np.random.default_rng([int(seed), self.stream])
-
-    def generator(self, row: int) -> np.random.Generator:
-        """The generator of batch row ``row``."""
-        # Used outside the harness (no start_episodes call): still valid, not reproducible.
-        if row not in self._generators:
-            self._generators[row] = np.random.default_rng()
-        return self._generators[row]
-
-    def explore(self, actions: np.ndarray, epsilon: float) -> np.ndarray:
-        """Replace each of ``actions`` (n,) by a uniformly random one with probability
-        ``epsilon``, in place; returns ``actions``."""
-        for row in range(len(actions)):
-            generator = self.generator(row)
-            # Two draws per step whatever the outcome, so the streams stay aligned.
-            explore, random_action = generator.random(), generator.integers(NUM_ACTIONS)
-            if explore < epsilon:
-                actions[row] = random_action
-        return actions
-
-    def _uniform_actions(self, count: int) -> np.ndarray:
-        return np.array(
-            [self.generator(row).integers(NUM_ACTIONS) for row in range(count)], dtype=np.int64
-        )
 
 
 class RandomPolicy(PerEpisodeGenerators):
@@ -210,7 +176,23 @@ def _builtin(spec: str) -> Callable[[], Policy] | None:
             ) from None
         EpsilonConstantPolicy(action, epsilon)  # validate here, not in the workers
         return lambda: EpsilonConstantPolicy(action, epsilon)
+    if kind in PRETRAINED and not argument:
+        _check_policy_file(lambda: pretrained_policy(kind), spec)
+        return lambda: pretrained_policy(kind)
+    if kind == "conv-actor":
+        if not argument:
+            raise PolicyError(f"Agent spec {spec!r}: expect conv-actor:PATH (a policy file)")
+        _check_policy_file(lambda: ConvActorPolicy(argument), spec)
+        return lambda: ConvActorPolicy(argument)
     return None
+
+
+def _check_policy_file(build: Callable[[], Any], spec: str) -> None:
+    """Read a policy file once in the main process, so a bad one fails before any worker."""
+    try:
+        build()
+    except PolicyFileError as error:
+        raise PolicyError(f"Agent spec {spec!r}: {error}") from None
 
 
 def _import_attribute(spec: str) -> Any:

@@ -40,6 +40,19 @@ def test_eval_writes_records_provenance_and_report(tmp_path: Path) -> None:
     assert (out / "report.md").is_file()
 
 
+def test_agent_name_names_the_agent_in_records_and_report(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["eval", "--agent", "constant:1", "--agent-name", "my-agent v2", "--games",
+            "breakout", "--episodes", "1", "--workers", "0", "--out", str(out)]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert [r["agent"] for r in read_records(out)] == ["my-agent v2"]
+    assert json.loads((out / "run.json").read_text())["agent"] == "my-agent v2"
+    assert list(json.loads((out / "report.json").read_text())["agents"]) == ["my-agent v2"]
+    blank = CliRunner().invoke(main, [*args[:3], "--agent-name", " ", *args[5:]])
+    assert blank.exit_code != 0 and "--agent-name must be a non-empty name" in blank.output
+
+
 def test_eval_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
     cases = {
         ("--agent", "randomm"): "Unknown agent spec 'randomm'",

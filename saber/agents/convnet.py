@@ -1,0 +1,251 @@
+"""A convolutional actor in numpy: its policy file and its inference, no PyTorch or JAX.
+
+The network is the actor of ``examples/ppo_saber.py`` (CleanRL's Atari actor-critic at
+any width): three ReLU convolutions (8x8 stride 4, 4x4 stride 2, 3x3 stride 1), a ReLU
+dense layer, then one logit per action, on the SABER observation ``uint8``
+(n, 4, 84, 84) scaled to [0, 1]. The value head is training's business and is not kept.
+
+The policy file is a numpy ``.npz`` (loaded with ``allow_pickle=False``: it can hold no
+code) with the arrays ``conv1.weight`` ... ``policy.bias`` in PyTorch's layouts
+(convolutions (out, in, kh, kw), dense layers (out, in)), ``format`` (:data:`FORMAT`)
+and ``provenance`` (a JSON string: script, commit, seed, frames, wall time, machine).
+
+Inference keeps activations channels-last, so that each convolution is one matrix
+product over the sliding windows (``sliding_window_view``, no Python loop); the dense
+layer's columns are reordered once at load time to match PyTorch's (C, H, W) flattening.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from saber.agents.generators import PerEpisodeGenerators
+from saber.errors import SaberError
+from saber.protocol.settings import NUM_ACTIONS
+
+__all__ = [
+    "FORMAT",
+    "LAYERS",
+    "ConvActor",
+    "ConvActorPolicy",
+    "PolicyFileError",
+    "read_policy_file",
+    "write_policy_file",
+]
+
+FORMAT = "saber/conv-actor/1"
+# (layer, kernel size, stride); the dense layers have no kernel.
+CONVOLUTIONS = (("conv1", 8, 4), ("conv2", 4, 2), ("conv3", 3, 1))
+LAYERS = ("conv1", "conv2", "conv3", "fc", "policy")
+OBSERVATION_SHAPE = (4, 84, 84)  # SABER's stacked frames
+FEATURE_SIDE = 7  # pixels per side after the convolutions: 84 -> 20 -> 9 -> 7
+
+
+class PolicyFileError(SaberError, ValueError):
+    """A policy file that is missing, corrupt, foreign or inconsistent."""
+
+
+def write_policy_file(
+    path: str | Path, layers: dict[str, np.ndarray], provenance: dict[str, Any]
+) -> Path:
+    """Write ``layers`` (``"conv1.weight"``: array, ...) as float32 and ``provenance``.
+
+    Written to a temporary name and renamed: the file is whole or absent.
+    """
+    path = Path(path)
+    arrays = {name: np.asarray(layers[name], dtype=np.float32) for name in _array_names()}
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("wb") as handle:
+        np.savez_compressed(
+            handle,
+            **arrays,
+            format=np.array(FORMAT),
+            provenance=np.array(json.dumps(provenance, sort_keys=True)),
+        )
+    partial.replace(path)
+    return path
+
+
+def _array_names() -> list[str]:
+    return [f"{layer}.{kind}" for layer in LAYERS for kind in ("weight", "bias")]
+
+
+@dataclass(frozen=True)
+class ConvActor:
+    """The network's float32 arrays, checked, ready for :meth:`logits`.
+
+    Attributes:
+        layers: ``{"conv1.weight": ..., ...}`` in PyTorch's layouts.
+        provenance: where the weights came from (free-form JSON data).
+    """
+
+    layers: dict[str, np.ndarray]
+    provenance: dict[str, Any]
+
+    @property
+    def num_actions(self) -> int:
+        return int(self.layers["policy.bias"].shape[0])
+
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        """Action logits, float32 (n, actions), of ``uint8`` observations (n, 4, 84, 84)."""
+        x = np.ascontiguousarray(np.asarray(observations).transpose(0, 2, 3, 1))  # NHWC
+        for index, (name, size, stride) in enumerate(CONVOLUTIONS):
+            weight = self._matrices[name]
+            # The [0, 1] scaling of the uint8 input is folded into the first weights.
+            x = _conv_relu(
+                x if index else x.astype(np.float32),
+                weight,
+                self.layers[f"{name}.bias"],
+                size,
+                stride,
+            )
+        hidden = x.reshape(len(x), -1) @ self._matrices["fc"] + self.layers["fc.bias"]
+        np.maximum(hidden, 0.0, out=hidden)
+        return hidden @ self._matrices["policy"] + self.layers["policy.bias"]
+
+    @cached_property
+    def _matrices(self) -> dict[str, np.ndarray]:
+        return _matrices(self.layers)
+
+
+def _matrices(layers: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each layer as the right-hand matrix of one product over channels-last windows."""
+    matrices = {}
+    for index, (name, _size, _stride) in enumerate(CONVOLUTIONS):
+        weight = layers[f"{name}.weight"]  # (out, in, kh, kw)
+        if index == 0:
+            weight = weight / np.float32(255.0)
+        # Windows come as (in, kh, kw) per output pixel: match that order.
+        matrices[name] = np.ascontiguousarray(weight.reshape(len(weight), -1).T)
+    channels = layers["conv3.weight"].shape[0]
+    fc = layers["fc.weight"]  # (hidden, C*H*W) in PyTorch's (C, H, W) order
+    side = FEATURE_SIDE
+    fc = fc.reshape(len(fc), channels, side, side).transpose(0, 2, 3, 1).reshape(len(fc), -1)
+    matrices["fc"] = np.ascontiguousarray(fc.T)
+    matrices["policy"] = np.ascontiguousarray(layers["policy.weight"].T)
+    return matrices
+
+
+def _conv_relu(
+    x: np.ndarray, matrix: np.ndarray, bias: np.ndarray, size: int, stride: int
+) -> np.ndarray:
+    """ReLU(convolution) of NHWC ``x`` (no padding): (n, h', w', out)."""
+    windows = sliding_window_view(x, (size, size), axis=(1, 2))[:, ::stride, ::stride]
+    n, height, width = windows.shape[:3]
+    columns = windows.reshape(n * height * width, -1)  # (in, kh, kw) per row: one copy
+    out = columns @ matrix
+    out += bias
+    np.maximum(out, 0.0, out=out)
+    return out.reshape(n, height, width, -1)
+
+
+def read_policy_file(path: str | Path) -> ConvActor:
+    """The network in ``path``, checked; :class:`PolicyFileError` names what is wrong."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            contents = {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise PolicyFileError(f"{path}: no such policy file") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise PolicyFileError(
+            f"{path}: not a readable policy file (a numpy .npz): {type(error).__name__}: {error}"
+        ) from None
+    found = str(contents.get("format", "none"))
+    if found != FORMAT:
+        raise PolicyFileError(f"{path}: expect a {FORMAT} policy file, actually format {found!r}")
+    missing = [name for name in _array_names() if name not in contents]
+    if missing:
+        raise PolicyFileError(f"{path}: missing arrays {', '.join(missing)}")
+    layers = {name: contents[name].astype(np.float32, copy=False) for name in _array_names()}
+    _check_shapes(path, layers)
+    try:
+        provenance = json.loads(str(contents.get("provenance", "{}")))
+    except json.JSONDecodeError as error:
+        raise PolicyFileError(f"{path}: its provenance is not JSON: {error}") from None
+    return ConvActor(layers, provenance)
+
+
+def _check_shapes(path: Path, layers: dict[str, np.ndarray]) -> None:
+    """The layers chain from (4, 84, 84) to 18 logits; raise naming the first that does not."""
+    channels, side = OBSERVATION_SHAPE[0], OBSERVATION_SHAPE[1]
+    for name, size, stride in CONVOLUTIONS:
+        weight, bias = layers[f"{name}.weight"], layers[f"{name}.bias"]
+        if (
+            weight.ndim != 4
+            or weight.shape[1:] != (channels, size, size)
+            or bias.shape != weight.shape[:1]
+        ):
+            raise PolicyFileError(
+                f"{path}: {name} has weights {weight.shape} and bias {bias.shape}; expect "
+                f"(out, {channels}, {size}, {size}) and (out,)"
+            )
+        channels, side = weight.shape[0], (side - size) // stride + 1
+    inputs = channels * side * side
+    for name in ("fc", "policy"):
+        weight, bias = layers[f"{name}.weight"], layers[f"{name}.bias"]
+        if weight.ndim != 2 or weight.shape[1] != inputs or bias.shape != weight.shape[:1]:
+            raise PolicyFileError(
+                f"{path}: {name} has weights {weight.shape} and bias {bias.shape}; expect "
+                f"(out, {inputs}) and (out,)"
+            )
+        inputs = weight.shape[0]
+    if inputs != NUM_ACTIONS:
+        raise PolicyFileError(f"{path}: {inputs} logits; SABER plays all {NUM_ACTIONS} actions")
+    for name, array in layers.items():
+        if not np.all(np.isfinite(array)):
+            raise PolicyFileError(f"{path}: {name} holds NaN or infinite values")
+
+
+class ConvActorPolicy(PerEpisodeGenerators):
+    """A harness policy: actions sampled from the actor's softmax, one generator per episode.
+
+    Sampling (not the most likely action) is how the policy was trained and how its
+    training curve was scored; the episode's seed fixes the draws, so a score is the same
+    on any number of workers. ``greedy=True`` plays the most likely action instead.
+
+    Picklable by path: each worker process reads the file itself.
+
+    Args:
+        path: a policy file (:func:`write_policy_file`).
+        greedy: play the arg-max action instead of sampling.
+    """
+
+    stream = 0xC0A7  # mixed into each episode seed (see PerEpisodeGenerators)
+
+    def __init__(self, path: str | Path, greedy: bool = False) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.greedy = bool(greedy)
+        self.actor = read_policy_file(self.path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": str(self.path), "greedy": self.greedy}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], state["greedy"])  # type: ignore[misc]
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        logits = self.actor.logits(observations)
+        if self.greedy:
+            return logits.argmax(axis=1).astype(np.int64)
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True), dtype=np.float64)
+        cumulative = np.cumsum(shifted, axis=1)
+        actions = np.empty(len(logits), dtype=np.int64)
+        for row in range(len(logits)):
+            draw = self.generator(row).random() * cumulative[row, -1]
+            actions[row] = min(
+                int(np.searchsorted(cumulative[row], draw, side="right")), NUM_ACTIONS - 1
+            )
+        return actions
+
+    def __repr__(self) -> str:
+        return f"ConvActorPolicy({str(self.path)!r}, greedy={self.greedy})"

@@ -1,0 +1,71 @@
+"""The trained agents saber ships: their names, files and provenance.
+
+Each is a :mod:`saber.agents.convnet` policy file in ``saber/agents/data/`` with a JSON
+provenance file beside it (script, commit, seed, frames, wall time, machine, and the
+policy file's SHA-256, so that the two cannot drift apart). ``saber eval --agent NAME``
+plays one; ``saber list`` names them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from saber.agents.convnet import ConvActorPolicy, PolicyFileError
+
+__all__ = ["PRETRAINED", "Pretrained", "pretrained_policy", "provenance"]
+
+
+@dataclass(frozen=True)
+class Pretrained:
+    """A shipped agent: its spec name, what it is, and its files in ``saber/agents/data``."""
+
+    name: str
+    description: str
+    policy_file: str
+    provenance_file: str
+
+    @property
+    def path(self) -> Path:
+        """The policy file (inside the installed package)."""
+        return Path(str(resources.files("saber.agents") / "data" / self.policy_file))
+
+
+PRETRAINED = {
+    agent.name: agent
+    for agent in (
+        Pretrained(
+            name="ppo-pong",
+            description="PPO trained under SABER on Pong, 21M frames on 2 CPU cores "
+            "(examples/ppo_saber.py; numpy inference, docs/trained-agent.md)",
+            policy_file="ppo_pong.npz",
+            provenance_file="ppo_pong.json",
+        ),
+    )
+}
+
+
+@cache
+def provenance(name: str) -> dict[str, Any]:
+    """The provenance of shipped agent ``name``, checked against its policy file's hash."""
+    agent = PRETRAINED[name]
+    folder = resources.files("saber.agents") / "data"
+    record = json.loads((folder / agent.provenance_file).read_text(encoding="utf-8"))
+    digest = hashlib.sha256(agent.path.read_bytes()).hexdigest()
+    if record.get("sha256") != digest:
+        raise PolicyFileError(
+            f"{agent.path}: SHA-256 {digest} is not the {record.get('sha256')} its provenance "
+            f"({agent.provenance_file}) names: reinstall saber"
+        )
+    return record
+
+
+def pretrained_policy(name: str, greedy: bool = False) -> ConvActorPolicy:
+    """The harness policy of shipped agent ``name`` (its file and provenance checked)."""
+    provenance(name)
+    return ConvActorPolicy(PRETRAINED[name].path, greedy=greedy)

@@ -1,0 +1,66 @@
+"""Each worker process's share of the cores for the policy's thread pools.
+
+A policy's framework sizes its thread pools to the whole machine: numpy's BLAS, PyTorch
+and OpenMP, XLA's CPU backend. With W worker processes on C cores that is W x C threads
+fighting over C cores, next to the emulator's threads; measured on 2 cores with a Nature
+CNN in PyTorch, ``saber eval`` ran 4-10x slower than with one thread per worker
+(docs/harness.md). So each local worker is started with its share, ``C // W`` threads
+(at least one), through the variables these libraries read when they load:
+
+* ``OMP_NUM_THREADS`` (PyTorch's intra-op pool, OpenMP BLAS), ``OPENBLAS_NUM_THREADS``,
+  ``MKL_NUM_THREADS`` (numpy's BLAS), ``VECLIB_MAXIMUM_THREADS`` (macOS Accelerate);
+* ``XLA_FLAGS``: ``--xla_cpu_multi_thread_eigen=false`` and
+  ``intra_op_parallelism_threads`` (JAX on CPU), when the share is one thread.
+
+A variable the user set is left as it is (that is how to override the share). The
+worker's OpenCV pool is sized at start, too (``cv2.setNumThreads``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["THREAD_VARIABLES", "policy_threads", "thread_variables", "worker_environment"]
+
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
+
+
+def policy_threads(workers: int, cores: int | None = None) -> int:
+    """Threads for each of ``workers`` processes on ``cores`` cores (default: this machine's)."""
+    cores = cores or os.cpu_count() or 1
+    return max(1, cores // max(1, workers))
+
+
+def thread_variables(threads: int, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables to set for a worker with ``threads`` threads, leaving the user's alone.
+
+    >>> thread_variables(1, {"OMP_NUM_THREADS": "4"})["OPENBLAS_NUM_THREADS"]
+    '1'
+    >>> "OMP_NUM_THREADS" in thread_variables(1, {"OMP_NUM_THREADS": "4"})
+    False
+    """
+    environ = dict(os.environ) if environ is None else environ
+    chosen = {name: str(threads) for name in THREAD_VARIABLES if name not in environ}
+    if threads == 1 and "XLA_FLAGS" not in environ:
+        chosen["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    return chosen
+
+
+@contextmanager
+def worker_environment(threads: int) -> Iterator[dict[str, str]]:
+    """Within the block, processes started inherit the thread variables (``spawn`` copies
+    ``os.environ``); afterwards this process's environment is as it was."""
+    chosen = thread_variables(threads)
+    os.environ.update(chosen)
+    try:
+        yield chosen
+    finally:
+        for name in chosen:
+            os.environ.pop(name, None)
