@@ -88,6 +88,9 @@ figcaption { color: var(--muted); font-size: 0.85rem; margin-top: 0.25rem; }
   main { padding: 0.6rem; }
   th, td { padding: 0.25rem 0.4rem; }
   tbody th:first-child { white-space: normal; min-width: 8rem; max-width: 10rem; }
+  /* A two-column figure keeps a readable size and scrolls sideways in its box. */
+  figure.wide { overflow-x: auto; }
+  figure.wide img { max-width: none; width: 44rem; }
 }
 """
 

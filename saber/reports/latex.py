@@ -24,10 +24,12 @@ own first (``\newcommand{\saberci}[2]{\,(#1, #2)}``).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from saber.games import get_game
+from saber.protocol import limits
 from saber.reports.tables import (
     SOURCES_TITLE,
     deviations_by_agent,
@@ -81,6 +83,7 @@ _ESCAPES = {
 _ESCAPES["-"] = "-{}"
 _ESCAPE_RE = re.compile("|".join([r"-(?=-)", *(re.escape(c) for c in _ESCAPES if c != "-")]))
 
+ROWS_PER_TABLE = 32  # games in one per-game float: 32 rows of 8-pt text fit any page
 MINUS = "$-$"
 INFINITY = r"$\infty$"
 NO_INTERVAL = r"$^\dagger$"
@@ -182,7 +185,7 @@ SHORT_LIMITS = {"5min": "5 min", "30min": "30 min", "saber": "SABER"}  # a colum
 
 def _short(group: list[str]) -> str:
     """``5 min = 30 min = SABER``: a group of time limits as a narrow table cell."""
-    return " = ".join(SHORT_LIMITS.get(limit, limit) for limit in group)
+    return " = ".join(SHORT_LIMITS.get(limit) or limits.time_limit(limit).title for limit in group)
 
 
 def _rows_by_group(report: dict[str, Any]) -> list[tuple[str, list[str], dict[str, Any]]]:
@@ -282,7 +285,9 @@ def _classes(report: dict[str, Any]) -> str:
         r"score (mean over runs): superhuman $\geq$ 100\%, fair $\geq$ 50\%, medium $\geq$ "
         r"10\%, poor $\geq$ 1\%, failing $<$ 1\%; games without a world record have no class."
     )
-    return _float(caption, "tab:saber-classes", _tabular(columns, header, rows))
+    # Beside a Time limit column the table is too wide for one column of a paper.
+    body = _tabular(columns, header, rows)
+    return _float(caption, "tab:saber-classes", body, wide=with_limit)
 
 
 def _game_cells(cell: dict[str, Any] | None) -> list[str]:
@@ -325,9 +330,21 @@ def _per_game(report: dict[str, Any], group: list[str]) -> str:
         r"reference score."
     )
     label = "tab:saber-per-game-" + "-".join(group)
-    body = _tabular(columns, header, rows, above=above + r" \\" + "\n" + rules)
     size = r"\footnotesize\setlength{\tabcolsep}{4pt}"
-    return _float(caption, label, body, size=size, wide=True)
+    # A float never breaks across pages: past ROWS_PER_TABLE games, the table goes on in
+    # further floats (labels -2, -3, ...), so all 61 games fit any paper's page height.
+    parts = math.ceil(len(rows) / ROWS_PER_TABLE) or 1
+    per_part = math.ceil(len(rows) / parts) if rows else 0
+    floats = []
+    for i in range(parts):
+        chunk = rows[i * per_part : (i + 1) * per_part]
+        body = _tabular(columns, header, chunk, above=above + r" \\" + "\n" + rules)
+        suffix = "" if i == 0 else f"-{i + 1}"
+        text = caption if i == 0 else f"{caption[:-1]} (continued, {i + 1} of {parts})."
+        if i == 0 and parts > 1:
+            text = f"{caption[:-1]} (1 of {parts})."
+        floats.append(_float(text, label + suffix, body, size=size, wide=True))
+    return "\n\n".join(floats)
 
 
 def to_latex(report: dict[str, Any]) -> str:

@@ -165,3 +165,13 @@ def test_cli_writes_latex_beside_json_with_the_same_numbers(tmp_path):
     # Two games of one run: the IQM would be the mean; left out, the notes say why.
     assert rows[0][4] == "--"
     assert "IQM not shown (agent, SABER (unlimited))" in Path(tmp_path / "t.tex").read_text()
+
+
+def test_a_long_per_game_table_goes_on_in_further_floats():
+    # The paper's 61 games: one float would be taller than a page; two of 31 and 30 rows.
+    tex = to_latex(build_report(reference_table("saber-paper"), n_resamples=10))
+    first = _table(tex, "tab:saber-per-game-saber")
+    second = _table(tex, "tab:saber-per-game-saber-2")
+    assert (len(first), len(second)) == (31, 30)
+    assert first[0][0] == "Air Raid" and second[-1][0] == "Zaxxon"  # alphabetical by title
+    assert "(continued, 2 of 2)" in tex and "tab:saber-per-game-saber-3" not in tex
