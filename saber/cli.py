@@ -133,6 +133,18 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     "--markdown", "markdown_out", "Write the summary and per-game tables as Markdown here."
 )
 @_output_file("--csv", "csv_out", "Write the per-game normalized scores as CSV here.")
+@_output_file(
+    "--latex",
+    "latex_out",
+    "Write the tables as LaTeX here (booktabs; \\input it, the preamble needs "
+    "\\usepackage{booktabs}).",
+)
+@_output_file(
+    "--html",
+    "html_out",
+    "Write one self-contained page here: summary, intervals, figures, per-game tables "
+    "(needs matplotlib, as --plots).",
+)
 @_plot_options("the figures")
 @click.option(
     "--reference",
@@ -165,6 +177,8 @@ def report(
     json_out: Path | None,
     markdown_out: Path | None,
     csv_out: Path | None,
+    latex_out: Path | None,
+    html_out: Path | None,
     plots_dir: Path | None,
     plot_format: str | None,
     dpi: int | None,
@@ -173,7 +187,7 @@ def report(
     resamples: int,
 ) -> None:
     """Report SABER scores of one or more agents: printed, or written where --json,
-    --markdown, --csv and --plots say (each writes only what it names).
+    --markdown, --csv, --latex, --html and --plots say (each writes only what it names).
 
     SCORES: CSV files with a header and at least the columns game,score (optional: agent,
     run, episode, time_limit as 5min/30min/saber, infinite; a score of inf marks infinite
@@ -182,6 +196,7 @@ def report(
     may be left out: saber report --reference saber-paper reports the paper's agents.
     """
     from saber.reports import build_report, to_csv, to_json, to_markdown
+    from saber.reports.latex import to_latex
     from saber.scoring import merge_tables, read_scores, reference_table
 
     # Every check before any work, so a bad option never leaves half the files written.
@@ -196,6 +211,10 @@ def report(
         raise click.BadParameter(f"must be >= 0, got {seed}", param_hint="--seed")
     _check_plot_options(plots_dir, plot_format, dpi)
     formats = _plot_formats(plot_format or "png")
+    if html_out is not None:
+        from saber.reports.plots import require_matplotlib
+
+        require_matplotlib()  # the page's figures: fail before any file is written
     # References first: an unknown name fails before any file is read or written.
     extra = [reference_table(name) for name in references]
     tables = ([read_scores(*scores)] if scores else []) + extra
@@ -205,7 +224,11 @@ def report(
     for warning in table.warnings:
         click.echo(f"warning: {warning}", err=True)
     result = build_report(table, seed=seed, n_resamples=resamples)
-    outputs = {json_out: to_json, markdown_out: to_markdown, csv_out: to_csv}
+    outputs = {json_out: to_json, markdown_out: to_markdown, csv_out: to_csv, latex_out: to_latex}
+    if html_out is not None:
+        from saber.reports.html import to_html
+
+        outputs[html_out] = to_html
     if plots_dir is None and not any(outputs):
         click.echo(to_markdown(result), nl=False)
         return

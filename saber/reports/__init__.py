@@ -7,7 +7,8 @@ Example (illustration, not run as a doctest)::
     print(to_markdown(report))
 
 Plots live in :mod:`saber.reports.plots` (matplotlib, the ``plots`` extra), imported
-only when used.
+only when used; LaTeX tables in :mod:`saber.reports.latex` (``to_latex``), the
+self-contained HTML page in :mod:`saber.reports.html` (``to_html``, with the figures).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ __all__ = [
     "GameScore",
     "InterAlgorithm",
     "Interval",
+    "LikeForLike",
     "Pair",
     "Profile",
     "ReferenceUsed",
@@ -196,6 +197,10 @@ class Section:
         classes_per_run: run -> games per class of that run's own scores.
         atari5: Atari-N estimates.
         per_game: ale id -> :class:`GameScore`, alphabetical.
+        omitted: block -> statistic -> why the renderings leave it out: it means nothing
+            for this input (``{"world_record": {"iqm": ...}, "human": {"iqm": ...}}``:
+            fewer than 4 (run, game) entries, so the IQM trims nothing and is the mean).
+            The value stays in its block.
     """
 
     games: int
@@ -212,6 +217,7 @@ class Section:
     classes_per_run: dict[str, dict[str, int]]
     atari5: Atari5
     per_game: dict[str, GameScore]
+    omitted: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -274,12 +280,41 @@ class Comparison:
         games: the games they all have, alphabetical.
         inter_algorithm: inter-algorithm normalized scores.
         pairs: every pair (x before y in ``agents``).
+        omitted: part -> statistic -> why the renderings leave it out (``inter_algorithm`` ``mean``
+            over one game: each agent is 0% or 100%, which only says who scored higher).
     """
 
     agents: list[str]
     games: list[str]
     inter_algorithm: InterAlgorithm
     pairs: list[Pair]
+    omitted: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class LikeForLike:
+    """Which games each agent's aggregates cover, so that none is set beside one over others.
+
+    Attributes:
+        references_restricted: the references (shipped agents) were restricted to the games
+            of the user's agents, so that their aggregates cover the same games.
+        reference_games: time limit -> the games the references kept there: those the
+            user's agents have at that limit (at a limit none of them has: at any limit).
+            Empty when nothing was restricted (no reference, or references alone).
+        references_left_out: reference agent -> its games left out by the restriction.
+        differing: time limit -> agent -> games it has there, at the limits where the
+            agents' game sets differ (their aggregates are not like for like).
+        common_games: time limit -> the games every agent has there (limits of
+            ``differing`` only): the ``--games`` that makes the table like for like.
+        notes: what the renderings print about it, one sentence each.
+    """
+
+    references_restricted: bool = False
+    reference_games: dict[str, list[str]] = field(default_factory=dict)
+    references_left_out: dict[str, list[str]] = field(default_factory=dict)
+    differing: dict[str, dict[str, int]] = field(default_factory=dict)
+    common_games: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -329,6 +364,10 @@ class Report:
         references: shipped references included, in order.
         agents: agent -> time limit -> :class:`Section` (user agents first, then references).
         comparisons: time limit -> :class:`Comparison` (two agents or more).
+        like_for_like: the games behind each agent's aggregates (:class:`LikeForLike`).
+        time_limit_groups: the time limits in groups whose sections and comparisons are
+            identical (every score the same at each), in ``time_limits`` order: the
+            renderings print each group once, e.g. ``[["5min", "30min", "saber"]]``.
     """
 
     format: str
@@ -343,6 +382,8 @@ class Report:
     references: list[ReferenceUsed]
     agents: dict[str, dict[str, Section]]
     comparisons: dict[str, Comparison] = field(default_factory=dict)
+    like_for_like: LikeForLike = field(default_factory=LikeForLike)
+    time_limit_groups: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document: plain dicts, lists, str, numbers, bools and None (no NaN/inf)."""

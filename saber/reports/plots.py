@@ -54,6 +54,7 @@ __all__ = [
     "PAGE_WIDTH",
     "PlotsUnavailableError",
     "agent_styles",
+    "figure_bytes",
     "figure_directory",
     "plot_aggregates",
     "plot_classes",
@@ -61,6 +62,7 @@ __all__ = [
     "plot_per_game",
     "plot_profile",
     "plot_time_limits",
+    "report_figures",
     "require_matplotlib",
     "save_figure",
     "save_plots",
@@ -779,20 +781,39 @@ def save_plots(
         SaberError: an unknown format.
     """
     directory = figure_directory(directory, formats)
+    paths = []
+    for name, fig in report_figures(report).items():
+        paths += [save_figure(fig, directory / f"{name}.{fmt}", dpi) for fmt in formats]
+    return paths
+
+
+def report_figures(
+    report: dict[str, Any], time_limits: Sequence[str] | None = None, across_limits: bool = True
+) -> dict[str, Figure]:
+    """Every figure of the report that its data can fill, by file name (no suffix).
+
+    Args:
+        report: from :func:`saber.reports.build_report`.
+        time_limits: the limits to draw (default: all of the report's).
+        across_limits: also the ``time_limits`` figure (when the report has several).
+
+    Raises:
+        PlotsUnavailableError: matplotlib is not installed.
+    """
+    require_matplotlib()
     figures: dict[str, Figure | None] = {}
-    for limit in report["time_limits"]:
+    for limit in report["time_limits"] if time_limits is None else time_limits:
         figures[f"classes_{limit}"] = plot_classes(report, limit)
         figures[f"per_game_{limit}"] = plot_per_game(report, limit)
         figures[f"profile_{limit}"] = plot_profile(report, limit)
         figures[f"aggregates_{limit}"] = plot_aggregates(report, limit)
         figures[f"improvement_{limit}"] = plot_improvement(report, limit)
-    figures["time_limits"] = plot_time_limits(report)
-    paths = []
-    for name, fig in figures.items():
-        if fig is not None:
-            _not_saber_note(fig, report)
-            paths += [save_figure(fig, directory / f"{name}.{fmt}", dpi) for fmt in formats]
-    return paths
+    if across_limits:
+        figures["time_limits"] = plot_time_limits(report)
+    drawn = {name: fig for name, fig in figures.items() if fig is not None}
+    for fig in drawn.values():
+        _not_saber_note(fig, report)
+    return drawn
 
 
 def _not_saber_note(fig: Figure, report: dict[str, Any]) -> None:
@@ -824,3 +845,14 @@ def save_figure(fig: Figure, path: str | Path, dpi: int = 300) -> Path:
     with _style():
         fig.savefig(path, dpi=dpi, metadata=metadata)
     return path
+
+
+def figure_bytes(fig: Figure, fmt: str = "png", dpi: int = 200) -> bytes:
+    """One figure as the bytes of a file (``png``, ``pdf`` or ``svg``), for a page to inline."""
+    import io
+
+    out = io.BytesIO()
+    metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt, {})
+    with _style():
+        fig.savefig(out, format=fmt, dpi=dpi, metadata=metadata)
+    return out.getvalue()

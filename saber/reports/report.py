@@ -21,11 +21,14 @@ in schema version 2 (percent everywhere; ``null`` for a value that does not exis
         atari5{estimate, missing, estimates{...}, measured_median_57, predicted, caveat}
         per_game.<ale_id>{score, infinite, episodes, [runs, run_scores.<run>],
                           world_record_pct, human_pct, human_average_pct, class}
+        omitted.<block>.<statistic> (why the renderings leave it out)
     comparisons.<time_limit> (two agents or more):
         agents, games, inter_algorithm{per_game.<ale_id>.<agent>, mean.<agent>}
         pairs[{x, y, probability_of_improvement, [probability_of_improvement_ci, unit,
                skipped], welch.<ale_id>{t, df, p_value}, significant{alpha, x_better,
-               y_better}}]
+               y_better}}], omitted.inter_algorithm.mean
+    like_for_like{references_restricted, reference_games, references_left_out, differing,
+                  common_games, notes}, time_limit_groups
 
 Every key is documented in ``docs/reports.md`` and on the dataclasses.
 
@@ -50,6 +53,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saber.games import BASELINE_SOURCES, get_game
+from saber.reports.like_for_like import (
+    differing_game_sets,
+    restrict_references,
+    time_limit_groups,
+)
 from saber.reports.model import (
     NO_INTERVAL,
     SCHEMA_VERSION,
@@ -116,6 +124,15 @@ MEAN_ONLY_NOTE = (
 )
 ONE_SCORE_NOTE = "one score per game and a single run: nothing to resample, so no interval"
 NO_COMPLETE_RUN_NOTE = "no run has every game: no aggregate over all games"
+# scipy's trim_mean(x, 0.25) cuts int(0.25 n) entries from each end: none below 4.
+IQM_LEAST_ENTRIES = 4
+IQM_OMITTED = (
+    "fewer than 4 (run, game) entries, so the interquartile mean trims nothing and is the mean"
+)
+INTER_ALGORITHM_OMITTED = (
+    "one game in common: scaled to the agents' min..max, each agent scores 0% or 100%, "
+    "which only says who scored higher on that game"
+)
 
 Statistic = Callable[[NDArray], NDArray]
 
@@ -323,6 +340,11 @@ def _section(
     with_record = ~np.isnan(wr_rows).any(axis=0) if wr_rows.size else np.zeros(len(games), bool)
     classes_per_run = {r: class_counts(wr_rows[i, with_record]) for i, r in enumerate(counted)}
     human_average = {g: per_game[g].human_average_pct for g in games}
+    omitted: dict[str, dict[str, str]] = {}
+    for ref, block in blocks.items():
+        entries = len(counted) * (block.games - len(block.left_out_of_mean))
+        if block.iqm is not None and entries < IQM_LEAST_ENTRIES:
+            omitted[ref] = {"iqm": IQM_OMITTED}
     return Section(
         games=len(games),
         episodes=int(sum(e.scores.size for e in pooled.values())),
@@ -338,6 +360,7 @@ def _section(
         classes_per_run=classes_per_run,
         atari5=_atari5({g: s for g, s in human_average.items() if s is not None}),
         per_game=per_game,
+        omitted=omitted,
     )
 
 
@@ -396,7 +419,10 @@ def _comparison(
         for i, x in enumerate(agents)
         for y in agents[i + 1 :]
     ]
-    return Comparison(agents=agents, games=common, inter_algorithm=inter, pairs=pairs)
+    omitted = {"inter_algorithm": {"mean": INTER_ALGORITHM_OMITTED}} if len(common) == 1 else {}
+    return Comparison(
+        agents=agents, games=common, inter_algorithm=inter, pairs=pairs, omitted=omitted
+    )
 
 
 def _scores_by_game(
@@ -495,7 +521,9 @@ def make_report(
 
     Args:
         table: the scores, e.g. from :func:`saber.scoring.read_scores`, merged with
-            :func:`saber.scoring.references.reference_table` for references.
+            :func:`saber.scoring.references.reference_table` for references. Beside
+            agents of the user's, the references keep only the user's games
+            (:func:`saber.reports.like_for_like.restrict_references`).
         seed: seed of the bootstrap generators (``numpy.random.default_rng(seed)``).
         n_resamples: bootstrap resamples per interval.
         level: coverage of the intervals (0.95 for 95%).
@@ -503,6 +531,7 @@ def make_report(
     Returns:
         The :class:`~saber.reports.model.Report`.
     """
+    table, like_for_like = restrict_references(table)
     time_limits = table.time_limits()
     agents: dict[str, dict[str, Section]] = {}
     warnings = list(table.warnings)
@@ -544,6 +573,8 @@ def make_report(
         references=references,
         agents=agents,
         comparisons=comparisons,
+        like_for_like=differing_game_sets(agents, like_for_like, time_limits),
+        time_limit_groups=time_limit_groups(agents, comparisons, time_limits),
     )
 
 

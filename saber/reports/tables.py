@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import textwrap
+from dataclasses import dataclass
 from typing import Any
 
 from saber.games import BASELINE_SOURCES, get_game
@@ -18,10 +19,20 @@ from saber.scoring import CLASS_NAMES
 __all__ = [
     "NOT_SABER_MARK",
     "PER_GAME_COLUMNS",
+    "Table",
+    "comparison_lines",
     "deviations_by_agent",
+    "group_title",
+    "intro",
+    "notes",
+    "per_game_table",
+    "source_lines",
+    "summary_tables",
+    "time_limit_groups",
     "to_csv",
     "to_json",
     "to_markdown",
+    "top_lines",
 ]
 
 NOT_SABER_MARK = "‡"  # beside an agent whose runs broke the protocol (a reference's deviations)
@@ -54,6 +65,34 @@ def deviations_by_agent(report: dict[str, Any]) -> dict[str, str]:
             if label:
                 found[agent] = label
     return found
+
+
+def time_limit_groups(report: dict[str, Any]) -> list[list[str]]:
+    """The report's time limits in groups of identical results, each printed once.
+
+    A report of an older saber has no ``time_limit_groups``: each limit is its own group.
+    """
+    return report.get("time_limit_groups") or [[limit] for limit in report["time_limits"]]
+
+
+def group_title(group: list[str]) -> str:
+    """``SABER (unlimited)``, or ``5 minutes = 30 minutes = SABER (unlimited)``."""
+    return " = ".join(limits.time_limit(limit).title for limit in group)
+
+
+@dataclass
+class Table:
+    """A table as cells of text: the header, the rows, and each column's alignment.
+
+    Attributes:
+        header: column names.
+        rows: rows of cells, as long as the header.
+        align: one letter per column, ``l`` or ``r``.
+    """
+
+    header: list[str]
+    rows: list[list[str]]
+    align: str
 
 
 def _marked(agent: str, deviations: dict[str, str]) -> str:
@@ -192,9 +231,17 @@ def _atari5_cell(atari5: dict[str, Any]) -> str:
     return "needs " + " and ".join(get_game(g).title for g in missing)
 
 
-def _summary(report: dict[str, Any]) -> list[str]:
+def _iqm_cell(section: dict[str, Any], block: str, measured: bool) -> str:
+    if "iqm" in section.get("omitted", {}).get(block, {}):
+        return "–"  # the notes say why
+    wr = section[block]
+    return _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured)
+
+
+def summary_tables(report: dict[str, Any]) -> list[Table]:
     """Two tables, so each fits a terminal: world-record aggregates, then classes, the
-    human-normalized aggregates and Atari-5."""
+    human-normalized aggregates and Atari-5; one row per agent and group of identical
+    time limits."""
     ci = f"[{report['bootstrap']['confidence_pct']:g}% CI]"
     header = ["Agent", "Time limit", "Games", f"Median {ci}", f"IQM {ci}", f"Mean {ci}"]
     header += ["Infinite", "Runs", "CI over"]
@@ -203,16 +250,19 @@ def _summary(report: dict[str, Any]) -> list[str]:
     rows, class_rows = [], []
     deviations = deviations_by_agent(report)
     for agent, sections in report["agents"].items():
-        for time_limit, s in sections.items():
+        for group in time_limit_groups(report):
+            if group[0] not in sections:
+                continue
+            s = sections[group[0]]
             wr, human = s["world_record"], s["human"]
             measured = _has_interval(s)
             rows.append(
                 [
                     _marked(agent, deviations),
-                    limits.time_limit(time_limit).title,
+                    group_title(group),
                     str(wr["games"]),
                     _estimate(_median(wr), wr["median_ci"], measured),
-                    _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured),
+                    _iqm_cell(s, "world_record", measured),
                     _estimate(_pct(wr["mean"]), wr["mean_ci"], measured),
                     str(len(wr["infinite"])),
                     _runs_cell(s),
@@ -222,7 +272,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
             class_rows.append(
                 [
                     _marked(agent, deviations),
-                    limits.time_limit(time_limit).title,
+                    group_title(group),
                     *(str(s["classes"][name]) for name in reversed(CLASS_NAMES)),
                     _median(human),
                     _pct(human["mean"]),
@@ -230,9 +280,8 @@ def _summary(report: dict[str, Any]) -> list[str]:
                 ]
             )
     return [
-        *_table(header, rows, "llr" + "r" * (len(header) - 3)),
-        "",
-        *_table(classes, class_rows, "ll" + "r" * (len(classes) - 2)),
+        Table(header, rows, "llr" + "r" * (len(header) - 3)),
+        Table(classes, class_rows, "ll" + "r" * (len(classes) - 2)),
     ]
 
 
@@ -245,18 +294,84 @@ _LEFT_OUT_NOTES = {
 }
 
 
-def _notes(report: dict[str, Any]) -> list[str]:
+# The statistics a section or comparison may leave out (``omitted``), as the notes name them.
+_OMITTED_NAMES = {
+    "world_record.iqm": "IQM",
+    "human.iqm": "Human-normalized IQM",
+    "inter_algorithm.mean": "Mean inter-algorithm score",
+}
+
+
+def _group_words(group: list[str]) -> str:
+    titles = [limits.time_limit(limit).title for limit in group]
+    return ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else titles[0]
+
+
+def _who(report: dict[str, Any], agent: str, title: str) -> str:
+    """An agent in a note, and its time limits unless they are all the report's, grouped."""
+    groups = time_limit_groups(report)
+    return agent if len(groups) == 1 and len(groups[0]) > 1 else f"{agent}, {title}"
+
+
+def _flat(omitted: dict[str, dict[str, str]]) -> dict[str, str]:
+    """``{"world_record": {"iqm": why}}`` -> ``{"world_record.iqm": why}``."""
+    return {f"{part}.{key}": why for part, keys in omitted.items() for key, why in keys.items()}
+
+
+def _omitted(report: dict[str, Any]) -> list[str]:
+    """One note per statistic and reason left out: who, and why."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for group in time_limit_groups(report):
+        title = group_title(group)
+        for agent, sections in report["agents"].items():
+            if group[0] in sections:
+                for key, why in _flat(sections[group[0]].get("omitted", {})).items():
+                    found.setdefault((key, why), []).append(_who(report, agent, title))
+        comparison = report["comparisons"].get(group[0])
+        if comparison:
+            for key, why in _flat(comparison.get("omitted", {})).items():
+                found.setdefault((key, why), []).append(title)
+    groups = time_limit_groups(report)
+    if len(groups) == 1 and len(groups[0]) > 1:  # every note is about the one group
+        found = {k: [w for w in who if w != title] or [title] for k, who in found.items()}
+    return [
+        f"{_OMITTED_NAMES.get(key, key)} not shown ({'; '.join(who)}): {why}."
+        for (key, why), who in found.items()
+    ]
+
+
+def notes(report: dict[str, Any], atari5: bool = True) -> list[str]:
+    """The notes under the summary, one sentence or more each, in plain text.
+
+    Args:
+        atari5: include the notes on the Atari-5 estimate (the LaTeX tables have none).
+    """
+    lines = []
+    for group in time_limit_groups(report):
+        if len(group) > 1:
+            lines.append(
+                f"{_group_words(group)}: every score, and so every table, is the same at "
+                f"these time limits (no episode scored after {limits.time_limit(group[0]).title}"
+                f"): printed once."
+            )
+    lines += report.get("like_for_like", {}).get("notes", [])
+    lines += _omitted(report)
+    return lines + _left_out_notes(report, atari5)
+
+
+def _left_out_notes(report: dict[str, Any], with_atari5: bool) -> list[str]:
     notes: dict[str, set[str]] = {note: set() for note in _LEFT_OUT_NOTES.values()}
     infinite = "infinite gameplay, left out of the human-normalized mean"
     atari5: dict[str, list[str]] = {}
     no_interval: dict[str, list[str]] = {}  # why (a section's interval_note) -> who
     for agent, sections in report["agents"].items():
-        for time_limit, s in sections.items():
+        for group in time_limit_groups(report):
+            if group[0] not in sections:
+                continue
+            s, title = sections[group[0]], group_title(group)
             if not _has_interval(s):
                 why = s.get("interval_note") or NO_INTERVAL_NOTE.split(": ", 1)[1]
-                no_interval.setdefault(why, []).append(
-                    f"{agent}, {limits.time_limit(time_limit).title}"
-                )
+                no_interval.setdefault(why, []).append(_who(report, agent, title))
             for block, missing in (
                 ("world_record", "no world record"),
                 ("human", "no human score"),
@@ -269,9 +384,7 @@ def _notes(report: dict[str, Any]) -> list[str]:
             notes.setdefault(infinite, set()).update(s["human"]["left_out_of_mean"])
             if s["atari5"]["estimate"] is None and s["atari5"]["missing"]:
                 needs = f"needs {_titles(s['atari5']['missing'])}"
-                atari5.setdefault(needs, []).append(
-                    f"{agent}, {limits.time_limit(time_limit).title}"
-                )
+                atari5.setdefault(needs, []).append(_who(report, agent, title))
     lines = [
         f"{NO_INTERVAL} No interval ({'; '.join(who)}): {why}." for why, who in no_interval.items()
     ]
@@ -280,36 +393,41 @@ def _notes(report: dict[str, Any]) -> list[str]:
         for note, games in notes.items()
         if games
     ]
-    lines += [
-        f"Atari-5 estimate empty ({'; '.join(who)}): {needs}." for needs, who in atari5.items()
-    ]
-    caveat = next(iter(next(iter(report["agents"].values())).values()))["atari5"]["caveat"]
-    lines.append(f"Atari-5: {caveat}")
+    if with_atari5:
+        lines += [
+            f"Atari-5 estimate empty ({'; '.join(who)}): {needs}." for needs, who in atari5.items()
+        ]
+        caveat = next(iter(next(iter(report["agents"].values())).values()))["atari5"]["caveat"]
+        lines.append(f"Atari-5: {caveat}")
     by_label: dict[str, list[str]] = {}
     for agent, label in deviations_by_agent(report).items():
         by_label.setdefault(label, []).append(agent)
     lines += [
         f"{NOT_SABER_MARK} {', '.join(agents)}: {label}." for label, agents in by_label.items()
     ]
-    return [f"- {line}" for line in lines]
+    return lines
 
 
-def _sources(report: dict[str, Any]) -> list[str]:
+def source_lines(report: dict[str, Any]) -> list[str]:
+    """The sources to cite, one item each (after "Sources of the reference scores")."""
     references = [
-        f"- {r['name']}: {r['citation']}." for r in report.get("references") or [] if r["citation"]
+        f"{r['name']}: {r['citation']}." for r in report.get("references") or [] if r["citation"]
     ]
     return [
-        "Sources of the reference scores (cite these):",
-        "",
-        *(f"- {text}." for text in BASELINE_SOURCES.values()),
-        "- Median, IQM, mean, optimality gap, intervals and probability of improvement: "
+        *(f"{text}." for text in BASELINE_SOURCES.values()),
+        "Median, IQM, mean, optimality gap, intervals and probability of improvement: "
         "Agarwal et al. 2021 (NeurIPS 34, arXiv:2108.13264); classes and the 200% rule for "
         "infinite gameplay: the SABER paper.",
         *references,
     ]
 
 
-def _per_game(report: dict[str, Any], time_limit: str) -> list[str]:
+SOURCES_TITLE = "Sources of the reference scores (cite these):"
+
+
+def per_game_table(report: dict[str, Any], time_limit: str) -> Table:
+    """Raw scores beside the Random, Human and World-record columns, each agent's cell with
+    its world-record-normalized score: "21.0 (100.0%)", "∞", "not run"."""
     agents = [a for a, sections in report["agents"].items() if time_limit in sections]
     games = sorted(
         {g for a in agents for g in report["agents"][a][time_limit]["per_game"]},
@@ -339,7 +457,7 @@ def _per_game(report: dict[str, Any], time_limit: str) -> list[str]:
             else:
                 row.append(f"{_score(cell['score'])} ({_pct(cell['world_record_pct'])})")
         rows.append(row)
-    return _table(header, rows, "l" + "r" * (len(header) - 1))
+    return Table(header, rows, "l" + "r" * (len(header) - 1))
 
 
 def _untested(report: dict[str, Any], time_limit: str, pair: dict[str, Any]) -> dict[str, list]:
@@ -371,50 +489,54 @@ def _welch_sentence(report: dict[str, Any], time_limit: str, pair: dict[str, Any
     return sentence + (f"; no test ({'; '.join(skipped)})." if skipped else ".")
 
 
-def _comparisons(report: dict[str, Any]) -> list[str]:
-    lines = []
-    for time_limit, comparison in report["comparisons"].items():
-        lines += ["", f"### Comparisons, {limits.time_limit(time_limit).title}", ""]
+def comparison_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """Per group of identical time limits with a comparison: its title and its sentences."""
+    found = []
+    for group in time_limit_groups(report):
+        time_limit = group[0]
+        comparison = report["comparisons"].get(time_limit)
+        if comparison is None:
+            continue
+        lines: list[str] = []
         for pair in comparison["pairs"]:
             poi = pair["probability_of_improvement"]
             if pair.get("skipped") and comparison["games"]:
-                lines.append(f"- P({pair['x']} > {pair['y']}): no comparison: {pair['skipped']}.")
+                lines.append(f"P({pair['x']} > {pair['y']}): no comparison: {pair['skipped']}.")
                 continue
             low, high = pair.get("probability_of_improvement_ci") or (None, None)
             ci = "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
             unit = f" (over {pair['unit']})" if pair.get("unit") else ""
             lines.append(
-                f"- P({pair['x']} > {pair['y']}) = {'–' if poi is None else f'{poi:.3f}'}{ci}"
+                f"P({pair['x']} > {pair['y']}) = {'–' if poi is None else f'{poi:.3f}'}{ci}"
                 f"{unit}; " + _welch_sentence(report, time_limit, pair)
             )
-        means = comparison["inter_algorithm"]["mean"]
-        lines.append(
-            "- Mean inter-algorithm score (each game scaled to the agents' min..max): "
-            + ", ".join(f"{a} {_pct(m)}" for a, m in means.items())
-            + "."
-        )
-    return lines
+        if "mean" not in comparison.get("omitted", {}).get("inter_algorithm", {}):  # see notes
+            means = comparison["inter_algorithm"]["mean"]
+            lines.append(
+                "Mean inter-algorithm score (each game scaled to the agents' min..max): "
+                + ", ".join(f"{a} {_pct(m)}" for a, m in means.items())
+                + "."
+            )
+        found.append((group_title(group), lines))
+    return found
 
 
-def to_markdown(report: dict[str, Any]) -> str:
-    """The report as Markdown: the summary, then one per-game table per time limit.
+def top_lines(report: dict[str, Any]) -> tuple[str | None, list[str], list[str]]:
+    """What comes before the summary: the not-SABER warning (None when compliant), the
+    readers' warnings, and the files read."""
+    warning = (
+        None
+        if report["saber_compliant"]
+        else "Warning: not SABER-compliant. These runs used settings that break the SABER "
+        "protocol; their numbers are not SABER scores."
+    )
+    return warning, list(report["warnings"]), list(report["sources"])
 
-    Laid out as the SABER paper: world-record-normalized median and mean, games per
-    class from superhuman to failing, then raw scores beside the reference scores. The
-    columns line up, so the same text reads in a terminal (``saber report DIR``).
-    """
-    lines = ["# SABER report", ""]
-    if not report["saber_compliant"]:
-        lines += [
-            "> **Warning: not SABER-compliant.** These runs used settings that break the "
-            "SABER protocol; their numbers are not SABER scores.",
-            "",
-        ]
-    lines += [f"> {warning}" for warning in report["warnings"]]
-    lines += [""] if report["warnings"] else []
-    lines += ["Scores: " + ", ".join(f"`{s}`" for s in report["sources"]), ""]
+
+def intro(report: dict[str, Any]) -> str:
+    """The paragraph that says what the numbers are and how the intervals were made."""
     boot = report["bootstrap"]
-    intro = (
+    return (
         "World-record-normalized scores in percent (100% = the human world record); infinite "
         f"gameplay counts 200% in the mean and IQM. Intervals: {boot['confidence_pct']:g}% "
         f"stratified bootstrap ({boot['resamples']} resamples, seed {boot['seed']}), resampling "
@@ -422,18 +544,41 @@ def to_markdown(report: dict[str, Any]) -> str:
         "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. "
         "Human-normalized: 100% = the beginner human of Mnih et al. (2015)."
     )
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: the summary, then one per-game table per time limit.
+
+    Laid out as the SABER paper: world-record-normalized median and mean, games per
+    class from superhuman to failing, then raw scores beside the reference scores. The
+    columns line up, so the same text reads in a terminal (``saber report DIR``). Time
+    limits with identical results share one table (``time_limit_groups``).
+    """
+    lines = ["# SABER report", ""]
+    warning, warnings, sources = top_lines(report)
+    if warning:
+        bold, rest = warning.split(". ", 1)
+        lines += [f"> **{bold}.** {rest}", ""]
+    lines += [f"> {w}" for w in warnings]
+    lines += [""] if warnings else []
+    lines += ["Scores: " + ", ".join(f"`{s}`" for s in sources), ""]
+    summary = []
+    for table in summary_tables(report):
+        summary += [*_table(table.header, table.rows, table.align), ""]
     lines += [
         "## Summary",
         "",
-        textwrap.fill(intro, width=90),  # reads in a terminal; Markdown joins the lines
+        textwrap.fill(intro(report), width=90),  # reads in a terminal; Markdown joins the lines
         "",
-        *_summary(report),
-        "",
-        *_notes(report),
-        *_comparisons(report),
+        *summary,
+        *(f"- {line}" for line in notes(report)),
     ]
-    for time_limit in report["time_limits"]:
-        lines += ["", f"## Per-game scores, {limits.time_limit(time_limit).title}", ""]
-        lines += _per_game(report, time_limit)
-    lines += ["", *_sources(report)]
+    for title, sentences in comparison_lines(report):
+        lines += ["", f"### Comparisons, {title}", ""]
+        lines += [f"- {sentence}" for sentence in sentences]
+    for group in time_limit_groups(report):
+        table = per_game_table(report, group[0])
+        lines += ["", f"## Per-game scores, {group_title(group)}", ""]
+        lines += _table(table.header, table.rows, table.align)
+    lines += ["", SOURCES_TITLE, "", *(f"- {line}" for line in source_lines(report))]
     return "\n".join(lines) + "\n"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -20,3 +23,42 @@ def cells() -> Callable[[str], list[list[str]]]:
     """The rows of every Markdown table of a text, as lists of stripped cells (columns of
     the report's tables are padded to line up, so tests compare cells, not lines)."""
     return _cells
+
+
+def _external_tool(name: str, *files: str) -> str:
+    """The path of program ``name`` (and its TeX ``files``, found by kpsewhich), or a skip.
+
+    A developer's machine may lack Debian's pdflatex or chromium: the test is then skipped
+    with the install line. Under CI (``CI=true``, which .ci/run gets) a missing tool is a
+    failure, never a skip: .ci/run installs both, and a skip there would hide a broken
+    install.
+    """
+    path = shutil.which(name)
+    missing = [] if path else [name]
+    if path and files:
+        kpsewhich = shutil.which("kpsewhich")
+        for file in files:
+            found = (
+                kpsewhich
+                and subprocess.run(
+                    [kpsewhich, file], capture_output=True, text=True, check=False
+                ).stdout.strip()
+            )
+            if not found:
+                missing.append(file)
+    if missing:
+        message = (
+            f"{', '.join(missing)} not installed (Debian: apt-get install texlive-latex-base "
+            "texlive-latex-recommended chromium)"
+        )
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(f"CI: {message}; .ci/run installs them", pytrace=False)
+        pytest.skip(message)
+    assert path is not None
+    return path
+
+
+@pytest.fixture
+def external_tool() -> Callable[..., str]:
+    """``external_tool(name, *tex_files)``: the program's path, or a skip (a failure in CI)."""
+    return _external_tool

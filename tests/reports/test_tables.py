@@ -48,8 +48,10 @@ def test_an_empty_atari5_cell_says_which_game_it_needs(tmp_path, cells):
 def test_one_score_per_game_gives_no_interval_and_says_so(tmp_path, cells):
     text = markdown(tmp_path, "game,score\npong,0\nventure,100\n")
     summary = cells(text)[2]
-    # (20.34 / 41.34 + 100 / 38900) / 2 = 24.7%, median, IQM and mean alike
-    assert summary[3:6] == ["24.7% †", "24.7% †", "24.7% †"]
+    # (20.34 / 41.34 + 100 / 38900) / 2 = 24.7%, median and mean alike; the IQM of two
+    # entries trims nothing (it would be the mean), so it is left out and the notes say why.
+    assert summary[3:6] == ["24.7% †", "–", "24.7% †"]
+    assert "IQM not shown (agent, SABER (unlimited)): fewer than 4 (run, game) entries" in text
     assert "† No interval (agent, SABER (unlimited)): one score per game and a single run" in text
     assert "[" not in "".join(summary)  # no zero-width interval shown as measured
 

@@ -1,0 +1,234 @@
+"""Rendering a report (the dict of :func:`saber.reports.build_report`) as one HTML page.
+
+:func:`to_html` gives a self-contained page to open or share: the summary, the aggregates
+with their intervals, the notes, the comparisons, the figures and the per-game tables.
+Everything is in the one file: the figures are PNG images inlined as ``data:`` URIs, the
+style sheet is inline, there is no script and no link to fetch, so it opens offline and
+as an e-mail attachment. The layout follows the screen: tables scroll sideways inside
+their box on a phone (the first column stays in view), figures shrink to the width, and
+on a laptop the one-column figures sit side by side.
+
+The tables are those of the Markdown (:mod:`saber.reports.tables`), cell for cell; the
+figures those of ``--plots`` (:mod:`saber.reports.plots`, needs matplotlib), drawn once
+per group of identical time limits. Nothing is computed here.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import struct
+from typing import Any
+
+from saber.reports.tables import (
+    SOURCES_TITLE,
+    Table,
+    comparison_lines,
+    group_title,
+    intro,
+    notes,
+    per_game_table,
+    source_lines,
+    summary_tables,
+    time_limit_groups,
+    top_lines,
+)
+
+__all__ = ["FIGURE_DPI", "FIGURE_TITLES", "to_html"]
+
+FIGURE_DPI = 200  # sharp on a phone's screen at the figure's shown width
+SHOWN_PX_PER_INCH = 144  # figures are shown 1.5x their print size (96 px an inch)
+
+# The caption of each figure, by the start of its name (see saber.reports.plots).
+FIGURE_TITLES = {
+    "aggregates": "Median, IQM, mean and optimality gap with their intervals",
+    "classes": "Games per SABER class",
+    "per_game": "World-record-normalized score of each game",
+    "profile": "Score distribution (fraction of (run, game) entries above τ)",
+    "improvement": "Probability of improvement P(X > Y)",
+    "time_limits": "Median and mean at each time limit",
+}
+
+_STYLE = """
+:root { color-scheme: light; --ink: #1a1a1a; --muted: #5a5a5a; --rule: #d0d0d0;
+  --band: #f4f4f4; --warn: #fff4e5; --warn-rule: #e0a040; }
+* { box-sizing: border-box; }
+body { margin: 0; color: var(--ink); background: #ffffff;
+  font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
+  sans-serif; }
+main { max-width: 76rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.6rem; margin: 0.5rem 0 0.25rem; }
+h2 { font-size: 1.3rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--rule); }
+h3 { font-size: 1.05rem; margin: 1.25rem 0 0.5rem; }
+p, li { max-width: 48rem; }
+.meta { color: var(--muted); font-size: 0.9rem; overflow-wrap: anywhere; }
+.warning { background: var(--warn); border-left: 4px solid var(--warn-rule);
+  padding: 0.5rem 0.75rem; max-width: 48rem; }
+.scroll { overflow-x: auto; margin: 0.5rem 0 1rem; border: 1px solid var(--rule);
+  width: fit-content; max-width: 100%; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.9rem; }
+th, td { padding: 0.3rem 0.6rem; border-bottom: 1px solid var(--rule); white-space: nowrap; }
+thead th { background: var(--band); border-bottom: 2px solid var(--ink); vertical-align: bottom;
+  white-space: normal; }
+td.r, th.r { text-align: right; }
+td.l, th.l { text-align: left; }
+tbody tr:nth-child(even) td { background: #fafafa; }
+th:first-child, td:first-child { position: sticky; left: 0; background: #ffffff;
+  border-right: 1px solid var(--rule); }
+thead th:first-child { background: var(--band); }
+.notes li, .comparisons li { margin: 0.3rem 0; }
+.figures { display: grid; gap: 1rem;
+  grid-template-columns: repeat(auto-fill, minmax(min(100%, 30rem), 1fr)); }
+figure { margin: 0; }
+figure.wide { grid-column: 1 / -1; }
+figure img { display: block; max-width: 100%; height: auto; }
+figcaption { color: var(--muted); font-size: 0.85rem; margin-top: 0.25rem; }
+@media (max-width: 40rem) {
+  body { font-size: 15px; }
+  main { padding: 0.6rem; }
+  th, td { padding: 0.25rem 0.4rem; }
+  tbody th:first-child { white-space: normal; min-width: 8rem; max-width: 10rem; }
+  /* A two-column figure keeps a readable size and scrolls sideways in its box. */
+  figure.wide { overflow-x: auto; }
+  figure.wide img { max-width: none; width: 44rem; }
+}
+"""
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _without_limit_column(table: Table) -> Table:
+    """The table without its "Time limit" column (a report of one group names it above)."""
+    if "Time limit" not in table.header:
+        return table
+    i = table.header.index("Time limit")
+
+    def drop(cells: list[str]) -> list[str]:
+        return cells[:i] + cells[i + 1 :]
+
+    align = table.align[:i] + table.align[i + 1 :]
+    return Table(drop(table.header), [drop(row) for row in table.rows], align)
+
+
+def _table(table: Table, caption: str | None = None) -> str:
+    head = "".join(
+        f'<th class="{a}" scope="col">{_e(h)}</th>'
+        for h, a in zip(table.header, table.align, strict=True)
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<th class="l" scope="row">{_e(cell)}</th>'
+            if i == 0
+            else f'<td class="{a}">{_e(cell)}</td>'
+            for i, (cell, a) in enumerate(zip(row, table.align, strict=True))
+        )
+        + "</tr>"
+        for row in table.rows
+    )
+    caption_html = f"<caption hidden>{_e(caption)}</caption>" if caption else ""
+    return (
+        f'<div class="scroll"><table>{caption_html}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def _list(items: list[str], css: str) -> str:
+    return f'<ul class="{css}">' + "".join(f"<li>{_e(item)}</li>" for item in items) + "</ul>"
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height in pixels, from the PNG's IHDR chunk."""
+    return struct.unpack(">II", png[16:24])
+
+
+def _figures(report: dict[str, Any], dpi: int) -> list[str]:
+    """The figures section: per group of identical time limits, every figure it can fill."""
+    from saber.reports.plots import PAGE_WIDTH, figure_bytes, report_figures
+
+    groups = time_limit_groups(report)
+    parts = []
+    for group in groups:
+        # The group's last limit names the figures: the unlimited one when it is there.
+        drawn = report_figures(report, [group[-1]], across_limits=False)
+        parts.append(f"<h3>{_e(group_title(group))}</h3>")
+        parts.append(_figure_grid(drawn, dpi, PAGE_WIDTH, figure_bytes))
+    if len(groups) > 1:
+        across = report_figures(report, [], across_limits=True)
+        if across:
+            parts.append("<h3>Across time limits</h3>")
+            parts.append(_figure_grid(across, dpi, PAGE_WIDTH, figure_bytes))
+    return parts
+
+
+def _figure_grid(drawn: dict[str, Any], dpi: int, page_width: float, to_bytes: Any) -> str:
+    items = []
+    for name, fig in drawn.items():
+        png = to_bytes(fig, "png", dpi)
+        width, height = _png_size(png)
+        shown_w = round(width / dpi * SHOWN_PX_PER_INCH)
+        shown_h = round(height / dpi * SHOWN_PX_PER_INCH)
+        title = next((t for key, t in FIGURE_TITLES.items() if name.startswith(key)), name)
+        wide = ' class="wide"' if fig.get_figwidth() >= page_width - 0.01 else ""
+        data = base64.b64encode(png).decode("ascii")
+        items.append(
+            f'<figure{wide} id="figure-{_e(name)}"><img src="data:image/png;base64,{data}" '
+            f'width="{shown_w}" height="{shown_h}" alt="{_e(title)}">'
+            f"<figcaption>{_e(title)} ({_e(name)})</figcaption></figure>"
+        )
+    return '<div class="figures">' + "".join(items) + "</div>"
+
+
+def to_html(report: dict[str, Any], figures: bool = True, dpi: int = FIGURE_DPI) -> str:
+    """The report as one self-contained HTML page.
+
+    Args:
+        report: from :func:`saber.reports.build_report`.
+        figures: draw the figures (needs matplotlib); False leaves the section out.
+        dpi: resolution of the inlined PNG figures.
+
+    Raises:
+        PlotsUnavailableError: ``figures`` without matplotlib installed.
+    """
+    warning, warnings, sources = top_lines(report)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>SABER report</title>",
+        f"<style>{_STYLE}</style></head><body><main>",
+        "<h1>SABER report</h1>",
+        f'<p class="meta">saber {_e(report.get("saber_version", ""))} · '
+        f"{_e(report.get('format', ''))} · scores: {_e(', '.join(sources))}</p>",
+    ]
+    if warning:
+        parts.append(f'<p class="warning"><strong>{_e(warning)}</strong></p>')
+    if warnings:
+        parts.append('<div class="warning">' + _list(warnings, "warnings") + "</div>")
+    parts += ['<section id="summary"><h2>Summary</h2>', f"<p>{_e(intro(report))}</p>"]
+    captions = ["World-record-normalized aggregates", "Classes and human-normalized scores"]
+    tables = summary_tables(report)
+    groups = time_limit_groups(report)
+    if len(groups) == 1:  # the limit once, above, leaves the numbers room on a phone
+        parts.append(f"<p><strong>Time limit: {_e(group_title(groups[0]))}</strong></p>")
+        tables = [_without_limit_column(t) for t in tables]
+    parts += [_table(t, c) for t, c in zip(tables, captions, strict=True)]
+    parts += [_list(notes(report), "notes"), "</section>"]
+    compared = comparison_lines(report)
+    if compared:
+        parts.append('<section id="comparisons"><h2>Comparisons</h2>')
+        for title, sentences in compared:
+            parts += [f"<h3>{_e(title)}</h3>", _list(sentences, "comparisons")]
+        parts.append("</section>")
+    if figures:
+        parts += ['<section id="figures"><h2>Figures</h2>', *_figures(report, dpi), "</section>"]
+    parts.append('<section id="per-game"><h2>Per-game scores</h2>')
+    for group in time_limit_groups(report):
+        title = group_title(group)
+        parts += [f"<h3>{_e(title)}</h3>", _table(per_game_table(report, group[0]), title)]
+    parts += ["</section>", '<section id="sources"><h2>Sources</h2>']
+    parts += [f"<p>{_e(SOURCES_TITLE)}</p>", _list(source_lines(report), "sources"), "</section>"]
+    parts.append("</main></body></html>")
+    return "\n".join(parts) + "\n"

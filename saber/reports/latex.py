@@ -1,0 +1,370 @@
+r"""Rendering a report (the dict of :func:`saber.reports.build_report`) as LaTeX tables.
+
+:func:`to_latex` gives a file to ``\input`` into a paper: booktabs tables, each a
+``table`` float with a caption and a label, numbers as papers print them. The paper's
+preamble needs ``\usepackage{booktabs}`` and nothing else. Nothing is computed here: every
+number comes from the report, as in :mod:`saber.reports.tables`.
+
+Tables, in order (labels in brackets):
+
+- world-record-normalized aggregates, median, IQM, mean and optimality gap with their
+  intervals (``tab:saber-aggregates``); the same for human-normalized scores
+  (``tab:saber-aggregates-human``);
+- games per SABER class (``tab:saber-classes``);
+- per-game raw scores beside the Random, Human and World-record columns, each agent's
+  with its world-record-normalized score, one table per group of identical time limits
+  (``tab:saber-per-game-<limits>``, e.g. ``tab:saber-per-game-saber``).
+
+Conventions: percent without a ``%`` in the cells (the header says so); a true minus
+sign; thousands separated by commas; infinite gameplay ``$\infty$``; an estimate without
+an interval marked with a dagger and explained under the table; an interval typeset by
+``\saberci{low}{high}``, defined with ``\providecommand`` so that a paper can define its
+own first (``\newcommand{\saberci}[2]{\,(#1, #2)}``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from saber.games import get_game
+from saber.protocol import limits
+from saber.reports.tables import (
+    SOURCES_TITLE,
+    deviations_by_agent,
+    group_title,
+    notes,
+    source_lines,
+    time_limit_groups,
+)
+from saber.scoring import CLASS_NAMES
+
+__all__ = ["PREAMBLE_NEEDS", "escape", "to_latex"]
+
+PREAMBLE_NEEDS = r"\usepackage{booktabs}"
+
+# LaTeX's special characters in text, and the few non-ASCII marks the reports use.
+_ESCAPES = {
+    "\\": r"$\backslash$",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    # In math: their text forms need the textcomp fonts, which a basic TeX may lack.
+    "<": "$<$",
+    ">": "$>$",
+    "|": r"$|$",
+    # A cell or a line that starts with [ after \\ would be read as \\'s optional argument.
+    "[": "{[}",
+    "]": "{]}",
+    "∞": r"$\infty$",
+    "†": r"$^\dagger$",
+    "‡": r"$^\ddagger$",
+    "–": "--",
+    "—": "---",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "×": r"$\times$",
+    "τ": r"$\tau$",
+    "’": "'",
+    "‘": "`",
+    "“": "``",
+    "”": "''",
+    "…": r"\dots{}",
+    "\u00a0": "~",
+}
+# "--" would print an en dash: "--games" stays two hyphens.
+_ESCAPES["-"] = "-{}"
+_ESCAPE_RE = re.compile("|".join([r"-(?=-)", *(re.escape(c) for c in _ESCAPES if c != "-")]))
+
+ROWS_PER_TABLE = 32  # games in one per-game float: 32 rows of 8-pt text fit any page
+MINUS = "$-$"
+INFINITY = r"$\infty$"
+NO_INTERVAL = r"$^\dagger$"
+NOT_SABER = r"$^\ddagger$"
+MISSING = "--"
+NOT_COMPLIANT = (
+    "Not SABER-compliant: these runs used settings that break the SABER protocol; their "
+    "numbers are not SABER scores."
+)
+
+
+def escape(text: str) -> str:
+    r"""Text as LaTeX typesets it literally: ``a_b & 50%`` -> ``a\_b \& 50\%``.
+
+    >>> escape("rainbow@saber-paper_2 & 50% ‡ --games")
+    'rainbow@saber-paper\\_2 \\& 50\\% $^\\ddagger$ -{}-games'
+    """
+    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(0)], text)
+
+
+def _unsigned_zero(value: float, digits: int) -> float:
+    return 0.0 if round(value, digits) == 0 else value  # never "-0.0" in a table
+
+
+def _number(value: float, digits: int) -> str:
+    """``1,234.5``, ``$-$3.2``: thousands separated by commas, a true minus sign."""
+    text = f"{_unsigned_zero(value, digits):,.{digits}f}"
+    return MINUS + text[1:] if text.startswith("-") else text
+
+
+def _pct(value: float | None) -> str:
+    return MISSING if value is None else _number(value, 1)
+
+
+def _score(value: float | None) -> str:
+    """Raw game points as the SABER paper prints them: whole above 100, else one decimal."""
+    if value is None:
+        return MISSING
+    return _number(value, 0 if abs(value) >= 100 else 1)
+
+
+def _interval(ci: list[float | None]) -> str:
+    low, high = ci
+    if low is None and high is None:
+        return ""
+    return rf"\saberci{{{_pct(low)}}}{{{INFINITY if high is None else _pct(high)}}}"
+
+
+def _estimate(block: dict[str, Any], key: str, section: dict[str, Any], prefix: str) -> str:
+    if key in section.get("omitted", {}).get(prefix, {}):
+        return MISSING  # the notes say why
+    value = INFINITY if key == "median" and block["median_infinite"] else _pct(block[key])
+    if section.get("resampled") is None:
+        return value + NO_INTERVAL
+    return value + _interval(block[f"{key}_ci"])
+
+
+def _agent(agent: str, deviations: dict[str, str]) -> str:
+    return escape(agent) + (NOT_SABER if agent in deviations else "")
+
+
+def _tabular(columns: str, header: list[str], rows: list[list[str]], above: str = "") -> str:
+    lines = [rf"\begin{{tabular}}{{{columns}}}", r"\toprule"]
+    if above:
+        lines.append(above)
+    lines.append(" & ".join(header) + r" \\")
+    lines.append(r"\midrule")
+    lines += [" & ".join(row) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def _float(
+    caption: str, label: str, body: str, notes_text: str = "", size: str = "", wide: bool = False
+) -> str:
+    """A ``table`` float (``table*``, both columns of a two-column paper, when ``wide``)."""
+    env = "table*" if wide else "table"
+    lines = [rf"\begin{{{env}}}[htbp]", r"\centering"]
+    if size:
+        lines.append(size)
+    lines += [rf"\caption{{{caption}}}", rf"\label{{{label}}}", body]
+    if notes_text:
+        lines += [r"\par\smallskip", rf"{{\footnotesize\raggedright {notes_text}\par}}"]
+    lines.append(rf"\end{{{env}}}")
+    return "\n".join(lines)
+
+
+def _stacked(agent: str, deviations: dict[str, str]) -> str:
+    """An agent's name for a narrow header: a reference's ``name@source`` on two lines."""
+    name, at, source = agent.partition("@")
+    if not at:
+        return _agent(agent, deviations)
+    mark = NOT_SABER if agent in deviations else ""
+    return rf"\begin{{tabular}}[b]{{@{{}}c@{{}}}}{escape(name)}\\@{escape(source)}{mark}\end{{tabular}}"
+
+
+SHORT_LIMITS = {"5min": "5 min", "30min": "30 min", "saber": "SABER"}  # a column's width
+
+
+def _short(group: list[str]) -> str:
+    """``5 min = 30 min = SABER``: a group of time limits as a narrow table cell."""
+    return " = ".join(SHORT_LIMITS.get(limit) or limits.time_limit(limit).title for limit in group)
+
+
+def _rows_by_group(report: dict[str, Any]) -> list[tuple[str, list[str], dict[str, Any]]]:
+    """(agent, group, section) for each agent and group of identical time limits."""
+    found = []
+    for agent, sections in report["agents"].items():
+        for group in time_limit_groups(report):
+            if group[0] in sections:
+                found.append((agent, group, sections[group[0]]))
+    return found
+
+
+def _limit_column(report: dict[str, Any]) -> bool:
+    """Whether the tables need a Time limit column (more than one group of limits)."""
+    return len(time_limit_groups(report)) > 1
+
+
+def _limits_phrase(report: dict[str, Any]) -> str:
+    groups = time_limit_groups(report)
+    return "" if len(groups) > 1 else f" at {escape(group_title(groups[0]))}"
+
+
+def _resampled_phrase(report: dict[str, Any]) -> str:
+    units = {s.get("resampled") for _, _, s in _rows_by_group(report)}
+    words = []
+    if "runs" in units:
+        words.append("over runs within each game (several training runs)")
+    if "episodes" in units:
+        words.append(
+            "over the episodes of a single run within each game (evaluation noise only, "
+            "not the variation between training runs)"
+        )
+    return " and ".join(words)
+
+
+def _aggregates(report: dict[str, Any], block: str) -> str:
+    deviations = deviations_by_agent(report)
+    with_limit = _limit_column(report)
+    header = ["Agent", *(["Time limit"] if with_limit else []), "Games", "Runs"]
+    header += ["Median", "IQM", "Mean"]
+    if block == "world_record":
+        header.append(r"\begin{tabular}[b]{@{}r@{}}Optimality\\gap\end{tabular}")
+    rows = []
+    for agent, group, s in _rows_by_group(report):
+        b = s[block]
+        row = [_agent(agent, deviations)]
+        row += [escape(_short(group))] if with_limit else []
+        row += [str(b["games"]), str(len(s.get("runs") or []))]
+        row += [_estimate(b, key, s, block) for key in ("median", "iqm", "mean")]
+        if block == "world_record":
+            row.append(_estimate(b, "optimality_gap", s, block))
+        rows.append(row)
+    columns = "l" + ("l" if with_limit else "") + "r" * (len(header) - 1 - with_limit)
+    boot = report["bootstrap"]
+    what = (
+        r"World-record-normalized scores (\%; 100 = the human world record, 0 = random; "
+        r"infinite gameplay counts 200 in the mean and IQM)"
+        if block == "world_record"
+        else r"Human-normalized scores (\%; 100 = the beginner human of Mnih et al.\ 2015; "
+        r"infinite games are left out of the mean and IQM)"
+    )
+    caption = f"{what}{_limits_phrase(report)}: median, interquartile mean (IQM) and mean "
+    caption += "over games" + (", and optimality gap" if block == "world_record" else "")
+    resampled = _resampled_phrase(report)
+    if resampled:
+        caption += (
+            f"; {boot['confidence_pct']:g}\\% stratified-bootstrap percentile intervals "
+            f"({boot['resamples']} resamples, seed {boot['seed']}) {resampled}"
+        )
+    label = "tab:saber-aggregates" + ("" if block == "world_record" else "-human")
+    text = ""
+    if block == "world_record":  # once, under the first table
+        lines = notes(report, atari5=False)
+        if not report["saber_compliant"]:
+            lines.insert(0, NOT_COMPLIANT)
+        text = " ".join(escape(line) for line in lines)
+    body = _tabular(columns, header, rows)
+    size = r"\small\setlength{\tabcolsep}{4pt}"
+    return _float(caption + ".", label, body, text, size=size, wide=True)
+
+
+def _classes(report: dict[str, Any]) -> str:
+    deviations = deviations_by_agent(report)
+    with_limit = _limit_column(report)
+    names = list(reversed(CLASS_NAMES))
+    header = ["Agent", *(["Time limit"] if with_limit else [])]
+    header += [name.capitalize() for name in names]
+    rows = []
+    for agent, group, s in _rows_by_group(report):
+        row = [_agent(agent, deviations)]
+        row += [escape(_short(group))] if with_limit else []
+        row += [str(s["classes"][name]) for name in names]
+        rows.append(row)
+    columns = "l" + ("l" if with_limit else "") + "r" * len(names)
+    caption = (
+        f"Games per SABER class{_limits_phrase(report)}, of the world-record-normalized "
+        r"score (mean over runs): superhuman $\geq$ 100\%, fair $\geq$ 50\%, medium $\geq$ "
+        r"10\%, poor $\geq$ 1\%, failing $<$ 1\%; games without a world record have no class."
+    )
+    # Beside a Time limit column the table is too wide for one column of a paper.
+    body = _tabular(columns, header, rows)
+    return _float(caption, "tab:saber-classes", body, wide=with_limit)
+
+
+def _game_cells(cell: dict[str, Any] | None) -> list[str]:
+    """An agent's two cells of a game: raw score, world-record-normalized percent."""
+    if cell is None:
+        return ["not run", MISSING]
+    if cell["infinite"]:
+        score = INFINITY if cell["score"] is None else f"{INFINITY} {_score(cell['score'])}"
+        return [score, INFINITY]
+    return [_score(cell["score"]), _pct(cell["world_record_pct"])]
+
+
+def _per_game(report: dict[str, Any], group: list[str]) -> str:
+    limit = group[0]
+    deviations = deviations_by_agent(report)
+    agents = [a for a, sections in report["agents"].items() if limit in sections]
+    games = sorted(
+        {g for a in agents for g in report["agents"][a][limit]["per_game"]},
+        key=lambda g: get_game(g).title,
+    )
+    header = ["Game", "Random", "Human", "Record"] + ["Score", r"\%"] * len(agents)
+    above = " & ".join(
+        ["", "", "", ""] + [rf"\multicolumn{{2}}{{c}}{{{_stacked(a, deviations)}}}" for a in agents]
+    )
+    rules = "".join(rf"\cmidrule(lr){{{5 + 2 * i}-{6 + 2 * i}}}" for i in range(len(agents)))
+    rows = []
+    for game in games:
+        info = get_game(game)
+        row = [escape(info.title), _score(info.random), _score(info.human)]
+        row.append(_score(info.world_record))
+        for agent in agents:
+            row += _game_cells(report["agents"][agent][limit]["per_game"].get(game))
+        rows.append(row)
+    columns = "lrrr" + "rr" * len(agents)
+    caption = (
+        f"Raw scores per game at {escape(group_title(group))} (mean over episodes, and over "
+        r"runs), and their world-record-normalized percent (\%), beside the random, human "
+        r"and world-record scores of the SABER paper (Toromanoff, Wirbel and Moutarde 2019; "
+        r"human: the beginner of Mnih et al.\ 2015). $\infty$: infinite gameplay; --: no "
+        r"reference score."
+    )
+    label = "tab:saber-per-game-" + "-".join(group)
+    size = r"\footnotesize\setlength{\tabcolsep}{4pt}"
+    # A float never breaks across pages: past ROWS_PER_TABLE games, the table goes on in
+    # further floats (labels -2, -3, ...), so all 61 games fit any paper's page height.
+    parts = math.ceil(len(rows) / ROWS_PER_TABLE) or 1
+    per_part = math.ceil(len(rows) / parts) if rows else 0
+    floats = []
+    for i in range(parts):
+        chunk = rows[i * per_part : (i + 1) * per_part]
+        body = _tabular(columns, header, chunk, above=above + r" \\" + "\n" + rules)
+        suffix = "" if i == 0 else f"-{i + 1}"
+        text = caption if i == 0 else f"{caption[:-1]} (continued, {i + 1} of {parts})."
+        if i == 0 and parts > 1:
+            text = f"{caption[:-1]} (1 of {parts})."
+        floats.append(_float(text, label + suffix, body, size=size, wide=True))
+    return "\n\n".join(floats)
+
+
+def to_latex(report: dict[str, Any]) -> str:
+    r"""The report's tables as LaTeX, to ``\input`` into a paper (needs ``booktabs``).
+
+    Returns:
+        The file's text: a comment saying what it needs, ``\saberci`` (if not yet defined),
+        then the tables (module docstring), then the sources to cite as a comment.
+    """
+    lines = [
+        f"% SABER report tables (saber {report.get('saber_version', '')}), "
+        f"{report.get('format', '')}; \\input this file.",
+        f"% The preamble needs {PREAMBLE_NEEDS}.",
+        r"\providecommand{\saberci}[2]{\,{\scriptsize[#1,\,#2]}}",
+    ]
+    if not report["saber_compliant"]:
+        lines.append(f"% Warning: {NOT_COMPLIANT}")
+    lines += ["", _aggregates(report, "world_record"), "", _aggregates(report, "human")]
+    lines += ["", _classes(report)]
+    for group in time_limit_groups(report):
+        lines += ["", _per_game(report, group)]
+    lines += ["", f"% {SOURCES_TITLE}", *(f"% - {line}" for line in source_lines(report))]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,154 @@
+"""``saber report --html``: one self-contained page, looked at in a real headless Chromium.
+
+The browser tests run Debian's chromium; .ci/run installs it, and under CI=true its
+absence fails the tests. The figures' presence is checked on the screenshot itself:
+the first agent's colour (Okabe-Ito blue, #0072B2) is drawn only by the figures.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("matplotlib")  # the test extra has it; the figures need it
+
+from PIL import Image
+
+from saber.cli import main
+from saber.reports import build_report
+from saber.reports.html import to_html
+from saber.reports.plots import PALETTE
+from saber.scoring import merge_tables, read_scores, reference_table
+
+ROWS = "agent,run,game,episode,score\n" + "".join(
+    f"{agent},r{run},{game},{episode},{base + 3 * run + episode}\n"
+    for agent, base in (("dqn", 10), ("ppo <v2>", 0))
+    for run in range(3)
+    for game in ("pong", "venture", "boxing", "breakout", "qbert")
+    for episode in range(2)
+)
+FIRST_AGENT = tuple(int(PALETTE[0][i : i + 2], 16) for i in (1, 3, 5))  # (0, 114, 178)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("html")
+    (folder / "s.csv").write_text(ROWS)
+    table = merge_tables([read_scores(folder / "s.csv"), reference_table("saber-paper")])
+    path = folder / "report.html"
+    path.write_text(to_html(build_report(table, n_resamples=100)), encoding="utf-8")
+    return path
+
+
+def _images(text: str) -> list[tuple[Image.Image, int, int]]:
+    """Each inlined figure: the decoded PNG and the width and height the page gives it."""
+    found = []
+    for data, width, height in re.findall(
+        r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" width="(\d+)" height="(\d+)"', text
+    ):
+        found.append((Image.open(io.BytesIO(base64.b64decode(data))), int(width), int(height)))
+    return found
+
+
+def test_the_page_is_self_contained(page):
+    text = page.read_text(encoding="utf-8")
+    # Nothing to fetch: every src is inline data, no script, no link, no URL but text.
+    assert re.findall(r'(?:src|href)="(?!data:)', text) == []
+    assert "<script" not in text and "<link" not in text and "@import" not in text
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in text
+    # Names are escaped: the agent "ppo <v2>" is text, not a tag.
+    assert "ppo &lt;v2&gt;" in text and "<v2>" not in text
+    images = _images(text)
+    # At SABER (the only time limit): classes, per game, profile, aggregates, improvement.
+    assert len(images) == text.count("<img") == 5
+    for image, width, height in images:
+        assert image.format == "PNG" and image.width > 400
+        assert width / height == pytest.approx(image.width / image.height, rel=0.01)
+    for section in ("summary", "comparisons", "figures", "per-game", "sources"):
+        assert f'<section id="{section}">' in text
+    assert "are aggregated over the games your agents have" in text  # like for like
+
+
+def _screenshot(chromium: str, page: Path, tmp_path: Path, width: int, height: int) -> Image.Image:
+    shot = tmp_path / f"shot-{width}.png"
+    run = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",  # CI runs as root
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / f'profile-{width}'}",
+            f"--window-size={width},{height}",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0 and shot.exists(), run.stderr[-3000:]
+    return Image.open(shot).convert("RGB")
+
+
+def _pixels_of(image: Image.Image, colour: tuple[int, int, int]) -> int:
+    return sum(1 for pixel in image.getdata() if pixel == colour)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 5000), (390, 9000)], ids=["laptop", "phone"])
+def test_chromium_shows_the_figures_on_a_laptop_and_a_phone(
+    page, tmp_path, external_tool, width, height
+):
+    chromium = external_tool("chromium")
+    shot = _screenshot(chromium, page, tmp_path, width, height)
+    assert shot.size == (width, height)
+    # The page's own style has no such blue: these pixels are the figures' markers and
+    # bars, so the images were decoded and laid out on screen.
+    assert _pixels_of(shot, FIRST_AGENT) > 500
+    # The page's background reaches the right edge: nothing wider than the screen.
+    right = shot.crop((width - 4, 0, width, 600))
+    assert set(right.getdata()) <= {(255, 255, 255)}
+
+
+def test_chromium_loads_every_figure(page, external_tool, tmp_path):
+    chromium = external_tool("chromium")
+    run = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    dom = run.stdout
+    assert dom.count("<img") == 5 and dom.count("<figure") == 5
+    assert "<h1>SABER report</h1>" in dom
+
+
+def test_cli_writes_the_page(tmp_path):
+    (tmp_path / "s.csv").write_text("game,episode,score\npong,0,-21\npong,1,-19\n")
+    out = CliRunner().invoke(
+        main, ["report", str(tmp_path / "s.csv"), "--html", str(tmp_path / "r.html")]
+    )
+    assert out.exit_code == 0, out.output
+    assert out.output == f"wrote {tmp_path / 'r.html'}\n"
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and "Per-game scores" in text
+    # One game of one run: its figures are drawn, the IQM is left out with the reason.
+    assert _images(text)
+    assert "IQM not shown (agent, SABER (unlimited))" in text

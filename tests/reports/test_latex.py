@@ -1,0 +1,177 @@
+r"""``saber report --latex``: booktabs tables that compile, with the numbers of the JSON report.
+
+The compile test runs Debian's pdflatex (texlive-latex-base and -recommended, for
+booktabs); .ci/run installs it, and under CI=true its absence fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from saber.cli import main
+from saber.reports import build_report
+from saber.reports.latex import escape, to_latex
+from saber.scoring import merge_tables, read_scores, reference_table
+
+# Two agents of 3 runs on 5 games (names with LaTeX's special characters), an infinite
+# game, one game without a record (Tennis), beside the SABER paper's agents.
+ROWS = "agent,run,game,episode,score\n" + "".join(
+    f"{agent},r{run},{game},{episode},{base + 3 * run + episode}\n"
+    for agent, base in (("dqn_v2", 10), ("ppo & co", 0))
+    for run in range(3)
+    for game in ("pong", "venture", "boxing", "qbert", "tennis")
+    for episode in range(2)
+)
+ROWS += "".join(f"dqn_v2,r{run},battle_zone,0,inf\n" for run in range(3))
+ROWS += "".join(f"ppo & co,r{run},battle_zone,0,{5000 + run}\n" for run in range(3))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> dict:
+    path = tmp_path_factory.mktemp("latex") / "s.csv"
+    path.write_text(ROWS)
+    table = merge_tables([read_scores(path), reference_table("saber-paper")])
+    return build_report(table, n_resamples=200)
+
+
+def _table(tex: str, label: str) -> list[list[str]]:
+    """The body rows of the float labelled ``label``, as cells."""
+    start = tex.index(rf"\label{{{label}}}")
+    body = tex[tex.index(r"\midrule", start) + len(r"\midrule") : tex.index(r"\bottomrule", start)]
+    return [
+        [cell.strip() for cell in line.removesuffix(r"\\").strip().split(" & ")]
+        for line in body.strip().splitlines()
+    ]
+
+
+NUMBER = re.compile(r"(\$-\$)?(\d[\d,]*(?:\.\d+)?)")
+
+
+def _numbers(cell: str) -> list[float]:
+    """Every number of a cell, ``$-$`` read as a minus sign, commas as thousands."""
+    return [
+        (-1 if minus else 1) * float(digits.replace(",", ""))
+        for minus, digits in NUMBER.findall(cell)
+    ]
+
+
+def test_escape_makes_every_special_character_literal():
+    assert escape("a_b & 50% #1 $x {y} ~^\\") == (
+        r"a\_b \& 50\% \#1 \$x \{y\} \textasciitilde{}\textasciicircum{}$\backslash$"
+    )
+    assert escape("[x] --games ∞ †") == r"{[}x{]} -{}-games $\infty$ $^\dagger$"
+
+
+def test_aggregates_classes_and_per_game_carry_the_json_numbers(report):
+    tex = to_latex(report)
+    agents = {escape(a): a for a in report["agents"]}
+    rows = _table(tex, "tab:saber-aggregates")
+    assert [agents[row[0]] for row in rows] == list(report["agents"])  # one group: SABER
+    for row in rows:
+        section = report["agents"][agents[row[0]]]["saber"]
+        wr = section["world_record"]
+        assert int(row[1]) == wr["games"] and int(row[2]) == len(section["runs"])
+        for cell, key in zip(row[3:], ("median", "iqm", "mean", "optimality_gap"), strict=True):
+            numbers = _numbers(cell)
+            if section["resampled"] is None:
+                assert cell.endswith(r"$^\dagger$") and len(numbers) == 1
+            else:  # the estimate, then its interval
+                low, high = wr[f"{key}_ci"]
+                assert numbers[1:] == pytest.approx([low, high], abs=0.05 + 1e-9)
+            assert numbers[0] == pytest.approx(wr[key], abs=0.05 + 1e-9)
+    # Known answers: dqn_v2's Battle Zone is infinite, 200% in its mean; Tennis has no
+    # record, so 5 of its 6 games count.
+    dqn = report["agents"]["dqn_v2"]["saber"]["world_record"]
+    assert dqn["games"] == 5 and dqn["infinite"] == ["battle_zone"]
+
+    for row in _table(tex, "tab:saber-classes"):
+        classes = report["agents"][agents[row[0]]]["saber"]["classes"]
+        names = ["superhuman", "fair", "medium", "poor", "failing"]
+        assert [int(c) for c in row[1:]] == [classes[n] for n in names]
+
+    per_game = _table(tex, "tab:saber-per-game-saber")
+    titles = [row[0] for row in per_game]
+    assert titles == ["Battle Zone", "Boxing", "Pong", "Q*bert", "Tennis", "Venture"]
+    pong = per_game[titles.index("Pong")]
+    assert pong[1:4] == ["$-$20.3", "14.6", "21.0"]  # random, human, record as printed
+    assert per_game[titles.index("Q*bert")][3] == "2,400,000"
+    for row in per_game:
+        game = {"Battle Zone": "battle_zone", "Q*bert": "qbert"}.get(row[0], row[0].lower())
+        for i, agent in enumerate(report["agents"]):
+            cell = report["agents"][agent]["saber"]["per_game"][game]
+            score, pct = row[4 + 2 * i], row[5 + 2 * i]
+            if cell["infinite"]:
+                assert score.startswith(r"$\infty$") and pct == r"$\infty$"
+                continue
+            whole = abs(cell["score"]) >= 100
+            assert _numbers(score)[0] == pytest.approx(cell["score"], abs=0.5 if whole else 0.05)
+            if cell["world_record_pct"] is None:
+                assert pct == "--"
+            else:
+                assert _numbers(pct)[0] == pytest.approx(cell["world_record_pct"], abs=0.05)
+
+
+def test_names_are_escaped_and_the_like_for_like_note_is_under_the_table(report):
+    tex = to_latex(report)
+    assert r"dqn\_v2 &" in tex and r"ppo \& co &" in tex
+    assert "dqn_v2" not in tex.replace(r"dqn\_v2", "")
+    assert "are aggregated over the games your agents have" in tex
+    assert r"\usepackage{booktabs}" in tex.splitlines()[1]
+    assert tex.count(r"\begin{table*}") == 3 and tex.count(r"\begin{table}") == 1
+
+
+def test_the_tables_compile_with_pdflatex_and_booktabs(report, tmp_path, external_tool):
+    pdflatex = external_tool("pdflatex", "booktabs.sty")
+    (tmp_path / "tables.tex").write_text(to_latex(report), encoding="utf-8")
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass[twocolumn]{article}\n\\usepackage{booktabs}\n"
+        "\\begin{document}\nAs Table~\\ref{tab:saber-aggregates} shows.\n"
+        "\\input{tables}\n\\end{document}\n"
+    )
+    for _ in range(2):  # twice: the \ref resolves on the second run
+        run = subprocess.run(
+            [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 0, run.stdout[-3000:]
+    log = (tmp_path / "paper.log").read_text(errors="replace")
+    assert "Undefined control sequence" not in log and "undefined" not in log.lower()
+    assert (tmp_path / "paper.pdf").stat().st_size > 1000
+
+
+def test_cli_writes_latex_beside_json_with_the_same_numbers(tmp_path):
+    (tmp_path / "s.csv").write_text("game,episode,score\npong,0,-21\npong,1,-19\nventure,0,0\n")
+    out = CliRunner().invoke(
+        main,
+        ["report", str(tmp_path / "s.csv"), "--latex", str(tmp_path / "t.tex"), "--json",
+         str(tmp_path / "r.json"), "--resamples", "50"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert f"wrote {tmp_path / 't.tex'}" in out.output
+    document = json.loads((tmp_path / "r.json").read_text())
+    rows = _table((tmp_path / "t.tex").read_text(), "tab:saber-aggregates")
+    median = document["agents"]["agent"]["saber"]["world_record"]["median"]
+    assert _numbers(rows[0][3])[0] == pytest.approx(median, abs=0.05)
+    # Two games of one run: the IQM would be the mean; left out, the notes say why.
+    assert rows[0][4] == "--"
+    assert "IQM not shown (agent, SABER (unlimited))" in Path(tmp_path / "t.tex").read_text()
+
+
+def test_a_long_per_game_table_goes_on_in_further_floats():
+    # The paper's 61 games: one float would be taller than a page; two of 31 and 30 rows.
+    tex = to_latex(build_report(reference_table("saber-paper"), n_resamples=10))
+    first = _table(tex, "tab:saber-per-game-saber")
+    second = _table(tex, "tab:saber-per-game-saber-2")
+    assert (len(first), len(second)) == (31, 30)
+    assert first[0][0] == "Air Raid" and second[-1][0] == "Zaxxon"  # alphabetical by title
+    assert "(continued, 2 of 2)" in tex and "tab:saber-per-game-saber-3" not in tex
