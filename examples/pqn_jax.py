@@ -36,6 +36,7 @@ time and the frames per second.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import operator
@@ -64,7 +65,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add = parser.add_argument
     add("--game", default="Pong", help="SABER game (any spelling)")
-    add("--frames", default="10M", type=parse_frames, help="training emulator frames (10M, 2e5)")
+    add(
+        "--frames",
+        default="10M",
+        type=parse_frames,
+        help="training emulator frames (10M, 2e5): training stops at the first update that "
+        "reaches them, so at most one update's frames (4 x num-envs x num-steps) more",
+    )
     add("--num-envs", type=int, default=128, help="envs stepped together")
     add("--seed", type=int, default=0, help="env seeds seed..seed+num_envs-1, network, exploration")
     add("--out", type=Path, default=Path("runs/pqn"), help="output directory (must be new)")
@@ -272,9 +279,11 @@ def make_chunk(env: Any, args: argparse.Namespace, total_updates: int) -> Any:
 
     # No buffer donation: the env's state and the observation may share buffers, and the
     # runner is a few MB (parameters, optimizer moments, one observation per env).
-    @jax.jit
-    def chunk(runner: Runner) -> tuple[Runner, tuple]:
-        return scan(update, runner, None, updates_per_call)
+    # `updates` is static: a call of fewer updates (the last ones, so that training stops
+    # at the frames asked) compiles once more.
+    @functools.partial(jax.jit, static_argnames="updates")
+    def chunk(runner: Runner, updates: int = updates_per_call) -> tuple[Runner, tuple]:
+        return scan(update, runner, None, updates)
 
     return chunk, optimizer, updates_per_call
 
@@ -334,15 +343,20 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     compile_seconds = None
     try:
-        # Until the log has the frames asked for: reset steps play no frame, so the count of
-        # updates is a floor.
+        # Until the log has the frames asked for, checked after every call: reset steps
+        # play no frame, so the count of updates is a floor. Where fewer updates than a
+        # call's could reach the frames, calls of one update each take over.
         while log.frames < args.frames:
             chunk_start = time.perf_counter()
             for _ in range(args.chunk_updates // updates_per_call):
-                runner, episodes = chunk(runner)
+                updates_left = math.ceil((args.frames - log.frames) / frames_per_update)
+                updates = updates_per_call if updates_left >= updates_per_call else 1
+                runner, episodes = chunk(runner, updates=updates)
                 write_episodes(log, episodes)  # waits for the call: device_get
                 if compile_seconds is None:
                     compile_seconds = time.perf_counter() - chunk_start
+                if log.frames >= args.frames:
+                    break
             save_params(
                 out / "params.npz",
                 jax.device_get(runner.params),

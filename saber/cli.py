@@ -729,7 +729,10 @@ def list_command(as_json: bool) -> None:
     "--json", "as_json", is_flag=True, help="Print the result as JSON instead of a table."
 )
 @click.option(
-    "--quick", is_flag=True, help="Only the cheap probes (what saber eval runs before a run)."
+    "--quick",
+    is_flag=True,
+    help="Only the cheap probes (what saber eval runs before a run); the rules left out "
+    "are listed as not probed, and the exit status is 2 at best.",
 )
 def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> None:
     """Is TARGET SABER? Probe its behaviour rule by rule.
@@ -737,7 +740,8 @@ def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> 
     TARGET is a registered env id (SABER/Pong, ALE/Pong-v5, BreakoutNoFrameskip-v4) or
     module:factory, a callable returning a Gymnasium env or vector env (with --game, it is
     called with the game). Exit status: 0 when every rule passes, 1 when any fails, 2 when
-    none fails but some could not be measured (unknown is never a pass).
+    none fails but some could not be measured or were not probed (--quick): unknown and
+    not probed are never a pass.
     """
     import json
     import sys

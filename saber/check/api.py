@@ -33,20 +33,23 @@ def check(
         >>> import gymnasium as gym
         >>> import saber
         >>> result = saber.check(lambda: gym.make("SABER/Pong"), quick=True)
-        >>> result.passed, result.exit_code
-        (True, 0)
+        >>> result.probed_passed, result.passed, result.exit_code
+        (True, False, 2)
+        >>> result.not_probed()  # a quick check never calls an env SABER
+        ['sticky_actions', 'action_set', 'stuck_timeout']
 
     Args:
         env: a factory of fresh envs (a callable without arguments returning a Gymnasium
             env or vector env; preferred: each probe gets a fresh env), an env, a vector
             env, or a :class:`~saber.check.subject.Subject` adapter.
         quick: only the cheap probes (what ``saber eval`` runs first); the other rules
-            are left out of the result.
+            are reported as not probed, so a quick check never passes (exit code 2 at
+            best): ``.probed_passed`` says whether every rule probed passed.
         target: the name shown for the env (default: its spec id, or its type).
 
     Returns:
-        A :class:`CheckResult`; ``.passed`` only when every rule passed (unknown is not
-        a pass).
+        A :class:`CheckResult` with every rule of the protocol; ``.passed`` only when
+        every rule passed (unknown, or not probed, is not a pass).
     """
     started = time.perf_counter()
     factory: Callable[[], Any] = env if _is_factory(env) else (lambda: env)
@@ -84,13 +87,11 @@ def check(
                     subject.close()
         if quick and shared is not env:
             shared.close()
-    if quick:
-        ordered = tuple(results[rule] for rule in RULES if rule in results)
-    else:
-        ordered = tuple(
-            results.get(rule) or RuleResult(rule, SABER[rule], None, Status.UNKNOWN, "not probed")
-            for rule in RULES
-        )
+    left_out = Status.NOT_PROBED if quick else Status.UNKNOWN
+    reason = "not probed: --quick leaves this rule out" if quick else "no probe reported it"
+    ordered = tuple(
+        results.get(rule) or RuleResult(rule, SABER[rule], None, left_out, reason) for rule in RULES
+    )
     return CheckResult(name or "env", ordered, time.perf_counter() - started)
 
 

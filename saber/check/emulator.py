@@ -181,6 +181,45 @@ class Twin:
             ale.act(ACTIONS[action])
         return ale.getRAM()
 
+    def sticky_matches(
+        self,
+        state: ale_py.ALEState,
+        previous: int,
+        candidates: Sequence[int],
+        frames: int,
+        ram: np.ndarray,
+    ) -> list[tuple[int, int]]:
+        """Every ``(action, j)`` whose replay from ``state``, "``j`` frames of ``previous``,
+        then ``frames - j`` of ``action``" (``j`` in 0..frames), ends with RAM ``ram``.
+
+        The same as replaying each pair, with fewer frames: the states after ``k`` frames
+        of ``previous`` are played once and shared by every candidate (``frames``
+        frames plus ``frames * (frames + 1) / 2`` per candidate, instead of
+        ``frames * (frames + 1)``), and a candidate equal to ``previous`` plays the
+        same frames for every ``j`` (one replay, all ``j`` or none).
+        """
+        ale = self.ale
+        ale.restoreState(state)
+        prefixes = [state]
+        for _ in range(frames):
+            ale.act(ACTIONS[previous])
+            prefixes.append(ale.cloneState())
+        held = bool(np.array_equal(ale.getRAM(), ram))  # all frames of `previous`
+        found = []
+        for action in candidates:
+            if action == previous:
+                found += [(action, j) for j in range(frames + 1)] if held else []
+                continue
+            for j in range(frames):
+                ale.restoreState(prefixes[j])
+                for _ in range(frames - j):
+                    ale.act(ACTIONS[action])
+                if np.array_equal(ale.getRAM(), ram):
+                    found.append((action, j))
+            if held:
+                found.append((action, frames))
+        return found
+
     def screens(
         self, state: ale_py.ALEState, actions: Sequence[int]
     ) -> list[tuple[np.ndarray, np.ndarray]]:

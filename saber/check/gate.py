@@ -22,7 +22,10 @@ GAME = "pong"
 
 
 def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
-    """Run the quick probe on ``factory``'s env; raise unless every rule passes.
+    """Run the quick probe on ``factory``'s env; raise unless every rule it probes passes.
+
+    The rules the quick probe leaves out (sticky actions, the action set, the stuck
+    timeout) are settings of saber's env, checked before (``SaberSettings.deviations``).
 
     Args:
         factory: makes the env the run will play (a fresh one per probe).
@@ -33,7 +36,7 @@ def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
             to run anyway (``allow_non_saber=True``, ``--allow-non-saber``).
     """
     result = check(factory, quick=True, target=target)
-    if not result.passed:
+    if not result.probed_passed:
         raise ProtocolError(
             f"The env to evaluate does not behave as SABER:\n{format_table(result)}\n"
             "Pass allow_non_saber=True (--allow-non-saber) to run anyway; the results are "
@@ -49,16 +52,16 @@ def require_saber_env(overrides: dict[str, Any] | None = None) -> None:
     (tested); its emulators are out of reach, so the single env is probed. The game is
     Pong whatever the run plays: saber's env code is the same for every game, and the
     probes load the games they need under it anyway (a few games have taller screens,
-    which those games cannot run under). Reward clipping is left out: the harness scores
-    from ``info["saber"]``, which stays raw. The verdict is kept for the process: the same
-    settings are probed once.
+    which those games cannot run under). Reward clipping is probed like any option: the
+    agent's rewards are clipped, the score recorded in ``info["saber"]`` stays raw (what
+    the raw-reward rule checks). The verdict is kept for the process: the same settings
+    are probed once.
     """
     import ale_py
 
     # As the harness's workers do: ale-py's banner would tear saber eval's progress bar.
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
-    options = {key: value for key, value in (overrides or {}).items() if key != "clip_rewards"}
-    _require_once(GAME, json.dumps(options, sort_keys=True, default=repr))
+    _require_once(GAME, json.dumps(overrides or {}, sort_keys=True, default=repr))
 
 
 @functools.lru_cache(maxsize=64)

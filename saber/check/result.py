@@ -7,6 +7,14 @@ Stdlib only, so that reading or printing a result never starts an emulator.
 True
 >>> CheckResult("x", (RuleResult("frame_skip", "4", None, Status.UNKNOWN, "no emulator"),)).passed
 False
+
+A rule left out (``--quick``) is reported as not probed: the env is then never called
+SABER, even when every rule probed passed.
+
+>>> left_out = RuleResult("sticky_actions", "0.25", None, Status.NOT_PROBED, "--quick")
+>>> quick = CheckResult("SABER/Pong", (rule, left_out))
+>>> quick.passed, quick.probed_passed, quick.exit_code, quick.not_probed()
+(False, True, 2, ['sticky_actions'])
 """
 
 from __future__ import annotations
@@ -19,11 +27,16 @@ __all__ = ["CheckResult", "RuleResult", "Status"]
 
 
 class Status(str, enum.Enum):
-    """The verdict on one rule. Unknown is never a pass."""
+    """The verdict on one rule. Unknown is never a pass, and neither is not probed.
+
+    ``UNKNOWN``: probed, but the probe could not measure the rule (with the reason);
+    ``NOT_PROBED``: left out of this check (``--quick``), nothing was measured.
+    """
 
     PASS = "pass"
     FAIL = "fail"
     UNKNOWN = "unknown"
+    NOT_PROBED = "not_probed"
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,7 @@ class RuleResult:
         rule: the rule's key (``"sticky_actions"``, ``"frame_cap"``, ...).
         saber: SABER's value, as text with its unit.
         measured: what the probe measured, as text with its unit; None when nothing was.
-        status: pass, fail or unknown.
+        status: pass, fail, unknown or not probed.
         evidence: how it was measured, what was inferred rather than measured, or why
             the rule could not be measured.
     """
@@ -62,7 +75,8 @@ class CheckResult:
 
     Attributes:
         target: what was checked (an env id, ``module:factory``, or a description).
-        rules: one result per rule, in the order of :data:`saber.check.probes.RULES`.
+        rules: one result per rule, in the order of :data:`saber.check.probes.RULES`
+            (every rule of the protocol: those a quick check leaves out as not probed).
         seconds: wall time of the probe, in seconds.
     """
 
@@ -73,12 +87,21 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        """True only when every rule passed (an unknown rule is not a pass)."""
+        """True only when every rule passed: the env is SABER (an unknown rule, or one not
+        probed, is not a pass)."""
         return bool(self.rules) and all(rule.status is Status.PASS for rule in self.rules)
 
     @property
+    def probed_passed(self) -> bool:
+        """True when every rule that was probed passed (the rules ``--quick`` leaves out
+        aside): what ``saber eval``'s quick gate asks; never a claim that the env is SABER."""
+        probed = [rule for rule in self.rules if rule.status is not Status.NOT_PROBED]
+        return bool(probed) and all(rule.status is Status.PASS for rule in probed)
+
+    @property
     def exit_code(self) -> int:
-        """0 when every rule passed, 1 when any failed, 2 when none failed but some are unknown."""
+        """0 when every rule passed, 1 when any failed, 2 when none failed but some are
+        unknown or were not probed."""
         if self.passed:
             return 0
         return 1 if any(rule.status is Status.FAIL for rule in self.rules) else 2
@@ -86,6 +109,10 @@ class CheckResult:
     def failures(self) -> list[str]:
         """The keys of the rules that failed."""
         return [rule.rule for rule in self.rules if rule.status is Status.FAIL]
+
+    def not_probed(self) -> list[str]:
+        """The keys of the rules left out of this check (``--quick``)."""
+        return [rule.rule for rule in self.rules if rule.status is Status.NOT_PROBED]
 
     def status_of(self, rule: str) -> Status:
         """The status of one rule, by key (``KeyError`` for a rule that was not probed)."""
@@ -100,6 +127,7 @@ class CheckResult:
             "target": self.target,
             "game": self.game,
             "passed": self.passed,
+            "not_probed": self.not_probed(),
             "seconds": round(self.seconds, 3),
             "rules": [rule.to_dict() for rule in self.rules],
         }

@@ -20,20 +20,46 @@ from saber.check.result import CheckResult, Status
 
 __all__ = ["format_table", "markdown_comparison", "summary"]
 
-_MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.UNKNOWN: "unknown"}
+_MARK = {
+    Status.PASS: "pass",
+    Status.FAIL: "FAIL",
+    Status.UNKNOWN: "unknown",
+    Status.NOT_PROBED: "not probed",
+}
 
 
 def summary(result: CheckResult) -> str:
-    """One line: the verdict and the counts."""
+    """One line: the verdict and the counts.
+
+    "SABER" only when every rule of the protocol was probed and passed; "not SABER" when
+    one failed; otherwise "not shown to be SABER", naming the rules a quick check left out.
+
+    >>> from saber.check.result import RuleResult
+    >>> rules = (
+    ...     RuleResult("frame_skip", "4", "4", Status.PASS, "counted"),
+    ...     RuleResult("stuck_timeout", "18,000", None, Status.NOT_PROBED, "--quick"),
+    ... )
+    >>> print(summary(CheckResult("SABER/Pong", rules, 0.5)))
+    SABER/Pong: not shown to be SABER: every rule probed passes; not probed: stuck_timeout (run without --quick) (1 pass, 0 fail, 0 unknown, 1 not probed; 0.5 s)
+    """
     counts = {status: 0 for status in Status}
     for rule in result.rules:
         counts[rule.status] += 1
-    verdict = "SABER" if result.passed else "not SABER"
-    if not result.passed and not counts[Status.FAIL]:
+    if result.passed:
+        verdict = "SABER"
+    elif counts[Status.FAIL]:
+        verdict = "not SABER"
+    else:
         verdict = "not shown to be SABER"
+        if not counts[Status.UNKNOWN]:
+            verdict += (
+                f": every rule probed passes; not probed: {', '.join(result.not_probed())} "
+                "(run without --quick)"
+            )
+    left_out = f", {counts[Status.NOT_PROBED]} not probed" if counts[Status.NOT_PROBED] else ""
     return (
         f"{result.target}: {verdict} ({counts[Status.PASS]} pass, {counts[Status.FAIL]} fail, "
-        f"{counts[Status.UNKNOWN]} unknown; {result.seconds:.1f} s)"
+        f"{counts[Status.UNKNOWN]} unknown{left_out}; {result.seconds:.1f} s)"
     )
 
 
@@ -68,7 +94,7 @@ def markdown_comparison(results: Sequence[tuple[str, CheckResult]]) -> str:
         cells = []
         for _, result in results:
             measured = result.rules[index]
-            mark = {Status.PASS: "pass", Status.FAIL: "**fail**", Status.UNKNOWN: "unknown"}
+            mark = {**_MARK, Status.FAIL: "**fail**"}
             cells.append(f"{mark[measured.status]}: {measured.measured or '-'}".replace("|", "/"))
         lines.append(f"| `{rule.rule}` | {rule.saber} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

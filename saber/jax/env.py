@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from gymnasium.spaces import Box, Discrete
+from gymnasium.vector.utils import batch_space
 
 from saber.envs import rules
 from saber.envs.bilinear import bilinear_tables, resize_bilinear
@@ -68,7 +69,9 @@ class SaberJaxEnv:
         rom_id: ale-py's name of the game.
         saber_settings: the :class:`SaberSettings` in force.
         checkpoint_frames: ``{name: emulator frame}`` of the record's checkpoint scores.
-        observation_space, action_space: Gymnasium spaces of the batch (as make_vec's);
+        observation_space, action_space: Gymnasium spaces of the batch, equal to
+            make_vec's (``Box(0, 255, (n, 4, 84, 84), uint8)``, ``MultiDiscrete([18] * n)``:
+            its samples are int64, which ``step`` takes);
         single_observation_space, single_action_space: those of one row.
     """
 
@@ -113,8 +116,9 @@ class SaberJaxEnv:
         size, stack = settings.screen_size, settings.stack_size
         self.single_observation_space = Box(0, 255, (stack, size, size), dtype=np.uint8)
         self.single_action_space = Discrete(NUM_ACTIONS)
-        self.observation_space = Box(0, 255, (num_envs, stack, size, size), dtype=np.uint8)
-        self.action_space = Box(0, NUM_ACTIONS - 1, (num_envs,), dtype=np.int32)
+        # Batched as make_vec batches them: MultiDiscrete([18] * n), Box (n, 4, 84, 84).
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
 
     def __repr__(self) -> str:
         return f"SaberJaxEnv({self.rom_id!r}, num_envs={self.num_envs})"

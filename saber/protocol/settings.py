@@ -107,7 +107,15 @@ class SaberSettings:
     def deviations(self) -> dict[str, tuple[Any, Any]]:
         """Settings that break the protocol, as ``{name: (saber_value, actual_value)}``.
 
-        Reward clipping is not a deviation: it changes what the agent sees, never a score.
+        Reward clipping is not a deviation: it changes what the agent sees, never the score
+        recorded (``info["saber"]`` stays raw), which is what the protocol asks of the
+        score and what ``saber check`` checks (docs/protocol.md, "The score and the
+        agent's reward").
+
+        >>> SaberSettings(clip_rewards=True).deviations()
+        {}
+        >>> SaberSettings(max_frames_without_reward=None).deviations()
+        {'max_frames_without_reward': (18000, None)}
         """
         saber = SaberSettings()
         return {

@@ -14,12 +14,30 @@ from saber.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_json_of_a_saber_env_and_exit_zero() -> None:
+def test_quick_json_of_a_saber_env_names_the_rules_not_probed_and_exits_two() -> None:
+    """--quick never calls an env SABER: the rules it leaves out are listed, exit 2."""
     outcome = CliRunner().invoke(main, ["check", "SABER/Pong", "--quick", "--json"])
-    assert outcome.exit_code == 0, outcome.output
+    assert outcome.exit_code == 2, outcome.output
     result = json.loads(outcome.output[outcome.output.index("{") :])
-    assert result["target"] == "SABER/Pong" and result["passed"]
-    assert {rule["status"] for rule in result["rules"]} == {"pass"}
+    assert result["target"] == "SABER/Pong" and not result["passed"]
+    left_out = ["sticky_actions", "action_set", "stuck_timeout"]
+    assert result["not_probed"] == left_out
+    states = {rule["rule"]: rule["status"] for rule in result["rules"]}
+    assert len(states) == 12
+    assert {states.pop(rule) for rule in left_out} == {"not_probed"}
+    assert set(states.values()) == {"pass"}
+
+
+def test_quick_table_says_not_shown_to_be_saber() -> None:
+    outcome = CliRunner().invoke(main, ["check", "SABER/Pong", "--quick"])
+    assert outcome.exit_code == 2, outcome.output
+    first = outcome.output.splitlines()[0]
+    assert first.startswith(
+        "SABER/Pong: not shown to be SABER: every rule probed passes; not probed: "
+        "sticky_actions, action_set, stuck_timeout (run without --quick) "
+        "(9 pass, 0 fail, 0 unknown, 3 not probed;"
+    )
+    assert "sticky_actions  not probed" in outcome.output
 
 
 def test_a_failing_env_prints_the_table_and_exits_one() -> None:
@@ -49,5 +67,8 @@ def test_a_module_factory_with_a_game_in_a_real_process() -> None:
         text=True,
         check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "tests.check.stacks:saber_env: SABER (9 pass, 0 fail, 0 unknown" in done.stdout
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "tests.check.stacks:saber_env: not shown to be SABER: every rule probed passes"
+        in done.stdout
+    )

@@ -21,12 +21,26 @@ def rule(name: str, status: Status) -> RuleResult:
         ((Status.PASS, Status.PASS), True, 0),
         ((Status.PASS, Status.UNKNOWN), False, 2),
         ((Status.UNKNOWN, Status.FAIL), False, 1),
+        ((Status.PASS, Status.NOT_PROBED), False, 2),
+        ((Status.FAIL, Status.NOT_PROBED), False, 1),
         ((), False, 2),
     ],
 )
 def test_only_all_pass_passes(states: tuple[Status, ...], passed: bool, code: int) -> None:
     result = CheckResult("env", tuple(rule(f"r{i}", s) for i, s in enumerate(states)))
     assert result.passed is passed and result.exit_code == code
+
+
+def test_a_rule_not_probed_is_never_a_pass_and_is_named() -> None:
+    result = CheckResult("env", (rule("a", Status.PASS), rule("b", Status.NOT_PROBED)))
+    assert result.probed_passed and not result.passed and result.not_probed() == ["b"]
+    assert "env: not shown to be SABER: every rule probed passes; not probed: b" in (
+        format_table(result)
+    )
+    assert "b     not probed" in format_table(result)
+    assert result.to_dict()["not_probed"] == ["b"]
+    unknown = CheckResult("env", (rule("a", Status.UNKNOWN), rule("b", Status.NOT_PROBED)))
+    assert not unknown.probed_passed and unknown.exit_code == 2
 
 
 def test_table_and_json_carry_every_field() -> None:
@@ -47,10 +61,12 @@ def test_table_and_json_carry_every_field() -> None:
     )
 
 
-def test_the_eval_gate_refuses_a_clipper_above_saber_and_accepts_saber() -> None:
-    with pytest.raises(ProtocolError, match=r"raw_rewards +FAIL[\s\S]*--allow-non-saber"):
-        require_saber(stacks.saber_with_clipping, "clipped")
-    require_saber_env({"clip_rewards": True})  # the harness scores info["saber"]
+def test_the_eval_gate_refuses_a_time_limit_above_saber_and_accepts_clipping() -> None:
+    with pytest.raises(ProtocolError, match=r"frame_cap +FAIL[\s\S]*--allow-non-saber"):
+        require_saber(stacks.saber_with_time_limit, "time limit")
+    # The agent's rewards clipped, the score recorded raw: SABER (docs/protocol.md).
+    assert require_saber(stacks.saber_with_clipping, "clipped").probed_passed
+    require_saber_env({"clip_rewards": True})
 
 
 def test_repeat_probability_is_the_binomial_likelihood_when_each_step_is_exact() -> None:

@@ -100,6 +100,25 @@ def test_contract_shapes_dtypes_and_record_keys() -> None:
     env.close(), vec.close()
 
 
+def test_spaces_equal_make_vecs_and_their_samples_step() -> None:
+    import gymnasium
+
+    from saber.jax import make
+
+    env = make("Pong", 3)
+    vec = gymnasium.make_vec("SABER/Pong", num_envs=3)
+    assert env.action_space == vec.action_space == gymnasium.spaces.MultiDiscrete([18] * 3)
+    assert env.observation_space == vec.observation_space
+    assert env.single_action_space == vec.single_action_space
+    assert env.single_observation_space == vec.single_observation_space
+    state, obs, _ = env.reset(seed=0)
+    env.action_space.seed(0)
+    sample = env.action_space.sample()  # int64, as make_vec's
+    state, obs, *_ = env.step(state, sample)
+    assert env.observation_space.contains(np.asarray(obs))
+    env.close(), vec.close()
+
+
 def test_the_seed_callback_calls_no_jax(monkeypatch: pytest.MonkeyPatch) -> None:
     """The host callback of the seed stream works on numpy only: outside jit JAX hands it
     jax Arrays, and a JAX operation inside a callback can deadlock with the caller (it
@@ -127,3 +146,25 @@ def test_the_seed_callback_calls_no_jax(monkeypatch: pytest.MonkeyPatch) -> None
     jitted = jax.jit(ale_seeds)(seeds, positions, mask)
     assert calls == []  # no jax Array indexed, inside the callback or out
     assert np.asarray(eager).tolist() == np.asarray(jitted).tolist() == expected
+
+
+def test_a_jax_older_than_the_floor_is_refused_with_the_way_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ale-py 0.12.1's XLA handlers need JAX >= 0.9.1 (0.4.38: no jax.ffi; 0.8.3, 0.9.0:
+    their FFI API version is rejected): an older JAX is one clear ImportError at import."""
+    import importlib
+
+    import jax
+
+    import saber.jax
+
+    assert saber.jax._release("0.10.0rc1") == (0, 10, 0) >= saber.jax.JAX_FLOOR
+    assert saber.jax._release("0.9.1") == saber.jax.JAX_FLOOR
+    assert saber.jax._release(jax.__version__) >= saber.jax.JAX_FLOOR
+    for old in ("0.9.0", "0.4.38"):
+        monkeypatch.setattr(jax, "__version__", old)
+        with pytest.raises(ImportError, match=rf"needs JAX >= 0\.9\.1 .* jax {old}\. Upgrade"):
+            importlib.reload(saber.jax)
+    monkeypatch.undo()
+    importlib.reload(saber.jax)

@@ -84,13 +84,14 @@ def test_pqn_trains_logs_and_saber_eval_plays_it(
         timeout=600,
     )
     out = tmp_path / "pqn"
-    # 50 updates of 16 steps (the loop stops at the first 10-update chunk past 12,000
-    # frames): 800 steps per env, three 250-step episodes each with a reset step between.
+    # The loop stops at the first update that reaches 12,000 frames, not at the end of a
+    # 10-update chunk: 47 updates of 16 steps, 752 steps per env, whose steps 250 and 501
+    # are reset steps (no frame) after 250-step episodes: 4 envs x 4 frames x 750 steps =
+    # 12,000 frames exactly (46 updates: 4 x 4 x 734 = 11,744), 3 episodes per env.
     lines = check_training_log(out / "training.jsonl", num_envs=4, episodes=12)
     summary = json.loads((out / "summary.json").read_text())
-    assert (summary["updates"], summary["episodes"]) == (50, 12)
-    # The reset step after each of the 3 episodes plays no frame.
-    assert summary["frames"] == 4 * 4 * (800 - 3)
+    assert (summary["updates"], summary["episodes"]) == (47, 12)
+    assert summary["frames"] == 4 * 4 * (752 - 2) == 12_000
     assert summary["frames_per_second"] > 0 and "frames/s" in stdout
 
     # What `saber training` makes of the log.

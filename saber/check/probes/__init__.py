@@ -54,13 +54,15 @@ def _one_seed(subject: Subject) -> list[RuleResult]:
 
 
 # What `saber eval` runs before a run: the rules a wrapper above SABER breaks, cheaply
-# (no statistical stickiness, no 18,000-frame timeout play, no action replays).
-# They share one episode (saber.check.subject.ChainedSubject), the frame cap last: its
-# truncation ends the episode.
+# (no statistical stickiness, no 18,000-frame timeout play, no action replays); the
+# rules left out are reported as not probed. The probes share episodes
+# (saber.check.subject.ChainedSubject): the rewards probe right after the start's reset,
+# so that the score it reads in the record is the episode's own; it ends that episode
+# (the record is written at the end), and the frame cap ends the next one.
 QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (_one_seed, ("noop_starts", "fire_start")),
-    (probe_preprocessing, ("frame_skip", "observation", "frame_stack")),
     (probe_rewards, ("raw_rewards", "rollover")),
+    (probe_preprocessing, ("frame_skip", "observation", "frame_stack")),
     (probe_lives, ("life_signal",)),
     (probe_frame_cap, ("frame_cap",)),
 )

@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium.spaces import Discrete
 
 from saber.check.emulator import twin as make_twin
-from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, same, unknown, verdict
+from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 from saber.protocol.settings import NUM_ACTIONS
@@ -29,9 +29,17 @@ from saber.protocol.settings import NUM_ACTIONS
 __all__ = ["probe_actions"]
 
 PROBE_ROM = "boxing"
-CONFIDENCE = 0.99
+CONFIDENCE = 0.99  # a pass: SABER's 0.25 in this interval, at most 2 x TOLERANCE wide
+FAIL_CONFIDENCE = 0.999  # a fail: 0.25 outside this one (a SABER stack: 1 check in 1,000)
 TOLERANCE = 0.06  # the interval must be no wider than 2 x 0.06
-STEPS = 700  # informative steps: a 99% interval about 0.085 wide at p = 0.25
+STEPS = 700  # informative steps at most: a 99% interval about 0.085 wide at p = 0.25
+# The intervals are looked at every LOOK_EVERY informative steps from FIRST_LOOK on, and
+# the probe stops at the first look with a verdict (sticky_decision): at p = 0.25 after
+# about 300 steps, at p = 0 (no sticky actions) at the first look. Looking several times
+# gives more chances to fail a SABER stack by chance than one look would: the fail's
+# stricter interval keeps it at 0.1% a look, at most 1.1% over the 11 looks.
+FIRST_LOOK = 200
+LOOK_EVERY = 50
 SETTLE_STEPS = 3
 NAMES = [ale_py.Action(index).name for index in range(NUM_ACTIONS)]
 
@@ -61,16 +69,7 @@ class _Stepper:
         self.steps += 1
         frames = self.emulator.frames() - before
         self.frame_skip = self.frame_skip or frames
-        ram = ale.getRAM()
-        matches = [
-            (action, repeats)
-            for action in candidates
-            for repeats in range(frames + 1)
-            if same(
-                self.twin.replay(state, [self.previous] * repeats + [action] * (frames - repeats)),
-                ram,
-            )
-        ]
+        matches = self.twin.sticky_matches(state, self.previous, candidates, frames, ale.getRAM())
         if terminated or truncated or frames == 0:
             self._restart()
             return [], frames
@@ -156,7 +155,7 @@ def _sticky(stepper: _Stepper, mapping: dict[int, int], steps: int) -> RuleResul
     masks: Counter[tuple[bool, ...]] = Counter()
     unmatched = 0
     first = stepper.steps
-    while sum(masks.values()) < steps and stepper.steps - first < 3 * steps:
+    while not settled(masks, steps) and stepper.steps - first < 3 * steps:
         # An action other than the one held, so that a repeat shows in the RAM.
         choices = [i for i in indices if mapping[i] != stepper.previous]
         index = choices[int(rng.integers(len(choices)))]
@@ -171,30 +170,66 @@ def _sticky(stepper: _Stepper, mapping: dict[int, int], steps: int) -> RuleResul
             masks[mask] += 1
     if not masks:
         return unknown("sticky_actions", "no step could be matched on the twin emulator")
-    estimate, low, high = repeat_probability(masks)
-    target = SETTINGS.repeat_action_probability
-    ok = low <= target <= high and high - low <= 2 * TOLERANCE
-    measured = f"{estimate:.3f} per frame (99% CI {low:.3f}-{high:.3f})"
     exact = sum(count for mask, count in masks.items() if sum(mask) == 1)
-    evidence = (
+    where = (
         f"{sum(masks.values())} steps on Boxing ({exact} with one repeat count possible, "
         f"{unmatched} unmatched), each replayed on a twin emulator for every number of "
-        "frames the held action could have stuck; maximum likelihood of the per-frame "
-        f"repeat probability, {CONFIDENCE:.0%} likelihood-ratio interval; pass when it "
-        f"holds {target} and is at most {2 * TOLERANCE:.2f} wide"
+        "frames the held action could have stuck"
     )
-    if low <= target <= high and not ok:
-        return unknown("sticky_actions", evidence + " (interval too wide)", measured)
-    return verdict("sticky_actions", ok, measured, evidence)
+    return sticky_rule(masks, where)
 
 
-def repeat_probability(masks: Counter[tuple[bool, ...]]) -> tuple[float, float, float]:
+def sticky_decision(masks: Counter[tuple[bool, ...]]) -> tuple[bool | None, str]:
+    """The verdict the steps so far give: True (pass: SABER's probability in the 99%
+    interval, which is at most ``2 * TOLERANCE`` wide), False (fail: outside the 99.9%
+    interval), or None (neither yet); and the measurement as text."""
+    estimate, low, high = repeat_probability(masks)
+    _, fail_low, fail_high = repeat_probability(masks, FAIL_CONFIDENCE)
+    target = SETTINGS.repeat_action_probability
+    measured = f"{estimate:.3f} per frame (99% CI {low:.3f}-{high:.3f})"
+    if not fail_low <= target <= fail_high:
+        return False, measured + f", {FAIL_CONFIDENCE:.1%} CI {fail_low:.3f}-{fail_high:.3f}"
+    if low <= target <= high and high - low <= 2 * TOLERANCE:
+        return True, measured
+    return None, measured + f", {FAIL_CONFIDENCE:.1%} CI {fail_low:.3f}-{fail_high:.3f}"
+
+
+def sticky_rule(masks: Counter[tuple[bool, ...]], where: str) -> RuleResult:
+    """The ``sticky_actions`` verdict of the steps' masks (see :func:`sticky_decision`)."""
+    decided, measured = sticky_decision(masks)
+    target = SETTINGS.repeat_action_probability
+    evidence = (
+        f"{where}; maximum likelihood of the per-frame repeat probability, likelihood-"
+        f"ratio intervals; pass when the {CONFIDENCE:.0%} one holds {target} and is at "
+        f"most {2 * TOLERANCE:.2f} wide, fail when the {FAIL_CONFIDENCE:.1%} one does not "
+        f"hold it; looked at from {FIRST_LOOK} informative steps, every {LOOK_EVERY}, up "
+        f"to {STEPS}"
+    )
+    if decided is None:
+        return unknown("sticky_actions", evidence + ": neither", measured)
+    return verdict("sticky_actions", decided, measured, evidence)
+
+
+def settled(masks: Counter[tuple[bool, ...]], steps: int = STEPS) -> bool:
+    """Enough informative steps: ``steps`` of them, or, at a look (``FIRST_LOOK`` steps,
+    then every ``LOOK_EVERY``), a verdict (:func:`sticky_decision`)."""
+    count = sum(masks.values())
+    if count >= steps:
+        return True
+    if count < FIRST_LOOK or (count - FIRST_LOOK) % LOOK_EVERY:
+        return False
+    return sticky_decision(masks)[0] is not None
+
+
+def repeat_probability(
+    masks: Counter[tuple[bool, ...]], confidence: float = CONFIDENCE
+) -> tuple[float, float, float]:
     """Maximum-likelihood per-frame repeat probability and its likelihood-ratio interval.
 
     A step of ``F`` frames repeats the held action ``j`` frames with probability
     ``p**j * (1 - p)`` (``j < F``) or ``p**F``; a step whose RAM allows the set ``M`` of
     repeat counts has likelihood ``sum(P(j) for j in M)``. The interval holds the ``p``
-    whose log-likelihood is within ``chi2(1).ppf(CONFIDENCE) / 2`` of the maximum.
+    whose log-likelihood is within ``chi2(1).ppf(confidence) / 2`` of the maximum.
 
     75 steps without a repeat and 25 with one: 25 repeats in 125 draws, p = 0.2:
 
@@ -216,5 +251,5 @@ def repeat_probability(masks: Counter[tuple[bool, ...]]) -> tuple[float, float, 
                     probability += stay if repeats == frames else stay * (1 - grid)
             loglik += count * np.log(probability)
     best = int(np.argmax(loglik))
-    inside = grid[loglik >= loglik[best] - chi2.ppf(CONFIDENCE, 1) / 2]
+    inside = grid[loglik >= loglik[best] - chi2.ppf(confidence, 1) / 2]
     return float(grid[best]), float(inside.min()), float(inside.max())

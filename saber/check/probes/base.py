@@ -26,9 +26,9 @@ SABER: dict[str, str] = {
     "fire_start": "none: no action before the first observation",
     "stuck_timeout": f"{_S.max_frames_without_reward:,} frames without reward",
     "frame_cap": f"{_S.max_episode_frames:,} frames",
-    "raw_rewards": "the emulator's rewards, unclipped",
+    "raw_rewards": "score recorded: the emulator's rewards, unclipped (the agent's may be)",
     "rollover": (
-        f"rewards <= {_S.rollover_threshold:,.0f} corrected "
+        f"score recorded: rewards <= {_S.rollover_threshold:,.0f} corrected "
         f"({_ROLLOVER_EXAMPLE:,.0f} -> {correct_rollover(_ROLLOVER_EXAMPLE, _S.rollover_mode):+,.0f})"
     ),
     "frame_skip": f"{_S.frame_skip} frames per step",

@@ -12,9 +12,13 @@ branches whose SABER-pipeline frame equals the env's newest frame. From them:
 - ``action_set``: each index stepped with all 18 emulator actions as candidates;
 - ``sticky_actions``: maximum likelihood over the repeat counts each step allows (as the
   twin-emulator probe, :mod:`saber.check.probes.actions`);
-- ``raw_rewards``: every step's reward against the followed branch's emulator reward,
-  play going on (at most 400 steps) until a reward outside [-1, 1] shows; pass only
-  when one did (else clipping cannot be told);
+- ``raw_rewards``: the score the env records (``info["saber"]["score"]``) against the
+  sum of the followed branches' emulator rewards, play going on (at most 400 steps)
+  until an emulator reward outside [-1, 1] shows; the record is read where the episode
+  ends, or where one step through the engine seam ends it (the engine's frame counter
+  set to the cap, its reward to 0: :mod:`saber.check.probes.tampered`). Pass only when
+  a reward outside [-1, 1] was in it (else clipping cannot be told). What the agent
+  sees may be clipped: the rule is the score's (docs/protocol.md);
 - ``frame_stack``: the observation's shape and shift;
 - ``life_signal``: no ``lives`` in info, and no end where the follower saw a life lost
   (play goes on, each action held for up to ``LIFE_HOLD_STEPS`` steps in turn, until
@@ -31,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from saber.check.follow import Follower
-from saber.check.probes.actions import CONFIDENCE, NAMES, TOLERANCE, repeat_probability
+from saber.check.probes.actions import NAMES, settled, sticky_rule
 from saber.check.probes.base import SETTINGS, unknown, verdict
 from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
 from saber.check.result import RuleResult
@@ -67,7 +71,8 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     stacks = [stacked_frames(obs)]
     frame_numbers: list[int] = []  # the engine's counter, this episode
     skips: Counter[int] = Counter()  # frames per step, as the engine's counter moved
-    rewards: list[tuple[float, set[float]]] = []
+    rewards: list[tuple[float, set[float]]] = []  # (reported, the branches' emulator rewards)
+    recorded: list[float] = []  # the score of the followed episode, where it ended
     life_loss_ends: list[int] = []
     life_losses = 0
     lost_at: int | None = None
@@ -93,6 +98,9 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         steps_taken[0] += 1
         branches = follower.step(candidates, skip, _newest(obs), reward) if skip >= 2 else []
         if ended:
+            # The record of the followed episode, and the last step's emulator reward.
+            rewards.append((reward, {b.reward for b in branches} if branches else {np.nan}))
+            recorded.extend(_recorded(info))
             # A life lost on the step that ended the episode, the game not over: an end
             # at a life loss. Where the last step cannot be followed, nothing is claimed.
             lives_after = follower.lives() if branches else set()
@@ -133,7 +141,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     masks: Counter[tuple[bool, ...]] = Counter()
     rng = np.random.default_rng(0)
     taken = 0
-    while draws and lost_at is None and sum(masks.values()) < draws and taken < 3 * draws:
+    while draws and lost_at is None and not settled(masks, draws) and taken < 3 * draws:
         held = {previous for _, previous, _ in follower.states}
         # Several states held: any action (the step is not counted).
         choices = [i for i in mapping if mapping[i] not in held] or sorted(mapping)
@@ -151,7 +159,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     # Raw rewards: play on until a reward outside [-1, 1] shows (clipping would hide it).
     extra = 0
     while mapping and lost_at is None and extra < REWARD_STEPS:
-        if any(abs(got) > 1 for got, _ in rewards):
+        if any(abs(r) > 1 for _, options in rewards for r in options):
             break
         index = sorted(mapping)[int(rng.integers(len(mapping)))]
         step(index, [mapping[index]])
@@ -164,6 +172,8 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
             if life_losses or lost_at is not None:
                 break
             step(index, [mapping[index]])
+    if lost_at is None:  # the episode goes on: one step through the seam ends it
+        recorded.extend(_end_by_seam(subject))
     followed = steps_taken[0] - (lost_at is not None and lost_at > 0)
     where = (
         f"{game}, row 0 followed from its seeded reset on a twin emulator, every branch "
@@ -180,7 +190,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
             f"{sum(skips.values())} steps; {where} of that many frames",
         ),
         _observation(where, followed, lost_at),
-        _raw(rewards, where),
+        _raw(rewards, recorded, where, lost_at),
         _stack(np.asarray(obs).shape, stacks[-8:]),
         _lives(lives_in_info, life_losses, life_loss_ends, where, counts_lives),
     ]
@@ -257,19 +267,11 @@ def _action_set(mapping: dict[int, int], where: str, lost_at: int | None) -> Rul
 def _sticky(masks: Counter, where: str, lost_at: int | None, draws: int) -> RuleResult:
     if not masks:
         return unknown("sticky_actions", f"{where}: no informative step{_lost(lost_at)}")
-    estimate, low, high = repeat_probability(masks)
-    target = SETTINGS.repeat_action_probability
-    ok = low <= target <= high and high - low <= 2 * TOLERANCE
-    measured = f"{estimate:.3f} per frame (99% CI {low:.3f}-{high:.3f})"
-    evidence = (
+    return sticky_rule(
+        masks,
         f"{where}; {sum(masks.values())} informative steps (one state held before the "
-        f"step), maximum likelihood of the per-frame repeat probability, {CONFIDENCE:.0%} "
-        f"likelihood-ratio interval; pass when it holds {target} and is at most "
-        f"{2 * TOLERANCE:.2f} wide{_lost(lost_at)}"
+        f"step){_lost(lost_at)}",
     )
-    if low <= target <= high and not ok:
-        return unknown("sticky_actions", evidence + " (interval too wide)", measured)
-    return verdict("sticky_actions", ok, measured, evidence)
 
 
 def _observation(where: str, followed: int, lost_at: int | None) -> RuleResult:
@@ -283,19 +285,64 @@ def _observation(where: str, followed: int, lost_at: int | None) -> RuleResult:
     )
 
 
-def _raw(rewards: list[tuple[float, set[float]]], where: str) -> RuleResult:
-    wrong = [(got, sorted(options)) for got, options in rewards if got not in options]
-    large = [got for got, _ in rewards if abs(got) > 1]
+def _recorded(info: dict[str, Any]) -> list[float]:
+    record = info.get("saber")
+    return [float(record["score"])] if isinstance(record, dict) and "score" in record else []
+
+
+def _end_by_seam(subject: Any) -> list[float]:
+    """End the followed episode with one NOOP step whose engine output has the episode
+    frame counter at SABER's cap and no reward; the score the env records then (empty:
+    no seam, or no record)."""
+    cap = SETTINGS.max_episode_frames
+    assert cap is not None
+
+    def end(handle: Any, frames: Any, rewards: Any, game_over: Any, episode: Any) -> tuple:
+        return handle, frames, rewards * 0, game_over, episode - episode + cap
+
+    with subject.tampered(end) as reached:
+        *_, info = subject.step(0)
+    return _recorded(info) if reached else []
+
+
+def _raw(
+    rewards: list[tuple[float, set[float]]],
+    recorded: list[float],
+    where: str,
+    lost_at: int | None,
+) -> RuleResult:
+    emulator = [options for _, options in rewards]
+    large = any(abs(r) > 1 for options in emulator for r in options)
+    differ = sum(got not in options for got, options in rewards)
+    seen = sorted({r for options in emulator for r in options if not np.isnan(r)})
     evidence = (
-        f"{where}: each step's reward against the emulator rewards of the matching "
-        f"branches; {len(wrong)} differ; rewards seen: {sorted({g for g, _ in rewards})}"
+        f"{where}: the score recorded (info['saber']['score']) against the sum of the "
+        f"matching branches' emulator rewards; emulator rewards seen: {seen}; "
+        f"{differ} steps reported otherwise to the agent (what the agent sees may be "
+        "clipped)" + _lost(lost_at if lost_at is None or lost_at > 0 else None)
     )
-    if wrong:
-        got, options = wrong[0]
-        return verdict("raw_rewards", False, f"{got:+g} reported for {options}", evidence)
+    if not recorded:
+        return unknown("raw_rewards", evidence + ": no record of the score could be read")
+    # A step's emulator reward: the branches' one, or, where they differ, the reported
+    # one if a branch has it (the follower then keeps only the branches that have it).
+    values = [
+        got if got in options else (min(options) if len(options) == 1 else np.nan)
+        for got, options in rewards
+    ]
+    if any(np.isnan(value) for value in values):
+        return unknown(
+            "raw_rewards", evidence + ": a step's emulator reward is not known (branches differ)"
+        )
+    expected = sum(values)
+    score = recorded[0]
+    measured = f"recorded {score:+,.0f} for a raw score of {expected:+,.0f}"
+    if score != expected:
+        return verdict("raw_rewards", False, measured, evidence)
     if not large:
-        return unknown("raw_rewards", evidence + ": none outside [-1, 1], clipping cannot be told")
-    return verdict("raw_rewards", True, "raw", evidence)
+        return unknown(
+            "raw_rewards", evidence + ": none outside [-1, 1], clipping cannot be told", measured
+        )
+    return verdict("raw_rewards", True, f"raw: {score:+,.0f} recorded", evidence)
 
 
 def _lives(in_info: bool, losses: int, ends: list[int], where: str, counted: bool) -> RuleResult:

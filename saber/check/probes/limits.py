@@ -1,9 +1,20 @@
 """The stuck timeout (5 minutes without reward) and the frame cap (100 hours).
 
-**Stuck timeout, measured by play.** Breakout is loaded under the stack and played with
-NOOP: the ball is never launched, so nothing is ever scored and the game never ends.
-The probe counts the emulator's frames until the stack truncates (18,000 frames = 4,500
-steps, about a second), or gives up 2,000 frames later.
+**Stuck timeout, measured by play, twice.** Breakout is loaded under the stack and played
+with NOOP: the ball is never launched, so nothing is scored and the game never ends. The
+rule is 18,000 frames without reward *at any point*, so the probe plays it after a reward
+and from the start of an episode:
+
+1. after a reward: ``LEAD_STEPS`` NOOP steps, then a point written into Breakout's score
+   (the ALE reads it as a reward of +1 on the next step), then NOOP steps: the stack must
+   truncate 18,000 frames after that step, not sooner (a fixed cap counted from the
+   episode's start truncates ``LEAD_STEPS`` steps early) and not later (a timeout whose
+   clock stops at the first reward never truncates);
+2. from the start (only when 1. passed): NOOP steps from a new episode: the stack must
+   truncate at 18,000 frames (a clock that starts at the first reward never does).
+
+Frames are counted by the emulator; each phase gives up 2,000 frames past the timeout.
+What is not probed: a negative reward restarting the clock (Breakout has none).
 
 **Frame cap, measured under advanced clocks.** Playing 21.6 million frames would take
 hours, so the probe advances every counter it knows in the stack: the ALE's episode frame
@@ -11,9 +22,10 @@ counter (rewritten in a saved state: ale-py's own frame cap reads it), saber's c
 counter, and the step counters of Gymnasium ``TimeLimit`` wrappers (scaled by their steps
 per frame, measured on one step). Just after the jump, a point is written into
 Breakout's score so that the step scores (a stuck timeout cannot fire on it). If the
-stack truncates at once, bisection finds the first frame at which it does. What is
-inferred, not measured: that honest play reaches the same counters; a counter the probe
-does not know (a wrapper of another kind counting steps) is not advanced.
+stack truncates at once, the common caps (30 and 5 minutes) are tried first, then
+bisection finds the first frame at which it does. What is inferred, not measured: that
+honest play reaches the same counters; a counter the probe does not know (a wrapper of
+another kind counting steps) is not advanced.
 """
 
 from __future__ import annotations
@@ -29,45 +41,105 @@ __all__ = ["probe_frame_cap", "probe_stuck_timeout"]
 PROBE_ROM = "breakout"
 SCORE_LOW_RAM = 0x4D  # Breakout's score, low two BCD digits (the ALE reads RAM 0xCD)
 PAST_TIMEOUT = 2_000  # frames played beyond SABER's timeout before giving up
+LEAD_STEPS = 100  # NOOP steps before the written point: it lands 400 frames into the episode
+# Caps in common use, tried before bisection (each check costs a restart, about 0.1 s):
+# 30 and 5 minutes of play, and Gymnasium's v4/v5 step limits at 4 frames per step.
+COMMON_CAPS = (108_000, 18_000, 400_000, 432_000)
 
 
-def probe_stuck_timeout(subject: Subject) -> list[RuleResult]:
-    """The ``stuck_timeout`` rule."""
+def _score_point(subject: Subject) -> None:
+    """Add one point to Breakout's score in RAM: the next step's frame reports +1."""
+    ale = subject.emulator.ale
+    low = ale.getRAM()[SCORE_LOW_RAM]
+    digits = (low >> 4) * 10 + (low & 0xF)
+    new = (digits + 1) % 100
+    ale.setRAM(SCORE_LOW_RAM, (new // 10) << 4 | new % 10)
+
+
+def _hold(subject: Subject, limit: int) -> tuple[str | None, int, str | None]:
+    """NOOP steps until the stack ends the episode or ``limit`` frames passed.
+
+    Returns:
+        (how it ended: "truncated", "terminated" or None; frames played, counted by the
+        emulator; a reason the measurement is void, or None).
+    """
     emulator = subject.emulator
-    if emulator is None:
-        return [unknown("stuck_timeout", NO_EMULATOR)]
-    timeout = SETTINGS.max_frames_without_reward
-    assert timeout is not None
-    restart(subject, PROBE_ROM)
-    end = None
+    frames = 0
     step_frames = 0
-    frames = emulator.frames()  # since the game was loaded, the settling step included
-    while frames < timeout + PAST_TIMEOUT:
+    while frames < limit:
         before = emulator.frames()
         _, reward, terminated, truncated, _ = subject.step(0)
         after = emulator.frames()
         # A vector env that resets itself at the end leaves the new episode's count.
-        frames += after - before if after >= before else step_frames
         step_frames = after - before if after >= before else step_frames
+        frames += step_frames
         if reward != 0:
-            return [unknown("stuck_timeout", "the NOOP policy scored on Breakout")]
+            return None, frames, "the NOOP policy scored on Breakout"
         if terminated or truncated:
-            end = "truncated" if truncated else "terminated"
-            break
-    evidence = (
+            return ("truncated" if truncated else "terminated"), frames, None
+    return None, frames, None
+
+
+def _after_reward(subject: Subject, limit: int) -> tuple[str | None, int, int, str | None]:
+    """Phase 1: ``LEAD_STEPS`` NOOP steps, a point written, then NOOP until the end.
+
+    Returns:
+        (how it ended, frames after the rewarded step, the emulator's episode frame at
+        the reward, a reason the measurement is void).
+    """
+    emulator = subject.emulator
+    restart(subject, PROBE_ROM)
+    for _ in range(LEAD_STEPS):
+        _, reward, terminated, truncated, _ = subject.step(0)
+        if reward != 0 or terminated or truncated:
+            return None, 0, 0, "the NOOP steps before the written point scored or ended"
+    _score_point(subject)
+    _, reward, terminated, truncated, _ = subject.step(0)
+    at = emulator.frames()
+    if reward == 0:
+        return None, 0, at, "the point written into Breakout's score gave no reward"
+    if terminated or truncated:
+        return ("truncated" if truncated else "terminated"), 0, at, None
+    end, frames, void = _hold(subject, limit)
+    return end, frames, at, void
+
+
+def probe_stuck_timeout(subject: Subject) -> list[RuleResult]:
+    """The ``stuck_timeout`` rule: after a reward, then from the start (see the module doc)."""
+    if subject.emulator is None:
+        return [unknown("stuck_timeout", NO_EMULATOR)]
+    timeout = SETTINGS.max_frames_without_reward
+    assert timeout is not None
+    limit = timeout + PAST_TIMEOUT
+    how = (
         f"Breakout under the stack, NOOP steps (the ball is never launched: no reward, no "
-        f"game over), frames counted by the emulator: {frames:,}"
+        f"game over), frames counted by the emulator; after a reward: {LEAD_STEPS} NOOP "
+        "steps, a point written into the score (+1 on the next step), then NOOP steps; "
+        "not probed: a negative reward restarting the clock (Breakout has none)"
     )
-    if end is None:
-        return [verdict("stuck_timeout", False, f"none in {frames:,} frames", evidence)]
-    return [
-        verdict(
-            "stuck_timeout",
-            end == "truncated" and frames == timeout,
-            f"{end} at {frames:,} frames",
-            evidence,
-        )
-    ]
+    end, frames, at, void = _after_reward(subject, limit)
+    if void is not None:
+        return [unknown("stuck_timeout", f"{how}: {void}")]
+    after = (
+        f"{end} {frames:,} frames after a reward (at frame {at:,})"
+        if end
+        else f"none in {frames:,} frames after a reward (at frame {at:,})"
+    )
+    if end != "truncated" or frames != timeout:
+        return [verdict("stuck_timeout", False, after, how + "; from the start: not probed")]
+    restart(subject, PROBE_ROM)
+    start_frames = subject.emulator.frames()  # the settling step, since the game loaded
+    end, frames, void = _hold(subject, limit - start_frames)
+    frames += start_frames
+    if void is not None:
+        return [unknown("stuck_timeout", f"{how}: {void}")]
+    start = (
+        f"{end} at {frames:,} frames from the start"
+        if end
+        else f"none in {frames:,} frames from the start"
+    )
+    ok = end == "truncated" and frames == timeout
+    return [verdict("stuck_timeout", ok, f"{after}; {start}", how)]
 
 
 class _Clock:
@@ -101,11 +173,7 @@ class _Clock:
             self._start()
         self.trials += 1
         self.advanced = self.emulator.set_frame_clocks(frame, self.rates)
-        ale = self.emulator.ale
-        low = ale.getRAM()[SCORE_LOW_RAM]
-        digits = (low >> 4) * 10 + (low & 0xF)
-        new = (digits + 1) % 100
-        ale.setRAM(SCORE_LOW_RAM, (new // 10) << 4 | new % 10)
+        _score_point(self.subject)
         first_reward = 0.0
         for step in range(steps):
             _, reward, terminated, truncated, _ = self.subject.step(0)
@@ -152,6 +220,18 @@ def probe_frame_cap(subject: Subject) -> list[RuleResult]:
     low, high = 0, start  # the step from `low` does not truncate; from `high` it does
     if clock.truncates(low)[0]:
         return [verdict("frame_cap", False, f"truncated at {skip} frames", how)]
+    # A common cap first: truncating from cap - skip and not from cap - 2 * skip pins it.
+    for cap_tried in COMMON_CAPS:
+        edge = (cap_tried - skip) // skip * skip
+        if not low < edge - skip < edge < high:
+            continue
+        if not clock.truncates(edge)[0]:
+            low = edge
+        elif clock.truncates(edge - skip)[0]:
+            high = edge - skip
+        else:
+            low, high = edge - skip, edge
+            break
     while high - low > skip:
         middle = (low + high) // 2 // skip * skip
         if clock.truncates(middle)[0]:
@@ -159,5 +239,7 @@ def probe_frame_cap(subject: Subject) -> list[RuleResult]:
         else:
             low = middle
     measured = f"truncated at {high + skip:,} frames"
-    evidence = f"{how}; {clock.trials} jumps, bisection to one step{inferred}"
+    evidence = (
+        f"{how}; {clock.trials} jumps (common caps first, then bisection) to one step{inferred}"
+    )
     return [verdict("frame_cap", False, measured, evidence)]

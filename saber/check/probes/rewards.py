@@ -1,29 +1,56 @@
-"""Raw rewards and the rollover correction, through the stack's own rewards.
+"""Raw rewards and the rollover correction, in the score the stack records.
 
-Asterix keeps its score in 6 BCD digits at RAM 0xDE-0xE0. The probe loads Asterix under
-the stack, writes 999,900 into the score (the ALE reads the jump as a reward of
-+999,900) and plays random actions until the score wraps past 1,000,000: the emulator then
-reports the gain minus 1,000,000 (a real rollover, made by the game's own code). Every
-step's true gain is read from the score in RAM; the stack must report each gain as is
-(raw: no clipping) and the wrapped one corrected (``r + 10**ceil(log10(-r))``).
+The rule (docs/protocol.md): what the agent sees may be clipped, scaled or normalized (a
+training choice); the *score* must be the sum of the emulator's raw rewards, rollovers
+corrected. Where the stack records its episode scores, that record is the score:
+``info["saber"]["score"]`` (saber's envs), ``info["episode"]["r"]`` (Gymnasium's
+``RecordEpisodeStatistics``, SB3's ``Monitor``). Every record the stack writes is
+checked; a stack that records none scores by the sum of the rewards it reports, and
+those are checked.
+
+Everything is provoked through the emulator under the stack, in one short episode of
+Asterix (6 BCD score digits at RAM 0xDE-0xE0), so that no verdict waits on play:
+
+1. 999,950 is written into the score: the next step reports the jump, +999,950 (a raw
+   reward far outside [-1, 1], which any clipping or scaling changes);
+2. the score is written as the game's own code writes it when a +100 gain carries it past
+   999,999 (000,050): the ALE reports -999,900, a rollover whose true gain is +100;
+3. the episode is ended through its frame counters (as the frame-cap probe advances
+   them: the ALE's episode counter, saber's core counter, ``TimeLimit`` step counters,
+   to SABER's cap), so that the stack writes its record.
+
+Each step's true gain is read from the score in RAM. The record must equal the sum of the
+true gains since the episode began (the wrap counted +100); the rewards reported, where
+they are the score, must equal each step's gain.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from gymnasium.spaces import Discrete
+import contextlib
+from typing import Any
 
-from saber.check.probes.base import NO_EMULATOR, restart, unknown, verdict
+import numpy as np
+
+from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["probe_rewards"]
+__all__ = ["probe_rewards", "recorded_scores"]
 
 PROBE_ROM = "asterix"
 SCORE_RAM = (0xDE - 0x80, 0xDF - 0x80, 0xE0 - 0x80)  # BCD, most significant first
-START_SCORE = (0x99, 0x99, 0x00)  # 999,900
-WRAP = 1_000_000
-MAX_STEPS = 3_000
+JUMP = 999_950  # written into the score: the next step reports it as one raw reward
+WRAP = 1_000_000  # a 6-digit score wraps here: the ALE reports ``gain - WRAP``
+# The gain the written wrap stands for: 999,950 + 100 -> 000,050. A score left at 000,000
+# would make the uncorrected sum (+999,950 - 999,950) equal a clipped one (+1 - 1).
+WRAP_GAIN = 100
+RULES = ("raw_rewards", "rollover")
+END_STEPS = 3  # NOOP steps after the counters jump to SABER's cap, for the stack to end
+WHERE = (
+    "Asterix under the stack: 999,950 written into its score (the next step reports "
+    "+999,950), then the wrap a +100 gain makes (000,050: the ALE reports -999,900), then "
+    "the episode ended through its frame counters"
+)
 
 
 def _score(ram: np.ndarray) -> int:
@@ -34,61 +61,162 @@ def _score(ram: np.ndarray) -> int:
     return value
 
 
+def _write_score(ale: Any, value: int) -> None:
+    digits = f"{value:06d}"
+    for index, address in enumerate(SCORE_RAM):
+        pair = digits[2 * index : 2 * index + 2]
+        ale.setRAM(address, int(pair[0]) << 4 | int(pair[1]))
+
+
+def _points(value: float) -> str:
+    """Points as text, signed, whole numbers in full (``+1,000,000``, ``-0.5``)."""
+    return f"{value:+,.0f}" if float(value).is_integer() else f"{value:+,g}"
+
+
+def recorded_scores(info: dict[str, Any]) -> dict[str, float]:
+    """The episode scores a stack recorded in a step's info, by where they were found."""
+    found = {}
+    saber = info.get("saber")
+    if isinstance(saber, dict) and "score" in saber:
+        found['info["saber"]["score"]'] = float(saber["score"])
+    episode = info.get("episode")
+    if isinstance(episode, dict) and "r" in episode:
+        found['info["episode"]["r"]'] = float(episode["r"])
+    return found
+
+
+class _Play:
+    """The probe's steps: what the stack reported, against the score's gain in RAM."""
+
+    def __init__(self, subject: Subject) -> None:
+        self.subject = subject
+        self.ale = subject.emulator.ale
+        self.score = _score(self.ale.getRAM())
+        self.true_total = self.score  # gains since the game was loaded (its score was 0)
+        self.steps: list[tuple[str, int, float]] = []  # (what, true gain, reported)
+        self.ended = False
+        self.info: dict[str, Any] = {}
+
+    def step(self, what: str, action: int = 0) -> None:
+        _, reward, terminated, truncated, info = self.subject.step(action)
+        after = _score(self.ale.getRAM())
+        gain = after - self.score + (WRAP if after < self.score else 0)
+        self.score = after
+        self.true_total += gain
+        self.steps.append((what, gain, reward))
+        self.ended = terminated or truncated
+        self.info = info
+
+
 def probe_rewards(subject: Subject) -> list[RuleResult]:
-    """The ``raw_rewards`` and ``rollover`` rules."""
+    """The ``raw_rewards`` and ``rollover`` rules (see the module doc)."""
     emulator = subject.emulator
     if emulator is None:
         return [unknown("raw_rewards", NO_EMULATOR), unknown("rollover", NO_EMULATOR)]
-    space = subject.action_space
-    actions = space.n if isinstance(space, Discrete) else 1
     restart(subject, PROBE_ROM)
-    ale = emulator.ale
-    before = _score(ale.getRAM())  # the first step's gain is the jump written here
-    for address, value in zip(SCORE_RAM, START_SCORE, strict=True):
-        ale.setRAM(address, value)
-    rng = np.random.default_rng(0)
-    mismatches: list[tuple[int, float]] = []
-    checked = 0
-    rollover: tuple[int, float] | None = None
-    ended = False
-    for _ in range(MAX_STEPS):
-        _, reward, terminated, truncated, _ = subject.step(int(rng.integers(actions)))
-        after = _score(ale.getRAM())
-        if after < before:
-            rollover = (after - before + WRAP, reward)
-            break
-        if after != before:
-            checked += 1
-            if reward != after - before:
-                mismatches.append((after - before, reward))
-        before = after
-        if terminated or truncated:
-            ended = True
-            break
-    where = "Asterix under the stack, score set to 999,900 through RAM, random actions"
-    if checked == 0:
-        raw = unknown("raw_rewards", where + ": no step scored")
-    else:
-        gain, got = mismatches[0] if mismatches else (0, 0.0)
-        raw = verdict(
-            "raw_rewards",
-            not mismatches,
-            f"{got:+,g} reported for a gain of {gain:+,}" if mismatches else "raw",
-            f"{where}: {checked} scoring steps, {len(mismatches)} reported otherwise than "
-            "the score's gain in RAM",
+    play = _Play(subject)
+    ale = play.ale
+    counters = subject.step_counters
+    before_steps = [wrapper._elapsed_steps for wrapper in counters]
+    before_frames = emulator.frames()
+    _write_score(ale, JUMP)
+    play.step("jump")
+    skip = emulator.frames() - before_frames
+    if play.ended:
+        return [unknown(rule, f"{WHERE}: the episode ended at the jump") for rule in RULES]
+    _write_score(ale, (play.score + WRAP_GAIN) % WRAP)
+    wrapped = play.score + WRAP_GAIN >= WRAP
+    play.step("wrap")
+    if not wrapped or play.steps[-1][1] < WRAP_GAIN:
+        return [unknown(rule, f"{WHERE}: the written score did not wrap") for rule in RULES]
+    if not play.ended and skip > 0:
+        cap = SETTINGS.max_episode_frames
+        assert cap is not None
+        rates = [
+            (wrapper, (wrapper._elapsed_steps - count) / (2 * skip))
+            for wrapper, count in zip(counters, before_steps, strict=True)
+        ]
+        # An unknown state layout leaves the counters: the episode may still end by itself.
+        with contextlib.suppress(RuntimeError):
+            emulator.set_frame_clocks(cap, rates)
+        for _ in range(END_STEPS):
+            play.step("end")
+            if play.ended:
+                break
+    return _verdicts(play)
+
+
+def _verdicts(play: _Play) -> list[RuleResult]:
+    jump_gain, jump_reported = play.steps[0][1], play.steps[0][2]
+    wrap_gain, wrap_reported = play.steps[1][1], play.steps[1][2]
+    records = recorded_scores(play.info) if play.ended else {}
+    reported = (
+        f"rewards reported: {_points(jump_reported)} for the jump's gain {jump_gain:+,}, "
+        f"{_points(wrap_reported)} for the wrap's gain {wrap_gain:+,}"
+    )
+    if records:
+        expected = play.true_total
+        raw_ok: list[str] = []
+        raw_bad: list[str] = []
+        wrap_bad: list[str] = []
+        for where, score in records.items():
+            # The record, read as the raw sum with the wrap counted some other way.
+            counted_wrap = score - (expected - wrap_gain)
+            if score == expected:
+                raw_ok.append(where)
+            elif counted_wrap in (wrap_gain - WRAP, 0.0):  # left as is, or dropped
+                raw_ok.append(where)
+                wrap_bad.append(f"{where} counts the wrap as {_points(counted_wrap)}")
+            else:
+                raw_bad.append(f"{where} = {_points(score)}")
+        evidence = (
+            f"{WHERE}; the score recorded against the sum of the score's gains in RAM since "
+            f"the game was loaded, {expected:+,} (the wrap counted +{wrap_gain}); records "
+            f"found: {', '.join(f'{k} = {_points(v)}' for k, v in records.items())}; {reported} "
+            "(what the agent sees may be clipped or scaled)"
         )
-    if rollover is None:
-        why = "the episode ended" if ended else f"{MAX_STEPS:,} steps passed"
-        return [raw, unknown("rollover", f"{where}: {why} before the score wrapped")]
-    gain, got = rollover
-    emulator_reward = gain - WRAP
-    return [
-        raw,
-        verdict(
-            "rollover",
-            got == gain,
-            f"{got:+,g} reported",
-            f"{where}: the score wrapped; the emulator's reward {emulator_reward:+,}, the "
-            f"true gain {gain:+,}",
-        ),
-    ]
+        if raw_bad:
+            measured = f"recorded {'; '.join(raw_bad)} for a raw score of {expected:+,}"
+            return [
+                verdict("raw_rewards", False, measured, evidence),
+                unknown("rollover", evidence + ": the score recorded is not raw", measured),
+            ]
+        raw = verdict("raw_rewards", True, "raw in " + ", ".join(raw_ok), evidence)
+        if wrap_bad:
+            return [raw, verdict("rollover", False, "; ".join(wrap_bad), evidence)]
+        return [raw, verdict("rollover", True, f"+{wrap_gain} recorded for the wrap", evidence)]
+    # No record: the score is the sum of the rewards the stack reports.
+    why = (
+        "the episode ended without a record of its score"
+        if play.ended
+        else "the episode did not end (no record of its score could be read)"
+    )
+    evidence = (
+        f"{WHERE}; {why}: the score is the sum of the rewards reported, each against the "
+        f"score's gain in RAM; {reported}"
+    )
+    raw_steps = [(gain, got) for what, gain, got in play.steps if what != "wrap"]
+    wrong = [(gain, got) for gain, got in raw_steps if got != gain]
+    if wrong:
+        gain, got = wrong[0]
+        measured = f"{_points(got)} reported for a gain of {gain:+,}"
+        raw = verdict("raw_rewards", False, measured, evidence)
+    else:
+        raw = verdict("raw_rewards", True, "raw (rewards reported)", evidence)
+    rollover = verdict(
+        "rollover",
+        wrap_reported == wrap_gain,
+        f"{_points(wrap_reported)} reported",
+        evidence + f"; the emulator's reward {wrap_gain - WRAP:+,}, the true gain {wrap_gain:+,}",
+    )
+    if not play.ended and (wrong or wrap_reported != wrap_gain):
+        # Rewards transformed, and the episode's end, where a record would show, not reached.
+        reason = (
+            evidence
+            + ": the rewards reported are not the score; whether the stack records a raw score could not be seen"
+        )
+        return [
+            unknown("raw_rewards", reason, raw.measured),
+            unknown("rollover", reason, rollover.measured),
+        ]
+    return [raw, rollover]

@@ -14,9 +14,11 @@ there, the JAX analogue of what the Gymnasium probes write into the emulator:
   env's own (about 27 trials, each a reset and a step).
 - ``rollover``: the same seeded episode played twice with the same actions, the second
   time with each positive engine reward ``r`` turned into ``r - 1,000,000``, which is
-  what the ALE reports when the gain carries the score past 999,999 (a real rollover,
-  which the Gymnasium probe makes the game's own code produce). The env must report the
-  same rewards both times.
+  what the ALE reports when the gain carries the score past 999,999 (as the Gymnasium
+  probe has the emulator report it). Each time the episode is ended by one more step
+  with the engine's frame counter at the cap and no reward, and the score the env
+  records (``info["saber"]["score"]``) must be the same both times: the score is the
+  rule's, what the agent sees may be clipped (docs/protocol.md).
 
 Inferred, not measured: that the engine's counter and rewards take these values in play
 (they are the ALE's own, measured on real ROMs by the Gymnasium probes).
@@ -103,49 +105,85 @@ def probe_rollover_tampered(subject: Any) -> list[RuleResult]:
     """The ``rollover`` rule (see the module doc)."""
     rng = np.random.default_rng(0)
     actions = rng.integers(int(subject.action_space.n), size=MAX_STEPS).tolist()
-    plain = _play(subject, actions, None)
-    assert plain is not None  # None only where a tamper did not reach the engine
+    played = _play(subject, actions, None)
+    if played is None:
+        return [unknown("rollover", NO_SEAM)]
+    plain, plain_score = played
     if not any(reward > 0 for reward in plain):
         return [unknown("rollover", f"{subject.rom_id}: no positive reward to wrap")]
     wrapped_steps = [i for i, reward in enumerate(plain) if reward > 0]
-    tampered = _play(subject, actions[: len(plain)], wrapped_steps)
-    if tampered is None:
+    played = _play(subject, actions[: len(plain)], wrapped_steps)
+    if played is None:
         return [unknown("rollover", NO_SEAM)]
+    tampered, tampered_score = played
     differ = [(i, plain[i], tampered[i]) for i in range(len(plain)) if plain[i] != tampered[i]]
     evidence = (
         f"{subject.rom_id} (the env's own game), one seeded episode of {len(plain)} random "
-        f"steps played twice; the second time each positive engine reward r turned into "
+        f"steps played twice, each ended by one step with the engine's frame counter at "
+        f"the cap and no reward; the second time each positive engine reward r turned into "
         f"r - {WRAP:,} (what the ALE reports when the score wraps past {WRAP - 1:,}) at "
-        f"steps {wrapped_steps}; {len(differ)} rewards differ; inferred, not measured: that "
-        "the ALE reports a wrap so (its own reward, measured by the Gymnasium probe)"
+        f"steps {wrapped_steps}; scores recorded (info['saber']['score']): "
+        f"{_text(plain_score)} plain, {_text(tampered_score)} wrapped; {len(differ)} rewards "
+        "reported to the agent differ (what the agent sees may be clipped); inferred, not "
+        "measured: that the ALE reports a wrap so (its own reward, measured by the "
+        "Gymnasium probe)"
     )
-    if differ:
-        step, expected, got = differ[0]
-        measured = f"{got:+,g} reported for a wrapped {expected:+,g} (step {step})"
+    if plain_score is None or tampered_score is None:
+        return [unknown("rollover", evidence + ": no record of the score could be read")]
+    if tampered_score != plain_score:
+        measured = (
+            f"recorded {_text(tampered_score)} with {len(wrapped_steps)} wrapped rewards, "
+            f"{_text(plain_score)} without"
+        )
         return [verdict("rollover", False, measured, evidence)]
-    measured = f"{len(wrapped_steps)} wrapped rewards reported as their gains"
+    measured = f"{len(wrapped_steps)} wrapped rewards recorded as their gains"
     return [verdict("rollover", True, measured, evidence)]
 
 
-def _play(subject: Any, actions: list[int], wrap_at: list[int] | None) -> list[float] | None:
+def _text(score: float | None) -> str:
+    """A recorded score as text: whole points in full (``-1,999,960``), or "none"."""
+    if score is None:
+        return "none"
+    return f"{score:+,.0f}" if float(score).is_integer() else f"{score:+,g}"
+
+
+def _play(
+    subject: Any, actions: list[int], wrap_at: list[int] | None
+) -> tuple[list[float], float | None] | None:
     """The env's rewards over ``actions`` from ``reset(seed=0)``, the engine's reward
-    wrapped at the steps ``wrap_at`` (None: untouched); until ``REWARDED_STEPS``
-    positive rewards or the episode's end. None: no seam to tamper with."""
+    wrapped at the steps ``wrap_at`` (None: untouched), until ``REWARDED_STEPS``
+    positive rewards or the episode's end; then the score the env records, the episode
+    ended where it had not by one step at the cap (None: no record). None: no seam to
+    tamper with."""
+    cap = SETTINGS.max_episode_frames
+    assert cap is not None
     subject.reset(seed=0)
     rewards: list[float] = []
+    info: dict[str, Any] = {}
+    ended = False
 
     def wrap(handle: Any, frames: Any, engine_rewards: Any, game_over: Any, episode: Any) -> tuple:
         return handle, frames, engine_rewards - WRAP * (engine_rewards > 0), game_over, episode
 
+    def end(handle: Any, frames: Any, engine_rewards: Any, game_over: Any, episode: Any) -> tuple:
+        return handle, frames, engine_rewards * 0, game_over, episode - episode + cap
+
     for step, action in enumerate(actions):
         if wrap_at is not None and step in wrap_at:
             with subject.tampered(wrap) as reached:
-                _, reward, terminated, truncated, _ = subject.step(action)
+                _, reward, terminated, truncated, info = subject.step(action)
             if not reached:
                 return None
         else:
-            _, reward, terminated, truncated, _ = subject.step(action)
+            _, reward, terminated, truncated, info = subject.step(action)
         rewards.append(reward)
-        if sum(r > 0 for r in rewards) >= REWARDED_STEPS or terminated or truncated:
+        ended = terminated or truncated
+        if sum(r > 0 for r in rewards) >= REWARDED_STEPS or ended:
             break
-    return rewards
+    if not ended:
+        with subject.tampered(end) as reached:
+            *_, info = subject.step(0)
+        if not reached:
+            return None
+    record = info.get("saber")
+    return rewards, float(record["score"]) if isinstance(record, dict) else None
