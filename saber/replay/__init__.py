@@ -8,6 +8,7 @@ harness records a replay of every episode it plays (:mod:`saber.harness.replays`
 from __future__ import annotations
 
 from saber.replay.dataset import RecordedEpisode, recorded_episode, recorded_episodes
+from saber.replay.export import export_minari
 from saber.replay.simulate import Resimulation, Transition, replay_settings
 from saber.replay.verify import (
     CHECKED_FIELDS,
@@ -25,6 +26,7 @@ __all__ = [
     "Transition",
     "VerifyResult",
     "check_episode",
+    "export_minari",
     "recorded_episode",
     "recorded_episodes",
     "replay_settings",
