@@ -389,7 +389,7 @@ def test_no_worker_outlives_a_parent_killed_outright(tmp_path: Path) -> None:
     environment = {**os.environ, "SABER_TEST_PID_DIR": str(pids)}
     process = subprocess.Popen(command, cwd=REPO, env=environment, stderr=subprocess.PIPE)
     try:
-        assert _wait_for(lambda: len(list(pids.iterdir())) == 2, 120), "the policies never ran"
+        assert _wait_for(lambda: len(list(pids.iterdir())) == 2, 300), "the policies never ran"
         workers = [int(path.name) for path in pids.iterdir()]
         assert all(_alive(pid) for pid in workers) and process.pid not in workers
         process.kill()  # kill -9 of saber eval while both policies hang
@@ -409,18 +409,24 @@ def test_two_sigterms_in_a_row_still_stop_cleanly_with_143(
                "--workers", "2", "--envs-per-worker", "2", "--out", str(out), "--no-report"]  # fmt: skip
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=group)
     episodes = out / EPISODES_FILE
-    assert _wait_for(lambda: episodes.exists() and len(episodes.read_text().splitlines()) >= 1, 120)
+    try:
+        assert _wait_for(
+            lambda: episodes.exists() and len(episodes.read_text().splitlines()) >= 1, 300
+        ), "no episode finished"
 
-    def terminate() -> None:
-        if group:  # a batch system stopping the job: the whole process group
-            os.killpg(process.pid, signal.SIGTERM)
-        else:
-            process.send_signal(signal.SIGTERM)
+        def terminate() -> None:
+            if group:  # a batch system stopping the job: the whole process group
+                os.killpg(process.pid, signal.SIGTERM)
+            else:
+                process.send_signal(signal.SIGTERM)
 
-    terminate()
-    time.sleep(delay)
-    terminate()
-    _, stderr = process.communicate(timeout=60)
+        terminate()
+        time.sleep(delay)
+        terminate()
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
     assert process.returncode == 143, stderr
     assert "Terminated (SIGTERM). Finished episodes are in" in stderr
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
