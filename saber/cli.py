@@ -47,6 +47,41 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def _stops_cleanly_on_sigterm(command: F) -> F:
+    """Ctrl-C and SIGTERM end the command with one line and 130 or 143 (128 + the signal).
+
+    The SIGTERM handler stays for the whole command (the report included), not only while
+    ``evaluate()`` runs, and it acts once (:func:`saber.harness.evaluate.terminate_once`):
+    a second SIGTERM must not kill the process in the middle of its clean stop.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import signal
+        import sys
+
+        from saber.harness.evaluate import Terminated, terminate_once
+
+        previous = signal.signal(signal.SIGTERM, terminate_once())
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as interrupt:
+            terminated = isinstance(interrupt, Terminated)
+            if terminated:
+                previous = signal.SIG_IGN  # exiting: a later SIGTERM must not kill it halfway
+            click.echo(
+                f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished "
+                f"episodes are in {kwargs['out'] / 'episodes.jsonl'}; run the same command "
+                "to resume.",
+                err=True,
+            )
+            sys.exit(143 if terminated else 130)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def _output_file(flag: str, name: str, help: str) -> Callable[[F], F]:
     """A FILE option that a command writes to."""
     path = click.Path(dir_okay=False, writable=True, path_type=Path)
@@ -523,6 +558,7 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     "verify can check every score and saber replay film any episode.",
 )
 @_saber_errors_as_messages
+@_stops_cleanly_on_sigterm
 def eval_command(
     agent: str,
     games: str,
@@ -553,57 +589,6 @@ def eval_command(
     report is written to OUT/report.json and OUT/report.md and printed. The exit status
     is 1 when any episode ended as a failure.
     """
-    arguments = dict(locals())
-    import signal
-    import sys
-
-    from saber.harness.evaluate import terminate_once
-
-    # For the whole command (the report included), not only while evaluate() runs: a
-    # second SIGTERM must not kill the process in the middle of its clean stop.
-    previous = signal.signal(signal.SIGTERM, terminate_once())
-    try:
-        _eval(**arguments)
-    except KeyboardInterrupt as interrupt:
-        from saber.harness.evaluate import Terminated
-
-        terminated = isinstance(interrupt, Terminated)
-        if terminated:
-            previous = signal.SIG_IGN  # exiting: a later SIGTERM must not kill it halfway
-        click.echo(
-            f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished episodes "
-            f"are in {out / 'episodes.jsonl'}; run the same command to resume.",
-            err=True,
-        )
-        sys.exit(143 if terminated else 130)  # 128 + the signal's number, as shells report
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _eval(
-    agent: str,
-    games: str,
-    episodes: int,
-    out: Path,
-    run_name: str | None,
-    workers: int | None,
-    envs_per_worker: int,
-    base_seed: int,
-    unit_timeout: float,
-    backend: str,
-    address: str | None,
-    dask_timeout: float,
-    tls_ca_file: str | None,
-    tls_cert: str | None,
-    tls_key: str | None,
-    env_option: tuple[str, ...],
-    allow_non_saber: bool,
-    progress: bool | None,
-    write_report: bool,
-    video: int,
-    replays: bool,
-) -> None:
-    """``saber eval``'s work, under its SIGTERM handler."""
     import sys
 
     from saber.harness import Dask, Inline, Processes, evaluate
