@@ -36,12 +36,50 @@ def _saber_errors_as_messages(command: F) -> F:
 
 
 def _write(path: Path, text: str) -> Path:
+    """Write a file whole or not at all (a full disk leaves no half file)."""
+    from saber.protocol.rundir import write_atomically
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomically(path, text)
     except OSError as error:
-        raise click.ClickException(f"Cannot write {path}: {error.strerror}") from error
+        raise click.ClickException(f"Cannot write {path}: {error.strerror or error}") from error
     return path
+
+
+def _stops_cleanly_on_sigterm(command: F) -> F:
+    """Ctrl-C and SIGTERM end the command with one line and 130 or 143 (128 + the signal).
+
+    The SIGTERM handler stays for the whole command (the report included), not only while
+    ``evaluate()`` runs, and it acts once (:func:`saber.harness.evaluate.terminate_once`):
+    a second SIGTERM must not kill the process in the middle of its clean stop.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import signal
+        import sys
+
+        from saber.harness.evaluate import Terminated, terminate_once
+
+        previous = signal.signal(signal.SIGTERM, terminate_once())
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as interrupt:
+            terminated = isinstance(interrupt, Terminated)
+            if terminated:
+                previous = signal.SIG_IGN  # exiting: a later SIGTERM must not kill it halfway
+            click.echo(
+                f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished "
+                f"episodes are in {kwargs['out'] / 'episodes.jsonl'}; run the same command "
+                "to resume.",
+                err=True,
+            )
+            sys.exit(143 if terminated else 130)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _output_file(flag: str, name: str, help: str) -> Callable[[F], F]:
@@ -542,7 +580,15 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     'every frame in colour (needs pip install "saber-ale[video]", or from a checkout '
     'pip install ".[video]").',
 )
+@click.option(
+    "--replays/--no-replays",
+    default=True,
+    show_default=True,
+    help="Record each episode's replay (OUT/replays/, a few kB per episode) so that saber "
+    "verify can check every score and saber replay film any episode.",
+)
 @_saber_errors_as_messages
+@_stops_cleanly_on_sigterm
 def eval_command(
     agent: str,
     agent_name: str | None,
@@ -565,6 +611,7 @@ def eval_command(
     progress: bool | None,
     write_report: bool,
     video: int,
+    replays: bool,
 ) -> None:
     """Evaluate an agent under the SABER protocol: --episodes per game, resumable.
 
@@ -611,35 +658,32 @@ def eval_command(
             f"({chosen}; a variable you set wins)",
             err=True,
         )
-    try:
-        result = evaluate(
-            agent,
-            games,
-            episodes,
-            out=out,
-            backend=runs_on,
-            envs_per_worker=envs_per_worker,
-            base_seed=base_seed,
-            agent=agent_name,
-            run=run_name,
-            env_options=_env_options(env_option),
-            allow_non_saber=allow_non_saber,
-            progress=progress,
-            command=sys.argv,
-            video=video,
-            unit_timeout=unit_timeout,
-            on_message=lambda message: click.echo(message, err=True),
-        )
-    except KeyboardInterrupt as interrupt:
-        from saber.harness.evaluate import Terminated
+    result = evaluate(
+        agent,
+        games,
+        episodes,
+        out=out,
+        backend=runs_on,
+        envs_per_worker=envs_per_worker,
+        base_seed=base_seed,
+        agent=agent_name,
+        run=run_name,
+        env_options=_env_options(env_option),
+        allow_non_saber=allow_non_saber,
+        progress=progress,
+        command=sys.argv,
+        video=video,
+        replays=replays,
+        unit_timeout=unit_timeout,
+        on_message=lambda message: click.echo(message, err=True),
+    )
+    _finish_eval(result, out, write_report)
+    if result.failed:
+        sys.exit(1)
 
-        terminated = isinstance(interrupt, Terminated)
-        click.echo(
-            f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished episodes "
-            f"are in {out / 'episodes.jsonl'}; run the same command to resume.",
-            err=True,
-        )
-        sys.exit(143 if terminated else 130)  # 128 + the signal's number, as shells report
+
+def _finish_eval(result: Any, out: Path, write_report: bool) -> None:
+    """What ``saber eval`` says and writes once the episodes are done."""
     rate = result.frames / result.seconds if result.seconds else 0.0
     click.echo(
         f"{result.new_episodes} new episodes in {result.seconds:,.1f} s ({rate:,.0f} frames/s); "
@@ -659,8 +703,94 @@ def eval_command(
     summary = result.summary()
     recovered = f" ({summary['recovered']} after a retry)" if summary["recovered"] else ""
     click.echo(f"{result.finished} finished{recovered}, {len(result.failed)} failed", err=True)
-    if result.failed:
+
+
+@main.command("verify")
+@click.argument(
+    "run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Verify N episodes drawn at random (the same --seed draws the same ones) "
+    "[default: every finished episode].",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the --sample draw.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Worker processes [default: one per core]; 0 verifies in this process.",
+)
+@_saber_errors_as_messages
+def verify_command(run_dir: Path, sample: int | None, seed: int, workers: int | None) -> None:
+    """Replay the recorded episodes of RUN (a saber eval directory) and check each record.
+
+    Each episode is played again from its seed and its recorded actions, without the
+    policy, in a fresh env with the run's settings; its score, score_5min, score_30min,
+    frames, steps and end must equal the record's exactly. Prints one line per mismatch
+    (game, episode, field), then a summary. Exit status 0 only when every checked
+    episode matches. It proves that the recorded play produces the scores; not that a
+    given policy produced the play.
+    """
+    import sys
+
+    from saber.replay import verify_run
+
+    result = verify_run(run_dir, sample=sample, seed=seed, workers=workers)
+    for line in result.lines():
+        click.echo(line)
+    for note in result.versions:
+        click.echo(f"note: {note}", err=True)
+    click.echo(result.summary(), err=True)
+    if not result.ok:
         sys.exit(1)
+
+
+@main.command("replay")
+@click.argument(
+    "run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("--game", required=True, help="The game (any spelling).")
+@click.option("--episode", required=True, type=click.IntRange(min=0), help="The episode's index.")
+@_output_file(
+    "--video",
+    "video_out",
+    "Film the episode into this MP4 file: every emulator frame in colour, 60 fps "
+    '(needs pip install "saber-ale[video]").',
+)
+@_saber_errors_as_messages
+def replay_command(run_dir: Path, game: str, episode: int, video_out: Path | None) -> None:
+    """Play a recorded episode of RUN again from its replay; with --video, film it.
+
+    Without --video, prints the episode's record and what its replay holds. The replay
+    must reproduce the record (as saber verify checks), or nothing is written.
+    """
+    from saber.replay import recorded_episode
+
+    recorded = recorded_episode(run_dir, game, episode)
+    header = recorded.replay.header
+    record = recorded.record
+    click.echo(
+        f"{header.game} episode {header.episode}: seed {header.seed}, {header.steps} steps, "
+        f"score {record.get('score')}, {record.get('frames')} frames, end {record.get('end')} "
+        f"(recorded with saber {header.versions.get('saber', '?')}, ale-py "
+        f"{header.versions.get('ale_py', '?')})"
+    )
+    if video_out is None:
+        return
+    from saber.training.video import film_replay, require_video_extra
+
+    require_video_extra()
+    try:
+        for _ in film_replay(recorded.replay, video_out, record):
+            pass
+    except OSError as error:
+        raise click.ClickException(
+            f"Cannot write {video_out}: {error.strerror or error}"
+        ) from error
+    click.echo(f"wrote {video_out}", err=True)
 
 
 @main.command("list")

@@ -27,18 +27,23 @@ MAY_IMPORT: dict[str, set[str]] = {
     "envs": {"errors", "protocol", "games", "registration"},
     "scoring": {"errors", "protocol", "games"},
     "reports": {"errors", "version", "protocol", "games", "scoring"},
-    "training": {"errors", "protocol", "games", "envs", "scoring", "reports"},
+    # Re-simulating recorded episodes: verify, films, datasets (saber verify, saber replay).
+    "replay": {"errors", "version", "protocol", "games", "envs"},
+    "training": {"errors", "protocol", "games", "envs", "scoring", "reports", "replay"},
     # The behavioural probe of any env (saber check); the harness runs its quick part first.
     "check": {"errors", "protocol", "games", "envs"},
     # Built-in agents: the shipped trained policy (numpy inference) and per-episode generators.
     "agents": {"errors", "protocol"},
     "harness": {
         *("errors", "version", "protocol", "games", "envs", "agents"),
-        *("scoring", "reports", "training", "check"),
+        *("scoring", "reports", "training", "check", "replay"),
     },
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
     "jax": {"errors", "protocol", "games", "envs", "harness"},
-    "cli": {"errors", "protocol", "games", "scoring", "reports", "harness", "check"},
+    "cli": {
+        *("errors", "protocol", "games", "scoring", "reports", "harness", "check"),
+        *("replay", "training"),
+    },
     "saber": {"errors", "version", "registration"},  # the rest lazily, by name (importlib)
 }
 

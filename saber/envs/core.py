@@ -12,6 +12,7 @@ wrapper a user puts between the core and the rules is honoured like any Gymnasiu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, SupportsFloat
 
 import cv2
@@ -159,6 +160,14 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
         resize_bilinear(repeater.pooled, self.saber_settings.screen_size, stack[-1])
         info = {"episode_frame_number": repeater.episode_frame}
         return stack.copy(), float(reward), repeater.game_over, False, info
+
+    def watch_frames(self, callback: Callable[[Any], None] | None) -> None:
+        """Call ``callback`` with the ALE interface after every emulator frame (None: stop).
+
+        The observation holds every 4th frame (max-pooled); a film of what a player sees
+        needs them all (``saber replay --video``, :mod:`saber.replay`).
+        """
+        self._repeater.frame_hook = callback
 
     def get_action_meanings(self) -> list[str]:
         """The names of the 18 actions, by index (``["NOOP", "FIRE", "UP", ...]``), as

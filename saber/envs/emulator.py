@@ -20,7 +20,9 @@ same episodes in both.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import ale_py
@@ -76,6 +78,13 @@ def rom_path(ale_id: str) -> Path:
 
 
 @functools.cache
+def rom_sha256(ale_id: str) -> str:
+    """SHA-256 (hex) of the ROM file ale-py plays for a game: what a replay names, so that
+    a replay played on another ROM dump is told apart."""
+    return hashlib.sha256(rom_path(ale_id).read_bytes()).hexdigest()
+
+
+@functools.cache
 def legal_action_count(ale_id: str) -> int:
     """How many actions ale-py calls legal for a game (18 for all but a few, e.g. Skiing)."""
     ale = ale_py.ALEInterface()
@@ -97,6 +106,8 @@ class FrameRepeater:
             updated in place by :meth:`reset` and :meth:`step`.
         episode_frame: emulator frames since the start of the episode.
         game_over: the game ended (not a truncation: only the game decides this).
+        frame_hook: called with the ALE interface after every emulator frame, or None
+            (a replay films every frame with it: :mod:`saber.replay`).
     """
 
     def __init__(self, ale: ale_py.ALEInterface, rom: Path, frame_skip: int) -> None:
@@ -108,6 +119,7 @@ class FrameRepeater:
         self._second_last = np.zeros((height, width), dtype=np.uint8)
         self.episode_frame = 0
         self.game_over = False
+        self.frame_hook: Callable[[ale_py.ALEInterface], None] | None = None
 
     def reset(self, ale_seed: int | None) -> np.ndarray:
         """Start an episode; with ``ale_seed``, first reload the ROM seeded with it.
@@ -140,8 +152,11 @@ class FrameRepeater:
         ale_action = ALL_ACTIONS[action]
         skip = self.frame_skip
         reward = 0
+        hook = self.frame_hook
         for frame in range(1, skip + 1):
             reward += act(ale_action)
+            if hook is not None:
+                hook(ale)
             if ale.game_over():
                 self.game_over = True
                 self.episode_frame += frame

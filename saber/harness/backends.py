@@ -33,6 +33,7 @@ import os
 import pickle
 import queue
 import signal
+import threading
 import time
 import uuid
 from collections import deque
@@ -116,11 +117,35 @@ class InlineBackend:
         self._pending.clear()
 
 
+def _exit_with_parent() -> None:
+    """End this worker process as soon as its parent is gone, whatever it is doing.
+
+    A worker notices a parent that exits normally (its pipe closes), but not one killed
+    outright (``kill -9``) while the worker is busy: a policy that hangs would then keep
+    the worker, and its memory, forever. A daemon thread waits on the parent's sentinel
+    (a pipe that the operating system closes when the parent dies) and exits at once.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="saber-parent-watch", daemon=True).start()
+
+
 def _worker_main(
     connection: multiprocessing.connection.Connection, job: Job, threads: int = 1
 ) -> None:
     """A local worker: run the units it is sent until it is sent ``None``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    # The main process handles Ctrl-C and SIGTERM (sent to the whole process group, say)
+    # and stops its workers itself: a worker that died of the signal first would be
+    # recorded as a failed attempt.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _exit_with_parent()
     import cv2  # the frame resize's pool: the worker's share too (saber.harness.threads)
 
     cv2.setNumThreads(threads)
@@ -262,7 +287,8 @@ def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
             worker.log_event(topic, {"unit_id": unit.unit_id, "started": worker.address})
             continue
         if isinstance(event, EpisodeDone):
-            worker.log_event(topic, {"unit_id": unit.unit_id, "record": event.record})
+            message = {"unit_id": unit.unit_id, "record": event.record, "replay": event.replay}
+            worker.log_event(topic, message)
         elif isinstance(event, FramesPlayed):
             worker.log_event(topic, {"unit_id": unit.unit_id, "frames": event.frames})
             continue
@@ -435,7 +461,7 @@ class DaskBackend:
                 worker = message.get("started") or self._running.get(unit_id, ("", 0.0))[0]
                 self._running[unit_id] = (worker, time.monotonic())
             if "record" in message:
-                yield EpisodeDone(unit_id, message["record"])
+                yield EpisodeDone(unit_id, message["record"], message.get("replay"))
             elif "frames" in message:
                 yield FramesPlayed(unit_id, message["frames"])
             return

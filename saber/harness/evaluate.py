@@ -60,7 +60,12 @@ from saber.harness.work import (
     episode_seed,
     plan_units,
 )
-from saber.protocol.rundir import FailedAttempt, FailureSummary
+from saber.protocol.rundir import (
+    FailedAttempt,
+    FailureSummary,
+    StoreWriteError,
+    write_atomically,
+)
 from saber.training.video import VideoRequest, require_video_extra, video_entries
 
 __all__ = [
@@ -71,6 +76,7 @@ __all__ = [
     "RepeatedFailureError",
     "Terminated",
     "evaluate",
+    "terminate_once",
 ]
 
 DEFAULT_ENVS_PER_WORKER = 8
@@ -91,22 +97,35 @@ class Terminated(KeyboardInterrupt):
     resumes), and a ``KeyboardInterrupt`` to code that catches that."""
 
 
+def terminate_once() -> Callable[[int, object], None]:
+    """A SIGTERM handler that raises :class:`Terminated` the first time and ignores every
+    later SIGTERM: a batch system or a user that sends two in a row (50 ms apart, or to
+    the whole process group) still gets the clean stop, with the session recorded as
+    interrupted and exit status 143, not a death by the signal halfway through it.
+    ``saber eval`` installs it for its whole life; :func:`evaluate` while it runs."""
+    sent = False
+
+    def terminated(signum: int, frame: object) -> None:
+        nonlocal sent
+        if not sent:
+            sent = True
+            raise Terminated()
+
+    return terminated
+
+
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """While running, SIGTERM raises :class:`Terminated` in the main thread, unless the
-    program installed a SIGTERM handler of its own (which is then left alone)."""
+    """While running, SIGTERM raises :class:`Terminated` in the main thread (once: see
+    :func:`terminate_once`), unless the program installed a SIGTERM handler of its own
+    (which is then left alone)."""
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
     ):
         yield
         return
-
-    def terminated(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends at once
-        raise Terminated()
-
-    signal.signal(signal.SIGTERM, terminated)
+    signal.signal(signal.SIGTERM, terminate_once())
     try:
         yield
     finally:
@@ -186,15 +205,27 @@ class EvaluationResult:
     ) -> list[Path]:
         """Write ``report.json`` and ``report.md`` into the run directory; return their paths.
 
-        ``report``: an already built :meth:`report` (built here when None).
+        ``report``: an already built :meth:`report` (built here when None). Each file is
+        written atomically: whole or absent (or the previous one), never cut short.
+
+        Raises:
+            StoreWriteError: a file could not be written (disk full); the episodes are
+                intact, and ``saber report DIR`` writes the report again.
         """
         from saber.reports import to_json, to_markdown
 
         if report is None:
             report = self.report(seed=seed, n_resamples=n_resamples)
         json_path, markdown_path = self.directory / "report.json", self.directory / "report.md"
-        json_path.write_text(to_json(report), encoding="utf-8")
-        markdown_path.write_text(to_markdown(report), encoding="utf-8")
+        for path, text in ((json_path, to_json(report)), (markdown_path, to_markdown(report))):
+            try:
+                write_atomically(path, text)
+            except OSError as error:
+                raise StoreWriteError(
+                    f"Cannot write {path}: {error.strerror or error}. The episodes are "
+                    f"intact in {self.directory}; free some space and run saber report "
+                    f"{self.directory} --json {json_path} --markdown {markdown_path}."
+                ) from error
         return [json_path, markdown_path]
 
 
@@ -314,6 +345,8 @@ class _Run:
         if isinstance(event, EpisodeDone):
             record = event.record
             if (record["game"], record["episode"]) not in self.store.finished:
+                if event.replay is not None:  # first the replay, then the record naming it
+                    self.store.write_replay(record["replay"], event.replay)
                 self.store.write(record)
                 self.frames += record["frames"]
                 self.progress.bar.update(1)
@@ -416,6 +449,7 @@ def evaluate(
     on_message: Callable[[str], None] | None = None,
     emulation_threads: int | None = None,
     video: int = 0,
+    replays: bool = True,
     workers: int | None = None,
     address: str | None = None,
     dask_timeout: float | None = None,
@@ -463,6 +497,11 @@ def evaluate(
         video: film the first ``video`` episodes of every game played in this call, as
             ``out/videos/<game>/episode-<n>.mp4`` (every frame, in colour; listed in
             ``run.json``); needs the ``video`` extra. The records are the same either way.
+        replays: record each episode's replay, ``out/replays/<game>/episode-<n>.saber-replay``
+            (a few kilobytes), named in its record with its SHA-256, so that ``saber
+            verify`` can check every score and ``saber replay`` film any episode later
+            (:mod:`saber.replay`). False records none (the records then have no
+            ``replay`` key, as before saber 0.4).
         workers, address, dask_timeout, dask_security: deprecated (saber 0.2's keywords,
             and ``backend="local"``/``"dask"``): they still work, with a warning, until
             saber 0.4; use a backend object.
@@ -536,14 +575,11 @@ def evaluate(
         _check_positive("emulation_threads", emulation_threads)
         threads = emulation_threads
     films = VideoRequest(str(directory.resolve()), video) if video else None
-    job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run)
+    job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run, replays)
     requested = [(game, index) for game in game_ids for index in range(episodes)]
     with _sigterm_as_interrupt(), ResultsStore.open(directory, run_info) as store:
         if store.recovered:
-            say(
-                f"recovered {directory / 'episodes.jsonl'}: its last record had been cut "
-                "short by a crash; that episode runs again"
-            )
+            say(store.recovered)
         message = _resume_message(store, requested)
         if message:
             say(message)
@@ -574,7 +610,11 @@ def evaluate(
         finally:
             bar.close()
             result = _result(store, requested, started, runner, settings.is_compliant)
-            store.end_session(result.summary(), status, video_entries(directory) if video else None)
+            problem = store.end_session(
+                result.summary(), status, video_entries(directory) if video else None
+            )
+            if problem:
+                say(f"warning: {problem}")
     return result
 
 

@@ -34,7 +34,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sysconfig
+import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -56,6 +59,7 @@ __all__ = [
     "RandomPolicy",
     "build_policy",
     "check_actions",
+    "describe_error",
     "is_builtin_spec",
     "load_policy",
     "resolve_spec",
@@ -203,8 +207,7 @@ def _import_attribute(spec: str) -> Any:
         module = importlib.import_module(module_name)
     except Exception as error:  # any import-time failure of user code is a spec error
         raise PolicyError(
-            f"Agent spec {spec!r}: cannot import module {module_name!r}: "
-            f"{type(error).__name__}: {error}"
+            f"Agent spec {spec!r}: cannot import module {module_name!r}: {describe_error(error)}"
         ) from error
     target: Any = module
     for part in attribute.split("."):
@@ -266,6 +269,43 @@ def load_policy(spec: str) -> Policy:
     return build_policy(resolve_spec(spec), f"Agent spec {spec!r}")
 
 
+_SABER_DIR = Path(__file__).resolve().parents[1]
+_LIBRARY_DIRS = tuple(
+    Path(path).resolve()
+    for name in ("stdlib", "platstdlib", "purelib", "platlib")
+    if (path := sysconfig.get_paths().get(name))
+)
+
+
+def _is_under(filename: str, directories: tuple[Path, ...]) -> bool:
+    try:
+        path = Path(filename).resolve()
+    except (OSError, ValueError):
+        return False
+    return any(path.is_relative_to(directory) for directory in directories)
+
+
+def user_frame(error: BaseException) -> traceback.FrameSummary | None:
+    """Where in the user's code ``error`` arose: the innermost frame of its traceback
+    outside saber and outside installed libraries (the line of the agent's factory or
+    policy), else the innermost frame outside saber, else the innermost one."""
+    frames = traceback.extract_tb(error.__traceback__)
+    outside = [f for f in frames if not _is_under(f.filename, (_SABER_DIR,))]
+    own = [f for f in outside if not _is_under(f.filename, _LIBRARY_DIRS)]
+    chosen = own or outside or frames
+    return chosen[-1] if chosen else None
+
+
+def describe_error(error: BaseException) -> str:
+    """``RuntimeError: boom (at agent.py:12)``: the message and the user's line that
+    raised it (:func:`user_frame`); a saber error's own message only (it says where)."""
+    text = "".join(traceback.format_exception_only(type(error), error)).strip()
+    if isinstance(error, SaberError):
+        return text
+    frame = user_frame(error)
+    return f"{text} (at {frame.filename}:{frame.lineno})" if frame else text
+
+
 def build_policy(factory: Callable[[], Any], what: str) -> Policy:
     """Call a policy factory (a policy class, or a callable without required parameters)
     and check that it returned a policy.
@@ -282,9 +322,7 @@ def build_policy(factory: Callable[[], Any], what: str) -> Policy:
     except PolicyError:
         raise
     except Exception as error:
-        raise PolicyError(
-            f"{what}: building the policy failed: {type(error).__name__}: {error}"
-        ) from error
+        raise PolicyError(f"{what}: building the policy failed: {describe_error(error)}") from error
     if not callable(policy):
         raise PolicyError(
             f"{what}: the factory returned a {type(policy).__name__}, not a policy "

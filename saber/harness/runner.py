@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -25,14 +24,16 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from saber.envs import SaberVectorEnv
+from saber.envs import SaberSettings, SaberVectorEnv
 from saber.harness.policies import (
     Policy,
     PolicyError,
     build_policy,
     check_actions,
+    describe_error,
     load_policy,
 )
+from saber.harness.replays import ReplayRecorder
 from saber.harness.work import (
     EpisodeDone,
     Event,
@@ -59,10 +60,15 @@ def _record(
     stats: dict[str, np.ndarray],
     row: int,
     run: str | None,
+    replays: ReplayRecorder | None,
 ) -> dict[str, Any]:
-    """The ``episodes.jsonl`` line of sub-env ``row``'s record in a vector env's ``info["saber"]``."""
+    """The ``episodes.jsonl`` line of sub-env ``row``'s record in a vector env's
+    ``info["saber"]``, naming its replay when ``replays`` records them."""
     record = EpisodeRecord.from_dict({key: values[row] for key, values in stats.items()})
-    return EpisodeLine(game, episode, seed, agent, record, run).to_dict()
+    replay = sha256 = None
+    if replays is not None:
+        replay, sha256 = replays.finish(row, episode, seed, record.steps)
+    return EpisodeLine(game, episode, seed, agent, record, run, replay, sha256).to_dict()
 
 
 def episode_info(info: dict[str, Any]) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
@@ -92,6 +98,7 @@ def run_episodes(
     episodes: Sequence[tuple[int, int]],
     agent: str,
     run: str | None = None,
+    replays: ReplayRecorder | None = None,
 ) -> Iterator[dict[str, Any] | int]:
     """Play ``episodes`` on ``env``; yield each record as its episode ends.
 
@@ -104,6 +111,8 @@ def run_episodes(
         episodes: ``(episode index, seed)`` pairs, started in this order.
         agent: the agent name written in each record.
         run: the run name written in each record (None: no ``run`` key).
+        replays: records every episode's actions; each record then names its replay
+            (``replays.take(episode)`` gives its bytes once the record is out).
 
     Raises:
         PolicyError: the policy returned something other than ``num_envs`` valid actions.
@@ -116,10 +125,14 @@ def run_episodes(
     seeds = [seed for _, seed in active]  # type: ignore[misc]
     observations, _ = env.reset(seed=np.array(seeds))
     _start(policy, range(size), seeds)
+    if replays is not None:
+        replays.start(range(size))
     frame_skip = env.saber_settings.frame_skip
     frames, last_tick = 0, time.monotonic()
     while any(item is not None for item in active):
         actions = check_actions(policy(observations), size)
+        if replays is not None:
+            replays.add(actions)
         observations, _, _, _, info = env.step(actions)
         frames += frame_skip * sum(item is not None for item in active)
         if time.monotonic() - last_tick >= _TICK_SECONDS:
@@ -133,7 +146,7 @@ def run_episodes(
         for row in np.flatnonzero(ended).tolist():
             item = active[row]
             if item is not None:
-                yield _record(env.rom_id, agent, item[0], item[1], stats, row, run)
+                yield _record(env.rom_id, agent, item[0], item[1], stats, row, run, replays)
             active[row] = queue.popleft() if queue else None
             (starting if active[row] is not None else idle).append(row)
         if starting:
@@ -142,7 +155,11 @@ def run_episodes(
                 seed=np.array(new_seeds), options={"reset_mask": _mask(starting, size)}
             )
             _start(policy, starting, new_seeds)
+            if replays is not None:
+                replays.start(starting)
         if idle:
+            if replays is not None:
+                replays.stop(idle)
             observations, _ = env.reset(options={"reset_mask": _mask(idle, size)})
     if frames:
         yield frames
@@ -166,13 +183,6 @@ def _policy_of(job: Job) -> Policy:
     if inspect.isclass(job.policy):
         return _cached_instance(job.policy)
     return job.policy  # type: ignore[no-any-return]
-
-
-def _error_text(error: BaseException) -> str:
-    """``RuntimeError: boom (at agent.py:12)``: the message and where it was raised."""
-    text = "".join(traceback.format_exception_only(type(error), error)).strip()
-    frames = traceback.extract_tb(error.__traceback__)
-    return f"{text} (at {frames[-1].filename}:{frames[-1].lineno})" if frames else text
 
 
 def quiet_ale() -> None:
@@ -202,38 +212,49 @@ def execute_unit(
     quiet_ale()
     try:
         policy = _policy_of(job)
+        settings = SaberSettings.from_overrides(**job.settings)
+        rows = min(job.envs_per_worker, len(unit.episodes))
+        # Films are made from the replays, so filming records them even without --replays.
+        recorder = None
+        if job.replays or job.video is not None:
+            recorder = ReplayRecorder(unit.game, rows, job.agent, job.run, settings)
         film = None
         if job.video is not None:
             from saber.training.video import EpisodeFilm
 
-            film = EpisodeFilm(policy, job.video, unit.game, unit.episodes, job.settings)
-            policy = film
+            film = EpisodeFilm(job.video, unit.game)
         env = SaberVectorEnv(
             unit.game,
-            min(job.envs_per_worker, len(unit.episodes)),
+            rows,
             num_threads=job.num_threads if num_threads is None else num_threads,
             autoreset_mode=AutoresetMode.DISABLED,
             **job.settings,
         )
     except Exception as error:
-        yield UnitFailed(unit.unit_id, "setup", _error_text(error))
+        yield UnitFailed(unit.unit_id, "setup", describe_error(error))
         return
     try:
-        for item in run_episodes(env, policy, unit.episodes, job.agent, job.run):
+        for item in run_episodes(env, policy, unit.episodes, job.agent, job.run, recorder):
             if isinstance(item, int):
                 yield FramesPlayed(unit.unit_id, item)
+                continue
+            replay = recorder.take(item["episode"]) if recorder is not None else None
+            if job.replays:
+                yield EpisodeDone(unit.unit_id, item, replay)
             else:
-                yield EpisodeDone(unit.unit_id, item)
-                if film is not None:  # after the record is out: a video never delays it
-                    for _ in film.filming(item):
-                        # Filming a long episode takes minutes: 0 frames played, but alive
-                        # for the unit deadline (--unit-timeout watches for any message).
-                        yield FramesPlayed(unit.unit_id, 0)
+                record = {k: v for k, v in item.items() if k not in ("replay", "replay_sha256")}
+                yield EpisodeDone(unit.unit_id, record)
+            if film is not None and replay is not None:
+                # After the record is out: a video never delays it. Filming a long episode
+                # takes minutes: 0 frames played, but alive for the unit deadline
+                # (--unit-timeout watches for any message).
+                for _ in film.filming(item, replay):
+                    yield FramesPlayed(unit.unit_id, 0)
     except PolicyError as error:
         yield UnitFailed(unit.unit_id, "policy", str(error))
         return
     except Exception as error:
-        yield UnitFailed(unit.unit_id, "episode", _error_text(error))
+        yield UnitFailed(unit.unit_id, "episode", describe_error(error))
         return
     finally:
         env.close()

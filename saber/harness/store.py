@@ -21,15 +21,18 @@ the results differs (:data:`IDENTITY_KEYS`). The games and the number of episode
 change: a resume with more episodes or more games runs only the missing ones.
 
 Damage: a last line cut short by a crash or a power loss is completed, by appending
-only, into a whole record ``{..., "error": ..., "torn": true}`` (that episode runs
-again), so every line stays one JSON object and new records follow on lines of their
-own. A damaged ``run.json``, a line damaged elsewhere, or a directory written by another
+only, into a whole record ``{..., "error": ..., "torn": true}``, so every line stays one
+JSON object and new records follow on lines of their own. Nothing in a torn record is
+trusted (a cut inside ``"episode": 12`` reads as episode 1): it counts as no episode's,
+and the episode it was recording, not being finished, simply runs again. A whole last
+record that only lacks its newline gets it, and counts. A damaged ``run.json``, a line
+damaged elsewhere, a ``run.json`` that belongs to another directory
+(:func:`~saber.protocol.rundir.check_episodes_log`), or a directory written by another
 format version is a one-line error naming the file; nothing is changed then.
 """
 
 from __future__ import annotations
 
-import contextlib
 import platform
 import sys
 from collections.abc import Iterable
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import SaberError
+from saber.protocol.replay import write_replay
 from saber.protocol.rundir import (
     EPISODES_FILE,
     IDENTITY_KEYS,
@@ -50,8 +54,11 @@ from saber.protocol.rundir import (
     Session,
     SessionStatus,
     StoreWriteError,
+    check_episodes_log,
     complete_torn_line,
+    episodes_log_checkpoint,
     is_failure,
+    is_torn,
     lock_directory,
     now,
     read_episode_lines,
@@ -138,18 +145,23 @@ class EpisodeLog:
     Attributes:
         finished: the first record without ``error`` of each ``(game, episode)``.
         failures: every ``error`` record, in file order (a failed attempt each, retried
-            or not, including records completed after a torn write).
+            or not).
+        torn: records cut short by a crash and completed on resume (no episode's).
         lines: lines read.
     """
 
     finished: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    torn: list[dict[str, Any]] = field(default_factory=list)
     lines: int = 0
 
     def add(self, record: dict[str, Any]) -> None:
         """Take one more record into the state (as :meth:`ResultsStore.write` appends it)."""
         self.lines += 1
-        if is_failure(record):  # a torn line completed before its game was written has none
+        if is_torn(record):  # its fields may be cut (episode 12 read as 1): trust none
+            self.torn.append(record)
+            return
+        if is_failure(record):
             self.failures.append(record)
             return
         key = (record["game"], int(record["episode"]))
@@ -186,7 +198,7 @@ def read_episode_log(path: Path) -> tuple[EpisodeLog, str | None]:
         lines = lines[:-1]  # completed (a newline appended) and taken in on open
     for number, record in lines:
         try:
-            if record.get("torn") is not True:  # a completed torn line may lack both
+            if not is_torn(record):  # a completed torn line may lack both
                 str(record["game"]), int(record["episode"])
         except (KeyError, TypeError, ValueError):
             raise SaberError(
@@ -206,11 +218,12 @@ class ResultsStore:
         run_file: the ``run.json`` content (:class:`~saber.protocol.rundir.RunFile`).
         log: the state read from ``episodes.jsonl`` and kept up to date by :meth:`write`.
         finished: ``log.finished``: records of finished episodes by ``(game, episode)``.
-        recovered: a torn last line was completed when the directory was opened.
+        recovered: what opening the directory repaired, for people (a torn last line
+            completed, or a last record's missing newline added), or None.
     """
 
     def __init__(
-        self, directory: Path, run: RunFile, log: EpisodeLog, lock: Any, recovered: bool
+        self, directory: Path, run: RunFile, log: EpisodeLog, lock: Any, recovered: str | None
     ) -> None:
         self.directory = directory
         self.run_file = run
@@ -252,7 +265,7 @@ class ResultsStore:
         lock = lock_directory(directory)
         try:
             merged, log, torn = cls._resume(directory, session)
-            store = cls(directory, merged, log, lock, recovered=False)
+            store = cls(directory, merged, log, lock, recovered=None)
         except BaseException:
             if lock is not None:
                 lock.close()
@@ -260,6 +273,7 @@ class ResultsStore:
         try:
             if torn is not None:
                 store._complete(torn)
+            merged.sessions[-1].episodes_log = episodes_log_checkpoint(directory / EPISODES_FILE)
             write_run_file(directory, merged)
         except BaseException:
             store.close()
@@ -277,6 +291,7 @@ class ResultsStore:
                 )
             return session, EpisodeLog(), None
         on_disk = read_run_file(run_file)
+        check_episodes_log(on_disk.to_dict(), episodes_file)
         differences = on_disk.differences(session)
         if differences:
             raise RunMismatchError(
@@ -299,7 +314,18 @@ class ResultsStore:
                 "to resume."
             ) from None
         self.log.add(record)
-        self.recovered = True
+        where = f"{self._appender.path}:{self.log.lines}"
+        if is_torn(record):
+            self.recovered = (
+                f"recovered {where}: the last record had been cut short by a crash; it was "
+                "completed as a torn record, which counts as no episode's (an episode it was "
+                "recording is not finished, so it runs again)"
+            )
+        else:
+            self.recovered = (
+                f"recovered {where}: the last record was whole but had lost its line end, "
+                "which was added; it counts as it is"
+            )
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record and make it durable (flush + fsync) before returning.
@@ -317,16 +343,35 @@ class ResultsStore:
         self.written += 1
         self.new_finished += not is_failure(record)
 
+    def write_replay(self, relative: str, data: bytes) -> None:
+        """Write an episode's replay file (whole or not at all), before its record.
+
+        Raises:
+            StoreWriteError: it could not be written (disk full...); nothing is lost.
+        """
+        try:
+            write_replay(self.directory, relative, data)
+        except OSError as error:
+            raise StoreWriteError(
+                f"Cannot write {self.directory / relative}: {error.strerror or error}. "
+                f"{len(self.finished)} finished episodes are safely on disk; free some space "
+                "and run the same command again to resume."
+            ) from error
+
     def end_session(
         self,
         summary: dict[str, Any],
         status: SessionStatus = "finished",
         extra: dict[str, Any] | None = None,
-    ) -> None:
+    ) -> str | None:
         """Record this session's end in ``run.json``: when, how (``finished``,
         ``interrupted``, ``failed``), its counts and the run's ``summary``; ``extra``
         sets top-level keys (the video lists; None removes a key). Best effort: the episodes are already
-        safe, a failure here only loses the summary."""
+        safe, a failure here only loses the summary.
+
+        Returns:
+            None, or why ``run.json`` could not be written (for people).
+        """
         session = self.run_file.sessions[-1]
         session.ended = now()
         session.status = status
@@ -340,8 +385,12 @@ class ResultsStore:
                 self.run_file.extra.pop(key, None)
             else:
                 self.run_file.extra[key] = value
-        with contextlib.suppress(StoreWriteError):
+        try:
+            session.episodes_log = episodes_log_checkpoint(self.directory / EPISODES_FILE)
             write_run_file(self.directory, self.run_file)
+        except (StoreWriteError, SaberError) as error:
+            return f"{error}; the episodes are safe, only this session's summary is lost"
+        return None
 
     def close(self) -> None:
         """Release the file and the lock (the run can then be resumed)."""

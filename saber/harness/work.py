@@ -4,13 +4,10 @@ Every episode is a (game, index) pair with its own seed derived from the run's b
 so what an episode plays depends on nothing else: not on the number of workers, not on
 the work unit or the batch row it lands in, not on which episodes finish first.
 
-The seed of episode ``index`` of ``game``::
-
-    SeedSequence([base_seed, zlib.crc32(game.encode()), index]).generate_state(1)[0] % 2**31
-
-(``SEED_SCHEME`` names this rule in ``run.json``; changing it changes every result.) The
-vector env derives the ALE seed of the episode from it, and the built-in stochastic
-policies their per-episode generators.
+The seed of an episode is :func:`saber.protocol.seeds.episode_seed` (``SEED_SCHEME``
+names its rule in ``run.json``; both are re-exported here). The vector env derives the
+ALE seed of the episode from it, and the built-in stochastic policies their per-episode
+generators.
 
 The messages that workers send back (:class:`UnitStarted`, :class:`EpisodeDone`,
 :class:`FramesPlayed`, :class:`UnitFinished`, :class:`UnitFailed`) are plain picklable
@@ -21,11 +18,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from saber.protocol.seeds import SEED_SCHEME, episode_seed
 
 if TYPE_CHECKING:
     from saber.training.video import VideoRequest
@@ -43,19 +39,6 @@ __all__ = [
     "plan_units",
 ]
 
-SEED_SCHEME = "SeedSequence([base_seed, crc32(game), episode]) % 2**31, v1"
-_MAX_SEED = 2**31  # the vector env takes non-negative int32 seeds
-
-
-def episode_seed(base_seed: int, game: str, episode: int) -> int:
-    """The seed of episode ``episode`` (0-based) of ``game`` (ale id), in [0, 2**31)."""
-    if base_seed < 0 or episode < 0:
-        raise ValueError(
-            f"Expect a non-negative base seed and episode, actually: {base_seed}, {episode}"
-        )
-    sequence = np.random.SeedSequence([base_seed, zlib.crc32(game.encode()), episode])
-    return int(sequence.generate_state(1)[0]) % _MAX_SEED
-
 
 @dataclass(frozen=True)
 class Job:
@@ -70,6 +53,7 @@ class Job:
         num_threads: emulation threads per vector env (0: one per core).
         video: the episodes to film, if any (:mod:`saber.training.video`).
         run: the run name written in each record (None: no ``run`` key).
+        replays: record every episode's replay (:mod:`saber.harness.replays`).
     """
 
     agent: str
@@ -79,6 +63,7 @@ class Job:
     num_threads: int = 0
     video: VideoRequest | None = None
     run: str | None = None
+    replays: bool = True
 
 
 @dataclass(frozen=True)
@@ -108,10 +93,12 @@ class UnitStarted:
 
 @dataclass(frozen=True)
 class EpisodeDone:
-    """A finished episode's record (the ``episodes.jsonl`` fields)."""
+    """A finished episode's record (the ``episodes.jsonl`` fields) and, when replays are
+    recorded, the bytes of its replay file (which the record names)."""
 
     unit_id: int
     record: dict[str, Any]
+    replay: bytes | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ are those of saber 0.2 (and 0.1), so old directories read; ``sessions`` entries 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -52,8 +53,11 @@ __all__ = [
     "RunFile",
     "Session",
     "StoreWriteError",
+    "check_episodes_log",
     "complete_torn_line",
+    "episodes_log_checkpoint",
     "is_failure",
+    "is_torn",
     "lock_directory",
     "now",
     "read_episode_lines",
@@ -108,6 +112,10 @@ class EpisodeLine:
         agent: the agent's name.
         record: the SABER result (:class:`~saber.protocol.EpisodeRecord`).
         run: the run name, or None (the line then has no ``run`` key).
+        replay: the episode's replay file, relative to the run directory
+            (:mod:`saber.protocol.replay`), or None (not recorded: no ``replay`` key).
+        replay_sha256: the SHA-256 of that file's bytes (hex), which ties the record to
+            the play that produced it.
     """
 
     game: str
@@ -116,14 +124,20 @@ class EpisodeLine:
     agent: str
     record: EpisodeRecord
     run: str | None = None
+    replay: str | None = None
+    replay_sha256: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: ``game``, ``episode``, ``seed``, ``agent``, the record's keys
-        (``seconds`` rounded to milliseconds), then ``run`` if any."""
+        (``seconds`` rounded to milliseconds), then ``run``, ``replay`` and
+        ``replay_sha256`` if any."""
         record = self.record.to_dict()
         record["seconds"] = round(record["seconds"], 3)
         line = {"game": self.game, "episode": self.episode, "seed": self.seed, "agent": self.agent}
-        return {**line, **record, **({} if self.run is None else {"run": self.run})}
+        line = {**line, **record, **({} if self.run is None else {"run": self.run})}
+        if self.replay is not None:
+            line.update(replay=self.replay, replay_sha256=self.replay_sha256)
+        return line
 
     @classmethod
     def from_dict(cls, line: Mapping[str, Any]) -> EpisodeLine:
@@ -135,6 +149,10 @@ class EpisodeLine:
             agent=str(line.get("agent", "")),
             record=EpisodeRecord.from_dict(line),
             run=None if line.get("run") is None else str(line["run"]),
+            replay=None if line.get("replay") is None else str(line["replay"]),
+            replay_sha256=(
+                None if line.get("replay_sha256") is None else str(line["replay_sha256"])
+            ),
         )
 
 
@@ -178,6 +196,13 @@ def is_failure(line: Mapping[str, Any]) -> bool:
     return "error" in line
 
 
+def is_torn(line: Mapping[str, Any]) -> bool:
+    """Whether an ``episodes.jsonl`` object is a line cut short by a crash and completed on
+    resume. Its fields cannot be trusted (a cut inside ``"episode": 12`` reads as episode
+    1), so readers count it as no episode's record: neither finished nor failed."""
+    return line.get("torn") is True
+
+
 @dataclass(frozen=True)
 class FailureSummary:
     """What failed in a run: the one summary that ``run.json``, ``saber eval`` and reports
@@ -207,7 +232,7 @@ class FailureSummary:
     ) -> FailureSummary:
         """The summary of ``failures`` (``error`` lines) given the ``(game, episode)`` keys
         that finished."""
-        failures = [line for line in failures if is_failure(line)]
+        failures = [line for line in failures if is_failure(line) and not is_torn(line)]
         counts: dict[str, int] = {}
         for line in failures:
             counts[str(line["error"])] = counts.get(str(line["error"]), 0) + 1
@@ -250,6 +275,12 @@ class Session:
         counts: what it did: ``episodes_finished`` and ``attempts_failed`` (this
             session's lines); empty for a session of saber 0.2.
         summary: the run's counts when it ended (``finished``, ``failed``, ...).
+        episodes_log: what ``episodes.jsonl`` held when the session last wrote
+            ``run.json``: ``{"bytes": N, "sha256": hex of its first N bytes}``
+            (:func:`episodes_log_checkpoint`). The file is append-only, so its first N
+            bytes never change: a ``run.json`` whose checkpoint does not match them
+            belongs to another directory (:func:`check_episodes_log`). None: saber 0.3
+            and older did not write it.
         extra: keys this version does not know, kept as they were.
     """
 
@@ -260,9 +291,10 @@ class Session:
     status: SessionStatus | None = "running"
     counts: dict[str, int] = field(default_factory=dict)
     summary: dict[str, Any] | None = None
+    episodes_log: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _KNOWN = ("command", "started", "ended", "status", "counts", "summary")
+    _KNOWN = ("command", "started", "ended", "status", "counts", "summary", "episodes_log")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object (a session of saber 0.2 had no ``status`` nor ``counts``)."""
@@ -277,6 +309,8 @@ class Session:
             session["counts"] = dict(self.counts)
         if self.summary is not None:
             session["summary"] = self.summary
+        if self.episodes_log is not None:
+            session["episodes_log"] = dict(self.episodes_log)
         return session
 
     @classmethod
@@ -295,6 +329,11 @@ class Session:
             status=status,
             counts=dict(session.get("counts", {})),
             summary=session.get("summary"),
+            episodes_log=(
+                dict(session["episodes_log"])
+                if isinstance(session.get("episodes_log"), dict)
+                else None
+            ),
             extra={k: v for k, v in session.items() if k not in known},
         )
 
@@ -462,46 +501,130 @@ class EpisodeLines:
 def read_episode_lines(path: str | Path) -> EpisodeLines:
     """Read an ``episodes.jsonl``: its whole lines as JSON objects, and a torn last line.
 
-    A missing file reads as empty.
+    A missing file reads as empty. Lines are UTF-8 (the harness writes ASCII); a line cut
+    short inside a character is a torn line like any other.
 
     Raises:
-        RunDirectoryError: a whole line that is not a JSON object (naming file and line),
-            or a file that cannot be read.
+        RunDirectoryError: a whole line that is not a JSON object or not UTF-8 text
+            (naming file and line), or a file that cannot be read.
     """
     path = Path(path)
     found = EpisodeLines()
     if not path.exists():
         return found
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError as error:
         raise RunDirectoryError(f"Cannot read {path}: {error.strerror or error}") from error
-    lines = text.splitlines(keepends=True)
+    lines = data.splitlines(keepends=True)
     found.count = len(lines)
-    for number, line in enumerate(lines, start=1):
-        if number == len(lines) and not line.endswith("\n"):
-            found.unterminated = line
+    for number, raw in enumerate(lines, start=1):
+        if number == len(lines) and not raw.endswith(b"\n"):
+            # Cut short by a crash: possibly inside a character, so decode leniently.
+            found.unterminated = line = raw.decode("utf-8", errors="replace")
             with contextlib.suppress(ValueError):
                 record = json.loads(line)
                 if isinstance(record, dict):
                     found.lines.append((number, record))
             break
-        if not line.strip():
+        if not raw.strip():
             continue
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            raise RunDirectoryError(
-                f"{path}:{number}: not an episode record (not a JSON object: {error}); the "
-                "file was changed by hand or damaged. Fix or remove that line."
-            ) from None
-        if not isinstance(record, dict):
-            raise RunDirectoryError(
-                f"{path}:{number}: not an episode record (not a JSON object); the file was "
-                "changed by hand or damaged. Fix or remove that line."
-            )
-        found.lines.append((number, record))
+        found.lines.append((number, _parse_line(path, number, raw)))
     return found
+
+
+def _parse_line(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    """One whole line of ``episodes.jsonl`` as its JSON object.
+
+    A torn line completed on resume may hold half a character (the cut fell inside it):
+    it is read with that character replaced, since nothing of a torn line is trusted.
+    """
+    where = f"{path}:{number}"
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.decode("utf-8", errors="replace")
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if isinstance(record, dict) and is_torn(record):
+                return record
+        raise RunDirectoryError(
+            f"{where}: not UTF-8 text (byte 0x{raw[error.start]:02x} at column "
+            f"{error.start + 1}); the file was changed by hand or damaged. Fix or remove "
+            "that line."
+        ) from None
+    try:
+        record = json.loads(line)
+    except ValueError as error:
+        raise RunDirectoryError(
+            f"{where}: not an episode record (not a JSON object: {error}); the file was "
+            "changed by hand or damaged. Fix or remove that line."
+        ) from None
+    if not isinstance(record, dict):
+        raise RunDirectoryError(
+            f"{where}: not an episode record (not a JSON object); the file was changed by "
+            "hand or damaged. Fix or remove that line."
+        )
+    return record
+
+
+def episodes_log_checkpoint(path: str | Path) -> dict[str, Any]:
+    """``{"bytes": N, "sha256": hex}`` of a whole ``episodes.jsonl`` as it is now (an
+    absent file: 0 bytes), for :attr:`Session.episodes_log`."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        data = b""
+    except OSError as error:
+        raise RunDirectoryError(f"Cannot read {path}: {error.strerror or error}") from error
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
+    """Check that ``run.json`` (its JSON object ``run``) belongs to this ``episodes.jsonl``.
+
+    The newest session that recorded a checkpoint (:attr:`Session.episodes_log`) says how
+    many bytes the file held then and their SHA-256; the file only grows, so its first
+    bytes must still hash to that. A ``run.json`` of saber 0.3 or older has no checkpoint
+    and is not checked.
+
+    Raises:
+        RunDirectoryError: the checkpoint does not match (a ``run.json`` copied from
+            another run, or an ``episodes.jsonl`` rewritten or replaced).
+    """
+    sessions = run.get("sessions")
+    checkpoints = [
+        session["episodes_log"]
+        for session in (sessions if isinstance(sessions, list) else [])
+        if isinstance(session, dict) and isinstance(session.get("episodes_log"), dict)
+    ]
+    if not checkpoints:
+        return
+    expected = checkpoints[-1]
+    path = Path(path)
+    try:
+        size, digest = int(expected["bytes"]), str(expected["sha256"])
+    except (KeyError, TypeError, ValueError):
+        raise RunDirectoryError(
+            f"{path.with_name(RUN_FILE)}: a session's episodes_log is damaged; restore "
+            "run.json from a backup, or use another directory."
+        ) from None
+    try:
+        with path.open("rb") as handle:
+            prefix = handle.read(size)
+    except FileNotFoundError:
+        prefix = b""
+    except OSError as error:
+        raise RunDirectoryError(f"Cannot read {path}: {error.strerror or error}") from error
+    if len(prefix) < size or hashlib.sha256(prefix).hexdigest() != digest:
+        found = "differ" if len(prefix) == size else f"are only {len(prefix)} bytes"
+        raise RunDirectoryError(
+            f"{path.with_name(RUN_FILE)} does not belong to {path}: it was written when that "
+            f"file began with {size} bytes of SHA-256 {digest[:12]}..., and this file's first "
+            f"bytes {found}. A run.json copied from another run, or an episodes.jsonl "
+            "rewritten or replaced: put the directory's own files back, or use another "
+            "directory."
+        )
 
 
 def read_run_json(path: str | Path) -> dict[str, Any]:
@@ -519,8 +642,14 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
         return json.loads(run_file.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
     except FileNotFoundError:
         raise
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunDirectoryError(f"Cannot read {run_file}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise RunDirectoryError(
+            f"{run_file} is damaged (not UTF-8 text: byte 0x{error.object[error.start]:02x} at "
+            f"offset {error.start}); the episodes in {run_file.with_name(EPISODES_FILE)} are "
+            "intact. Restore run.json from a backup to resume, or use another directory."
+        ) from None
+    except OSError as error:
+        raise RunDirectoryError(f"Cannot read {run_file}: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
         raise RunDirectoryError(
             f"{run_file} is damaged (not valid JSON: {error.msg}, line {error.lineno}); the "
@@ -564,20 +693,42 @@ def read_run_file(path: str | Path) -> RunFile:
 # --- the writer ---------------------------------------------------------------------------
 
 
-def write_atomically(path: str | Path, text: str) -> None:
-    """Replace a file's content at once (write a temporary file, fsync, rename): a crash
-    leaves the old content or the new, never half of one.
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: the one place where this module writes file
+    contents (``episodes.jsonl``, ``run.json``, replays, reports), so that a test can make
+    the disk fill up at any write of a run."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def write_atomically(path: str | Path, data: str | bytes) -> None:
+    """Replace a file's content at once (write a temporary file, fsync, rename): a crash or
+    a full disk leaves the old content or the new, never half of one (the temporary file
+    of a failed write is removed).
+
+    Args:
+        path: the file.
+        data: its content; text is written as UTF-8.
 
     Raises:
         OSError: the file could not be written.
     """
     path = Path(path)
     temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        try:
+            _write_all(fd, content)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
 
 
 def write_run_file(directory: str | Path, run: RunFile) -> None:
@@ -640,9 +791,7 @@ class EpisodeAppender:
         data = (json.dumps(dict(line), allow_nan=False) + "\n").encode("utf-8")
         size = os.fstat(self._fd).st_size
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view) :]
+            _write_all(self._fd, data)
             os.fsync(self._fd)
         except OSError as error:
             with contextlib.suppress(OSError):
@@ -663,7 +812,7 @@ class EpisodeAppender:
         if self._fd is None:
             raise SaberError(f"{self.path} is closed")
         try:
-            os.write(self._fd, ending.encode("utf-8"))
+            _write_all(self._fd, ending.encode("utf-8"))
             os.fsync(self._fd)
         except OSError as error:
             raise StoreWriteError(f"Cannot write {self.path}: {error.strerror or error}") from error

@@ -55,26 +55,32 @@ def read_training_log(path: Path) -> dict[str, list[dict[str, Any]]]:
     """The episodes of a training log by game: ``frames``, ``score``, ``episode`` each.
 
     Raises:
-        SaberError: a line that is not a training-log line, naming file and line.
+        SaberError: a line that is not a training-log line, naming file and line, or a
+            file that is not UTF-8 text.
     """
     by_game: dict[str, list[dict[str, Any]]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                by_game.setdefault(str(record["game"]), []).append(
-                    {
-                        "frames": int(record["frames"]),
-                        "score": float(record["score"]),
-                        "episode": int(record.get("episode", number - 1)),
-                    }
-                )
-            except (ValueError, KeyError, TypeError):
-                raise SaberError(
-                    f"{path}:{number}: not a training-log line (game, frames, score)"
-                ) from None
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        from saber.scoring.scorefile import not_utf8
+
+        raise SaberError(f"{path}: {not_utf8(path)}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            by_game.setdefault(str(record["game"]), []).append(
+                {
+                    "frames": int(record["frames"]),
+                    "score": float(record["score"]),
+                    "episode": int(record.get("episode", number - 1)),
+                }
+            )
+        except (ValueError, KeyError, TypeError):
+            raise SaberError(
+                f"{path}:{number}: not a training-log line (game, frames, score)"
+            ) from None
     return by_game
 
 

@@ -51,9 +51,12 @@ from saber.protocol.rundir import (
     EPISODES_FILE,
     RUN_FILE,
     FailureSummary,
+    check_episodes_log,
+    is_torn,
     read_episode_lines,
     read_run_json,
 )
+from saber.protocol.seeds import SEED_SCHEME, episode_seed
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -328,6 +331,29 @@ def read_score_csv(path: str | Path) -> ScoreTable:
         UnknownGameError: an unknown game name, with ``file:line``.
     """
     path = Path(path)
+    try:
+        return _read_score_csv(path)
+    except UnicodeDecodeError:
+        raise ScoreFileError(f"{path}: {not_utf8(path)}") from None
+
+
+def not_utf8(path: Path) -> str:
+    """Why a file is not UTF-8 text, for people: ``not UTF-8 text (byte 0xe9 at line 3,
+    column 7); save it as UTF-8``."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        return (
+            f"not UTF-8 text (byte 0x{data[error.start]:02x} at line {line}, column "
+            f"{column}); save the file as UTF-8 (spreadsheets: CSV UTF-8)"
+        )
+    return "not UTF-8 text"
+
+
+def _read_score_csv(path: Path) -> ScoreTable:
     builder = _Builder()
     builder.table.sources.append(str(path))
     with path.open(newline="", encoding="utf-8-sig") as handle:
@@ -438,14 +464,84 @@ def add_harness_record(
         )
 
 
-def _run_json(directory: Path) -> tuple[dict, Path]:
-    """``run.json`` beside the episodes as it is (``{}`` if there is none)."""
+def _run_json(directory: Path) -> tuple[dict | None, Path]:
+    """``run.json`` beside the episodes as it is (None if there is none)."""
     run_file = directory / RUN_FILE
     try:
         run = read_run_json(run_file)
     except FileNotFoundError:
-        return {}, run_file
+        return None, run_file
     return (run if isinstance(run, dict) else {}), run_file
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What ``run.json`` says the run was asked to play: records outside it are not the
+    run's (a line pasted in from elsewhere, or edited), and are left out of reports."""
+
+    games: frozenset[str] | None
+    episodes: int | None
+    agent: str | None
+    base_seed: int | None
+    checks_seeds: bool
+
+    @classmethod
+    def of(cls, run: dict, where: str) -> _Request:
+        games = run.get("games")
+        episodes = run.get("episodes")
+        base_seed = run.get("base_seed")
+        return cls(
+            games=(
+                frozenset(_game_id(str(game), where) for game in games)
+                if isinstance(games, list) and games
+                else None
+            ),
+            episodes=episodes if isinstance(episodes, int) and episodes > 0 else None,
+            agent=str(run["agent"]) if run.get("agent") is not None else None,
+            base_seed=base_seed if isinstance(base_seed, int) else None,
+            checks_seeds=run.get("seed_scheme") == SEED_SCHEME and isinstance(base_seed, int),
+        )
+
+    def outside(self, record: dict, game: str) -> str | None:
+        """Why ``record`` (of ``game``, an ale id) is not one the run asked for, or None."""
+        episode = record.get("episode")
+        if self.games is not None and game not in self.games:
+            return "a game the run did not ask for"
+        if self.episodes is not None and isinstance(episode, int) and episode >= self.episodes:
+            return f"the run asked for episodes 0..{self.episodes - 1}"
+        if self.agent is not None and "agent" in record and str(record["agent"]) != self.agent:
+            return f"agent {record['agent']!r}, the run's is {self.agent!r}"
+        seed = record.get("seed")
+        if (
+            self.checks_seeds
+            and isinstance(seed, int)
+            and isinstance(episode, int)
+            and episode >= 0
+            and seed != episode_seed(self.base_seed or 0, game, episode)
+        ):
+            return f"seed {seed} is not that episode's seed under the run's base seed"
+        return None
+
+    def count(self) -> int | None:
+        """Episodes the run asked for, when ``run.json`` says."""
+        if self.games is None or self.episodes is None:
+            return None
+        return len(self.games) * self.episodes
+
+
+def _last_session_status(run: dict) -> str:
+    sessions = run.get("sessions")
+    if not isinstance(sessions, list) or not sessions or not isinstance(sessions[-1], dict):
+        return "unknown"
+    last = sessions[-1]
+    if last.get("status"):
+        return str(last["status"])
+    return "running, or killed outright" if "ended" not in last else "ended"
+
+
+def _listed(items: list[str], shown: int = 5) -> str:
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return "; ".join(items[:shown]) + more
 
 
 def read_harness_results(path: str | Path) -> ScoreTable:
@@ -455,8 +551,15 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     ``30min``, and ``score`` with its ``infinite`` flag at ``saber``. The run's name is
     the record's ``run``, else ``run.json``'s ``"run"``, else the directory's name.
 
+    Everything that makes the scores less than the run asked for is a warning of the
+    table: no ``run.json`` (no provenance), an unfinished run, failed episodes, a last
+    line cut short, records completed after a crash (``torn``), and records outside
+    the run's request (another game, episode, agent or seed than ``run.json`` says), which
+    are left out. (A record's ``run`` may differ from ``run.json``'s: it names its run.)
+
     Raises:
-        ScoreFileError: unreadable lines, missing keys, duplicates (``file:line``, game).
+        ScoreFileError: unreadable lines, missing keys, duplicates (``file:line``, game),
+            or a ``run.json`` that belongs to another directory.
         UnknownGameError: an unknown game, with ``file:line``.
     """
     path = Path(path)
@@ -465,34 +568,74 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     )
     if not episodes_file.is_file():
         raise ScoreFileError(f"{path}: no episodes.jsonl in this directory")
-    run, run_file = _run_json(directory)
-    run_name = str(run.get("run") or directory.resolve().name or DEFAULT_RUN)
+    found_run, run_file = _run_json(directory)
+    run = found_run if found_run is not None else {}
     builder = _Builder()
     table = builder.table
+    if found_run is None:
+        table.warnings.append(
+            f"{directory}: no {RUN_FILE} beside {EPISODES_FILE}: the run's provenance "
+            "(agent, settings, versions, seeds, what was asked for) is missing, so nothing "
+            "shows that these are SABER scores of the whole run"
+        )
+    else:
+        check_episodes_log(run, episodes_file)
+    request = _Request.of(run, str(run_file))
+    run_name = str(run.get("run") or directory.resolve().name or DEFAULT_RUN)
     table.sources.append(str(episodes_file))
     failures: list[dict] = []  # every failed attempt
     finished: set[tuple[str, Any]] = set()
-    # A torn last line (a run writing right now, or one that crashed) is not read.
-    for number, record in read_episode_lines(episodes_file).lines:
+    torn: list[int] = []
+    outside: list[str] = []
+    found = read_episode_lines(episodes_file)
+    for number, record in found.lines:
         where = f"{episodes_file}:{number}"
+        if is_torn(record):  # its fields may be cut short: it is no episode's record
+            torn.append(number)
+            continue
         if "game" not in record:
             raise ScoreFileError(f"{where}: record without a game")
         game = _game_id(str(record["game"]), where)
+        why = request.outside(record, game)
+        if why is not None:
+            outside.append(f"line {number}, {game} episode {record.get('episode')}: {why}")
+            continue
         if record.get("error"):
             failures.append({**record, "game": game})
             continue
         add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))
         finished.add((game, record.get("episode")))
+    if found.unterminated is not None and (not found.lines or found.lines[-1][0] != found.count):
+        table.warnings.append(
+            f"{episodes_file}:{found.count}: the last line is cut short (a run writing it "
+            "right now, or one that crashed): not counted; resuming the run repairs it"
+        )
+    if torn:
+        table.warnings.append(
+            f"{episodes_file}: {len(torn)} record(s) cut short by a crash and completed on "
+            f"resume (line(s) {', '.join(map(str, torn[:5]))}): not counted"
+        )
+    if outside:
+        table.warnings.append(
+            f"{episodes_file}: {len(outside)} record(s) outside what {run_file} says the run "
+            f"asked for, left out: {_listed(outside)}"
+        )
     if failures:
         summary = FailureSummary.of(failures, finished)
         table.warnings.append(f"{episodes_file}: {summary.describe()}")
+    requested = request.count()
+    if requested is not None and len(finished) < requested:
+        table.warnings.append(
+            f"{directory}: an unfinished run: {len(finished)} of the {requested} episodes it "
+            f"asked for finished (last session: {_last_session_status(run)}); these scores "
+            "are not the run's. Run its saber eval command again to finish it"
+        )
     if not table.records:
         raise ScoreFileError(f"{episodes_file}: no finished episodes")
     table.records = canonical_order(table.records)
-    if isinstance(run.get("games"), list) and run["games"]:
-        games = frozenset(_game_id(str(g), str(run_file)) for g in run["games"])
+    if request.games is not None:
         for agent, name in {(r.agent, r.run) for r in table.records}:
-            table.game_sets[(agent, name)] = (games, str(run_file))
+            table.game_sets[(agent, name)] = (request.games, str(run_file))
     if run.get("non_saber"):
         table.saber_compliant = False
         table.warnings.append(

@@ -12,14 +12,17 @@ memory stays bounded whatever the episode's length, 100 hours included):
   holds exactly the episode's ``frames``.
 
   How, without changing what is played: the harness plays on ale-py's threaded vector
-  engine, which returns grayscale only. The episodes to film keep their actions (one
-  byte per agent step: at most 5.4 MB for a 100-hour episode); when one ends, its
-  actions are replayed from its seed on a fresh ALE, frame by frame, with
-  ``getScreenRGB``. The emulator is deterministic given the seed and the actions, and
-  the replay checks that it ends at the record's frame with the record's score. The
-  run's own env, seeds and policy calls are untouched, so ``episodes.jsonl`` is the same
-  with or without videos (tested). A video that cannot be made is listed with its reason
-  in ``run.json`` (``video_errors``); it never fails an episode.
+  engine, which returns grayscale only, and records every episode's replay (its seed and
+  actions, :mod:`saber.protocol.replay`); when an episode to film ends, its replay is
+  re-simulated on a fresh SABER env (:mod:`saber.replay`, the one replay mechanism of
+  saber: ``saber verify`` and ``saber replay --video`` use it too), taking
+  ``getScreenRGB`` after every emulator frame. The emulator is deterministic given the
+  seed and the actions, and the film checks that the replay reproduces the record
+  (score, time-limit scores, frames, steps, end). The run's own env, seeds and policy
+  calls are untouched, so ``episodes.jsonl`` is the same with or without videos
+  (tested). A video that cannot be made is listed with its reason in ``run.json``
+  (``video_errors``); it never fails an episode. Any recorded episode can be filmed
+  later: ``saber replay RUN --game G --episode N --video FILE``.
 
 * :class:`VideoRecorder`: a wrapper of a single env made with ``render_mode="rgb_array"``,
   one frame per agent step (``env.render()`` after each step, as Gymnasium's
@@ -47,9 +50,8 @@ import gymnasium as gym
 import numpy as np
 
 from saber.envs import SaberSettings, saber_settings
-from saber.envs.emulator import ALL_ACTIONS, SeedStream, new_ale, rom_path
-from saber.envs.rules import correct_rollover, is_rollover
 from saber.errors import SaberError
+from saber.protocol.replay import Replay, ReplayHeader, decode_replay
 from saber.protocol.settings import FRAMES_PER_SECOND
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "VideoRecorder",
     "VideoRequest",
     "VideoWriter",
+    "film_replay",
     "list_video_errors",
     "list_videos",
     "replay_in_steps",
@@ -190,57 +193,93 @@ def replay_in_steps(
     """Replay an episode from its seed and actions, writing every emulator frame in colour;
     yields the frames written so far every ``HEARTBEAT_FRAMES`` frames.
 
-    Filming a long episode takes long (a 100-hour one: hours); the heartbeats let a
-    caller show it is alive (the harness's unit deadline stops a silent worker).
+    :func:`film_replay` of the replay these make (the actions after the record's
+    ``steps`` are left out).
 
     Args:
         game: ale id.
         seed: the episode's seed (as given to a seeded reset).
         actions: the episode's actions, one per agent step (at least ``record["steps"]``).
-        record: the episode's record (``steps``, ``frames``, ``score``): the replay stops
-            after ``steps`` agent steps or at game over, and must match ``frames`` and
-            ``score``.
+        record: the episode's record, which the replay must reproduce.
         path: the ``.mp4`` file.
         settings: the run's settings (frame skip, sticky actions, rollovers).
-
-    Writes ``path``, holding ``record["frames"]`` frames at 60 fps.
 
     Raises:
         SaberError: the replay did not reproduce the record (then no file is kept).
     """
-    settings = settings or SaberSettings()
-    ale = new_ale(settings.repeat_action_probability)
-    # The ALE seed of a seeded reset: the same derivation as both SABER envs.
-    ale.setInt("random_seed", SeedStream(seed).next_ale_seed())
-    ale.loadROM(rom_path(game))
-    ale.reset_game()
-    height, width = ale.getScreenDims()
-    screen = np.empty((height, width, 3), dtype=np.uint8)
-    steps, frames, score = int(record["steps"]), 0, 0.0
+    kept = bytes(list(actions)[: int(record["steps"])])
+    header = ReplayHeader(
+        game, int(record.get("episode", 0)), seed, str(record.get("agent", "")), None,
+        (settings or SaberSettings()).as_dict(), "", {}, len(kept),
+    )  # fmt: skip
+    yield from film_replay(Replay(header, kept), path, record)
+
+
+def film_replay(
+    replay: Replay, path: str | Path, record: dict[str, Any] | None = None
+) -> Iterator[int]:
+    """Film a recorded episode: every emulator frame in colour (160 x 210, 60 fps), by
+    re-simulating it (:class:`saber.replay.Resimulation`); yields the frames written so
+    far every ``HEARTBEAT_FRAMES`` frames.
+
+    Filming a long episode takes long (a 100-hour one: hours); the heartbeats let a
+    caller show it is alive (the harness's unit deadline stops a silent worker).
+
+    Args:
+        replay: the episode's replay.
+        path: the ``.mp4`` file; it holds the episode's ``frames`` frames.
+        record: the episode's record: the replay must reproduce its score, time-limit
+            scores, frames, steps and end, or no file is kept. None: not checked.
+
+    Raises:
+        SaberError: the replay did not reproduce the record.
+    """
+    from saber.replay import Resimulation
+
+    screen: np.ndarray | None = None
     with VideoWriter(path) as writer:
-        for step, action in enumerate(actions):
-            if step == steps or ale.game_over():
-                break
-            reward = 0
-            for _ in range(settings.frame_skip):
-                reward += ale.act(ALL_ACTIONS[action])
-                frames += 1
-                ale.getScreenRGB(screen)
-                writer.write(screen)
-                if frames % HEARTBEAT_FRAMES == 0:
-                    yield frames
-                if ale.game_over():
-                    break
-            if is_rollover(reward, settings.rollover_threshold):
-                score += correct_rollover(float(reward), settings.rollover_mode)
-            else:
-                score += reward
-        if (frames, score) != (int(record["frames"]), float(record["score"])):
-            raise SaberError(
-                f"The replay of {game} episode {record.get('episode')} (seed {seed}) ended at "
-                f"frame {frames} with score {score}, not the record's {record['frames']} and "
-                f"{record['score']}; no video written. Please report this with the record."
-            )
+
+        def film(ale: Any) -> None:
+            nonlocal screen
+            if screen is None:
+                height, width = ale.getScreenDims()
+                screen = np.empty((height, width, 3), dtype=np.uint8)
+            ale.getScreenRGB(screen)
+            writer.write(screen)
+
+        simulation = Resimulation(replay, on_frame=film)
+        beat = HEARTBEAT_FRAMES
+        for _ in simulation:
+            if writer.frames >= beat:
+                yield writer.frames
+                beat += HEARTBEAT_FRAMES
+        if record is not None:
+            _check_against(replay, simulation, record)
+
+
+def _check_against(replay: Replay, simulation: Any, record: dict[str, Any]) -> None:
+    """Raise unless the re-simulation reproduced ``record`` (the fields it has)."""
+    from saber.replay import CHECKED_FIELDS
+
+    header = replay.header
+    what = f"The replay of {header.game} episode {record.get('episode')} (seed {header.seed})"
+    if simulation.record is None:
+        raise SaberError(
+            f"{what} had not ended when its {len(replay.actions)} actions ran out, but the "
+            "record says it ended; no video written. saber verify tells more."
+        )
+    replayed = simulation.record
+    wrong = [
+        name for name in CHECKED_FIELDS if name in record and record[name] != replayed.get(name)
+    ]
+    if wrong:
+        differences = ", ".join(
+            f"{name} {replayed.get(name)!r}, not the record's {record[name]!r}" for name in wrong
+        )
+        raise SaberError(
+            f"{what} does not reproduce its record ({differences}); no video written. "
+            "saber verify tells more."
+        )
 
 
 @dataclass(frozen=True)
@@ -252,86 +291,42 @@ class VideoRequest:
 
 
 class EpisodeFilm:
-    """Wraps a policy for one work unit: keeps the actions of the episodes to film, then films.
+    """Films the episodes of one work unit that are to be filmed, from their replays.
 
-    The runner tells the policy which rows start which seeded episodes
-    (``start_episodes``); this keeps, for the rows playing an episode to film, every
-    action the policy returns, and :meth:`finish` replays the episode when its record
-    arrives. The wrapped policy sees exactly the calls it would see unwrapped.
+    The harness records every episode's actions (:mod:`saber.harness.replays`); when an
+    episode to film ends, :meth:`filming` re-simulates its replay on a colour emulator.
+    The run's env, seeds and policy calls are untouched.
     """
 
-    def __init__(
-        self,
-        policy: Any,
-        request: VideoRequest,
-        game: str,
-        episodes: Iterable[tuple[int, int]],
-        overrides: dict[str, Any],
-    ) -> None:
-        self.policy = policy
+    def __init__(self, request: VideoRequest, game: str) -> None:
         self.request = request
         self.game = game
-        self.settings = SaberSettings.from_overrides(**overrides)
-        self._wanted = {seed: index for index, seed in episodes if index < request.episodes}
-        self._rows: dict[int, tuple[int, int, bytearray]] = {}  # row -> episode, seed, actions
 
-    def start_episodes(self, rows: np.ndarray, seeds: np.ndarray) -> None:
-        for row, seed in zip(np.asarray(rows).tolist(), np.asarray(seeds).tolist(), strict=True):
-            self._rows.pop(row, None)
-            if seed in self._wanted:
-                self._rows[row] = (self._wanted[seed], seed, bytearray())
-        hook = getattr(self.policy, "start_episodes", None)
-        if hook is not None:
-            hook(rows, seeds)
-
-    def __call__(self, observations: np.ndarray) -> Any:
-        actions = self.policy(observations)
-        if self._rows:
-            try:
-                array = np.asarray(actions)
-                for row, (_, _, log) in self._rows.items():
-                    log.append(int(array[row]))
-            except (IndexError, TypeError, ValueError):
-                pass  # not valid actions: the runner's check says so, with the policy's name
-        return actions
-
-    def finish(self, record: dict[str, Any]) -> Path | None:
-        """Film the episode of ``record`` if it is one to film (after it ended); returns
-        the video, or None (not one to film, or see :meth:`filming`)."""
-        steps = self.filming(record)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-
-    def filming(self, record: dict[str, Any]) -> Generator[int, None, Path | None]:
-        """:meth:`finish`, yielding a heartbeat (frames filmed) every ``HEARTBEAT_FRAMES``.
+    def filming(self, record: dict[str, Any], replay: bytes) -> Generator[int, None, Path | None]:
+        """Film the episode of ``record`` if it is one to film, yielding a heartbeat
+        (frames filmed) every ``HEARTBEAT_FRAMES``; returns the video, or None.
 
         A video that cannot be made (the replay disagrees with the record, ffmpeg or the
         disk fails) never fails the evaluation: the reason goes to a warning and to
         ``episode-<n>.error.txt`` beside where the video would be, which ``run.json``
         lists under ``video_errors``; the record is already stored, the unit goes on.
         """
-        for row, (episode, seed, actions) in list(self._rows.items()):
-            if episode == record["episode"]:
-                del self._rows[row]
-                path = video_path(self.request.directory, self.game, episode)
-                note = _error_note(path)
-                try:
-                    yield from replay_in_steps(
-                        self.game, seed, actions, record, path, self.settings
-                    )
-                except Exception as error:
-                    message = f"{type(error).__name__}: {error}"
-                    warnings.warn(f"No video of {path}: {message}", RuntimeWarning, stacklevel=2)
-                    with contextlib.suppress(OSError):  # the disk may be what failed
-                        note.parent.mkdir(parents=True, exist_ok=True)
-                        note.write_text(message + "\n", encoding="utf-8")
-                    return None
-                note.unlink(missing_ok=True)  # filmed now: an earlier session's failure is gone
-                return path
-        return None
+        episode = int(record["episode"])
+        if episode >= self.request.episodes:
+            return None
+        path = video_path(self.request.directory, self.game, episode)
+        note = _error_note(path)
+        try:
+            yield from film_replay(decode_replay(replay), path, record)
+        except Exception as error:
+            message = f"{type(error).__name__}: {error}"
+            warnings.warn(f"No video of {path}: {message}", RuntimeWarning, stacklevel=2)
+            with contextlib.suppress(OSError):  # the disk may be what failed
+                note.parent.mkdir(parents=True, exist_ok=True)
+                note.write_text(message + "\n", encoding="utf-8")
+            return None
+        note.unlink(missing_ok=True)  # filmed now: an earlier session's failure is gone
+        return path
 
 
 def _error_note(video: Path) -> Path:

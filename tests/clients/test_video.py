@@ -20,8 +20,10 @@ from click.testing import CliRunner
 
 import saber
 from saber.cli import main
+from saber.envs import SaberSettings
 from saber.errors import SaberError
 from saber.harness import Inline
+from saber.protocol.replay import ReplayHeader, encode_replay
 from saber.training.video import (
     EpisodeFilm,
     VectorVideoRecorder,
@@ -116,8 +118,11 @@ def test_a_video_holds_every_frame_of_its_episode_in_colour(runs: tuple[Path, Pa
 
 def test_the_replay_refuses_actions_that_do_not_reproduce_the_record(tmp_path: Path) -> None:
     record = {"episode": 0, "steps": 50, "frames": 200, "score": 7.0}  # not what noop scores
-    with pytest.raises(SaberError, match=r"ended at frame 200 with score 0.0, not the record's"):
+    with pytest.raises(SaberError, match=r"had not ended when its 50 actions ran out"):
         replay_to_video("breakout", 1, [0] * 50, record, tmp_path / "x.mp4")
+    short = SaberSettings(max_frames_without_reward=200)  # 50 noop steps: a stuck timeout
+    with pytest.raises(SaberError, match=r"score 0.0, not the record's 7.0"):
+        replay_to_video("breakout", 1, [0] * 50, record, tmp_path / "x.mp4", short)
     assert not list(tmp_path.iterdir())  # neither the video nor a partial file is left
 
 
@@ -149,20 +154,27 @@ def noop(observations: np.ndarray) -> np.ndarray:
     return np.zeros(len(observations), dtype=np.int64)
 
 
-def noop_film(directory: Path, game: str, steps: int, seed: int = 5) -> EpisodeFilm:
-    """The harness's filming of episode 0 (EpisodeFilm, driven as the runner drives it)
-    after ``steps`` noop actions."""
-    film = EpisodeFilm(noop, VideoRequest(str(directory), 1), game, [(0, seed)], {})
-    film.start_episodes(np.array([0]), np.array([seed]))
-    for _ in range(steps):
-        film(np.zeros((1, 4, 84, 84), dtype=np.uint8))
-    return film
+def noop_replay(game: str, steps: int, seed: int = 5, **settings: object) -> bytes:
+    """The replay of episode 0 of ``game``: ``steps`` noop actions from ``seed``."""
+    header = ReplayHeader(
+        game,
+        0,
+        seed,
+        "noop",
+        None,
+        SaberSettings(**settings).as_dict(),
+        "",
+        {},
+        steps,  # type: ignore[arg-type]
+    )
+    return encode_replay(header, bytes(steps))
 
 
 def test_filming_a_long_episode_sends_heartbeats(tmp_path: Path) -> None:
     # Freeway ends on its clock, 2 min 16 s: 8,192 frames, whatever the actions.
     record = {"episode": 0, "steps": 2_048, "frames": 8_192, "score": 0.0}
-    heartbeats = list(noop_film(tmp_path, "freeway", 2_048).filming(record))
+    film = EpisodeFilm(VideoRequest(str(tmp_path), 1), "freeway")
+    heartbeats = list(film.filming(record, noop_replay("freeway", 2_048)))
     # One per 30 s of play (1,800 frames), for the harness's unit deadline.
     assert heartbeats == [1_800, 3_600, 5_400, 7_200]
     assert count_frames(tmp_path / "videos" / "freeway" / "episode-0.mp4") == 8_192
@@ -191,7 +203,15 @@ def test_a_video_that_cannot_be_made_fails_no_episode(tmp_path: Path) -> None:
     right later clears the note."""
 
     def film_noop(record: dict) -> Path | None:
-        return noop_film(tmp_path, "breakout", record["steps"]).finish(record)
+        film = EpisodeFilm(VideoRequest(str(tmp_path), 1), "breakout")
+        # 100 noop steps (400 frames) end at a 400-frame stuck timeout.
+        replay = noop_replay("breakout", record["steps"], max_frames_without_reward=400)
+        steps = film.filming(record, replay)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
     wrong = {"episode": 0, "steps": 100, "frames": 400, "score": 7.0}  # noop scores 0
     with pytest.warns(RuntimeWarning, match=r"No video of .*episode-0.mp4: SaberError: The "):
@@ -200,7 +220,7 @@ def test_a_video_that_cannot_be_made_fails_no_episode(tmp_path: Path) -> None:
     assert entries["videos"] == []
     [error] = entries["video_errors"]
     assert error["video"] == "videos/breakout/episode-0.mp4"
-    assert "ended at frame 400 with score 0.0, not the record's 400 and 7.0" in error["error"]
+    assert "does not reproduce its record (score 0.0, not the record's 7.0)" in error["error"]
     assert sorted(p.name for p in (tmp_path / "videos" / "breakout").iterdir()) == [
         "episode-0.error.txt"
     ]

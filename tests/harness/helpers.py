@@ -151,3 +151,16 @@ def check_hung_episode_1(result, unit_timeout: float) -> None:
         (1, "timeout", 1),
     ]
     assert result.failed[0]["error"] == timeout_message(unit_timeout)
+
+
+def hang_and_say_so():
+    """A factory for ``--agent``: a policy that writes its process id into the folder
+    ``$SABER_TEST_PID_DIR`` at its first call, then hangs for good (sleeps)."""
+
+    def policy(observations: np.ndarray) -> np.ndarray:
+        folder = os.environ["SABER_TEST_PID_DIR"]
+        open(os.path.join(folder, str(os.getpid())), "w").close()
+        time.sleep(3600)
+        return np.zeros(len(observations), dtype=np.int64)
+
+    return policy

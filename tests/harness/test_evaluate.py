@@ -20,6 +20,7 @@ from saber.harness import (
 )
 from saber.harness.evaluate import RepeatedFailureError
 from saber.harness.work import episode_seed
+from saber.replay import verify_run
 from tests.harness.helpers import (
     AlwaysRaise,
     BrokenInit,
@@ -68,6 +69,9 @@ def test_same_records_with_two_worker_processes(inline_run: list[dict], tmp_path
     )
     assert strip_timing(result.records) == strip_timing(inline_run)
     assert strip_timing(read_records(tmp_path)) == strip_timing(inline_run)
+    # The same replays (their SHA-256 is in the records), and every one reproduces its record.
+    assert all(r["replay_sha256"] for r in result.records)
+    assert verify_run(tmp_path, workers=0).ok
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["non_saber"] and run["deviations"] == {"max_frames_without_reward": [18000, 400]}
     assert run["games"] == ["breakout", "freeway"] and run["agent"] == "random"
@@ -89,6 +93,7 @@ def test_same_records_on_a_local_dask_cluster(inline_run: list[dict], tmp_path: 
         )
     assert strip_timing(result.records) == strip_timing(inline_run)
     assert strip_timing(read_records(tmp_path)) == strip_timing(inline_run)
+    assert verify_run(tmp_path, workers=0).ok  # the replays came back through Dask
 
 
 def test_resume_runs_only_the_missing_episodes(inline_run: list[dict], tmp_path: Path) -> None:
@@ -99,6 +104,7 @@ def test_resume_runs_only_the_missing_episodes(inline_run: list[dict], tmp_path:
     assert strip_timing(again.records) == strip_timing(inline_run)
     assert len(read_records(tmp_path)) == 6
     assert len(json.loads((tmp_path / "run.json").read_text())["sessions"]) == 3
+    assert verify_run(tmp_path, workers=0).ok
     with pytest.raises(RunMismatchError, match="agent: 'random' in the directory, 'noop' now"):
         evaluate("noop", GAMES, 3, out=tmp_path, backend=Inline(), **SHORT)
     with pytest.raises(RunMismatchError, match="base_seed: 0 in the directory, 1 now"):
@@ -129,6 +135,9 @@ def test_failing_episode_is_retried_alone_then_recorded(tmp_path: Path) -> None:
     }
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["sessions"][-1]["summary"] == result.summary()
+    # The retries' replays hold their own play only (not the failed attempt's actions).
+    verified = verify_run(tmp_path, workers=0)
+    assert verified.ok and [c.episode for c in verified.checks] == [0, 2]
     # A resume runs the failed episode again (and it fails again, as planned); the
     # history of the first session is kept.
     again = evaluate(

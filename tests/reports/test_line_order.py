@@ -7,6 +7,7 @@ would change with the order of the lines.
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.harness import Inline, evaluate
+from saber.protocol.rundir import episodes_log_checkpoint
 from tests.harness.helpers import short_settings
 
 
@@ -49,7 +51,13 @@ def test_shuffled_lines_give_a_byte_identical_report(run_directory: Path, tmp_pa
     scores = {line.split('"score": ')[1].split(",")[0] for line in lines if "breakout" in line}
     assert len(scores) > 1  # else any order would resample the same numbers
     before = _report_json(run_directory, tmp_path / "before.json")
+    run_file = run_directory / "run.json"
+    run = json.loads(run_file.read_text(encoding="utf-8"))
     for seed in range(3):
         random.Random(seed).shuffle(lines)
         episodes.write_text("".join(lines), encoding="utf-8")
+        # The run as it would have been written had its episodes finished in this order
+        # (run.json records what episodes.jsonl held, and refuses a file rewritten since).
+        run["sessions"][-1]["episodes_log"] = episodes_log_checkpoint(episodes)
+        run_file.write_text(json.dumps(run), encoding="utf-8")
         assert _report_json(run_directory, tmp_path / f"shuffled-{seed}.json") == before

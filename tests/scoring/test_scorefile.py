@@ -168,7 +168,8 @@ def test_failed_episodes_are_skipped_with_a_warning(tmp_path):
     run = write_run(tmp_path, [harness_record(), {"game": "pong", "episode": 1, "error": "crash"}])
     table = read_harness_results(run)
     assert len(table.episodes("dqn", "saber")["pong"].scores) == 1
-    assert table.warnings[0].endswith(
+    assert "no run.json beside episodes.jsonl" in table.warnings[0]  # a bare file: said so
+    assert table.warnings[1].endswith(
         "1 failed attempt(s) (1x crash); 0 episode(s) finished on a retry; "
         "1 failed episode(s) skipped: pong episode 1"
     )
@@ -185,7 +186,7 @@ def test_failed_attempts_are_reported_after_a_successful_retry(tmp_path):
     ]
     table = read_harness_results(write_run(tmp_path, records))
     assert len(table.episodes("dqn", "saber")["pong"].scores) == 1
-    assert table.warnings[0].endswith(
+    assert table.warnings[1].endswith(
         "3 failed attempt(s) (2x timeout; 1x crash); 1 episode(s) finished on a retry; "
         "1 failed episode(s) skipped: pong episode 1"
     )

@@ -1,0 +1,98 @@
+"""Recording what every episode of an evaluation plays: its replay (:mod:`saber.protocol.replay`).
+
+The runner hands each action it sends to the vector env to a :class:`ReplayRecorder`
+(one byte per row and step); when an episode ends, the recorder encodes its replay in the
+worker, and the record names it with its SHA-256. The main process writes the replay file,
+then appends the record (:meth:`saber.harness.evaluate._Run.handle`), so a record never
+names a replay that is not on disk, whatever backend carried it.
+
+A row's actions start afresh at each seeded reset of the row, so an episode's replay holds
+exactly its own actions whatever row, unit, worker or retry played it; the rows that idle
+at the end of a unit are not recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from saber.envs import SaberSettings
+from saber.envs.emulator import rom_sha256
+from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of
+from saber.version import __version__
+
+__all__ = ["ReplayRecorder"]
+
+
+def _versions() -> dict[str, str]:
+    import ale_py
+
+    return {"saber": __version__, "ale_py": ale_py.__version__}
+
+
+class ReplayRecorder:
+    """The actions of the episodes one vector env plays, and each episode's replay.
+
+    Args:
+        game: ale id.
+        rows: sub-envs of the vector env.
+        agent: the agent's name (in each replay's header).
+        run: the run name, or None.
+        settings: the env settings of the run.
+    """
+
+    def __init__(
+        self, game: str, rows: int, agent: str, run: str | None, settings: SaberSettings
+    ) -> None:
+        self.game = game
+        self.agent = agent
+        self.run = run
+        self.settings = settings.as_dict()
+        self.rom_sha256 = rom_sha256(game)
+        self.versions = _versions()
+        self._logs: list[bytearray | None] = [None] * rows
+        self._done: dict[int, bytes] = {}
+
+    def start(self, rows: Sequence[int]) -> None:
+        """These rows start a new (recorded) episode."""
+        for row in rows:
+            self._logs[row] = bytearray()
+
+    def stop(self, rows: Sequence[int]) -> None:
+        """These rows idle (no episode of the unit left): not recorded."""
+        for row in rows:
+            self._logs[row] = None
+
+    def add(self, actions: np.ndarray) -> None:
+        """The actions just sent to the vector env, one per row."""
+        values = actions.tolist()
+        for row, log in enumerate(self._logs):
+            if log is not None:
+                log.append(values[row])
+
+    def finish(self, row: int, episode: int, seed: int, steps: int) -> tuple[str, str]:
+        """Encode the replay of the episode that just ended on ``row``; returns its path
+        in the run directory and its SHA-256 (for the record). :meth:`take` gives its bytes.
+
+        Raises:
+            RuntimeError: the row's actions are not the record's ``steps`` (a bug).
+        """
+        log = self._logs[row]
+        if log is None or len(log) != steps:
+            raise RuntimeError(
+                f"Recorded {None if log is None else len(log)} actions for {self.game} "
+                f"episode {episode}, whose record has {steps} steps: please report this"
+            )
+        header = ReplayHeader(
+            self.game, episode, seed, self.agent, self.run, self.settings, self.rom_sha256,
+            self.versions, steps,
+        )  # fmt: skip
+        data = encode_replay(header, log)
+        self._logs[row] = None
+        self._done[episode] = data
+        return replay_path(self.game, episode), sha256_of(data)
+
+    def take(self, episode: int) -> bytes:
+        """The replay of a finished episode (once)."""
+        return self._done.pop(episode)

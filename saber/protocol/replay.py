@@ -1,0 +1,252 @@
+"""The replay of an episode: what was played, so that anyone can play it again.
+
+An episode of SABER is a function of its game, its settings, its seed and its actions:
+the emulator is deterministic, and sticky actions draw from the ALE's generator, which
+the seed fixes. A replay holds exactly those, in the manner of a TAS movie file
+(BizHawk's ``.bk2``: a header naming the ROM, the emulator and its settings, then one
+input per frame), so that ``saber verify`` can re-simulate the episode without the
+policy and check its record, and ``saber replay`` can film it or serve it as data.
+
+A file ``replays/<game>/episode-<n>.saber-replay`` of a run directory (``saber-replay/1``)::
+
+    b"SABERRPL"          8 bytes: the magic
+    version              1 byte: 1
+    header length H      4 bytes, little-endian
+    header               H bytes: a JSON object in UTF-8 (:class:`ReplayHeader`)
+    actions length A     4 bytes, little-endian
+    actions              A bytes: one byte per agent step (0..17), bz2-compressed
+    checksum             32 bytes: SHA-256 of everything before it
+
+One byte per action, bz2-compressed, costs about 532 bytes per 1,000 steps of uniformly
+random actions, 2% above the entropy floor of 18 actions (log2(18) bits: 521 bytes per
+1,000 steps), and less for a policy that repeats itself; bz2 compresses a million steps in
+about half a second. The checksum makes a file that was cut short or changed an error
+naming what is wrong; the record of the episode in ``episodes.jsonl`` holds the SHA-256 of
+the whole file (``replay_sha256``), which ties the score to the play.
+
+>>> header = ReplayHeader("pong", 3, 42, "random", None, {"frame_skip": 4}, "ab" * 32, {"saber": "0.4.0"}, 3)
+>>> replay = decode_replay(encode_replay(header, bytes([0, 1, 17])))
+>>> replay.header == header, list(replay.actions)
+(True, [0, 1, 17])
+"""
+
+from __future__ import annotations
+
+import bz2
+import hashlib
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from saber.errors import SaberError
+from saber.protocol.rundir import write_atomically
+from saber.protocol.settings import NUM_ACTIONS
+
+__all__ = [
+    "REPLAYS_DIR",
+    "REPLAY_FORMAT",
+    "Replay",
+    "ReplayError",
+    "ReplayHeader",
+    "decode_replay",
+    "encode_replay",
+    "read_replay",
+    "replay_path",
+    "sha256_of",
+    "write_replay",
+]
+
+REPLAY_FORMAT = "saber-replay/1"
+REPLAYS_DIR = "replays"  # inside a run directory
+_MAGIC = b"SABERRPL"
+_VERSION = 1
+_LENGTH = struct.Struct("<I")
+_CHECKSUM_BYTES = 32
+_COMPRESSION = "bz2"
+
+
+class ReplayError(SaberError):
+    """A replay file that cannot be read: not a replay, cut short, changed, or of another
+    format version. The message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class ReplayHeader:
+    """What an episode's replay says about it besides its actions.
+
+    Attributes:
+        game: ale id.
+        episode: the episode's index in its game (0-based).
+        seed: the seed of its reset (``reset(seed=...)`` of a SABER env).
+        agent: the agent's name.
+        run: the run name, or None.
+        settings: the env settings (:meth:`~saber.protocol.SaberSettings.as_dict`).
+        rom_sha256: SHA-256 of the ROM file played (hex).
+        versions: package versions that played it (``saber``, ``ale_py``).
+        steps: agent steps, one action each.
+        extra: keys of newer versions, kept as they were.
+    """
+
+    game: str
+    episode: int
+    seed: int
+    agent: str
+    run: str | None
+    settings: dict[str, Any]
+    rom_sha256: str
+    versions: dict[str, str]
+    steps: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KNOWN = ("format", "game", "episode", "seed", "agent", "run", "settings", "rom_sha256",
+              "versions", "steps", "actions")  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """The header's JSON object."""
+        return {
+            "format": REPLAY_FORMAT,
+            "game": self.game,
+            "episode": self.episode,
+            "seed": self.seed,
+            "agent": self.agent,
+            "run": self.run,
+            "settings": self.settings,
+            "rom_sha256": self.rom_sha256,
+            "versions": self.versions,
+            "steps": self.steps,
+            "actions": {"count": NUM_ACTIONS, "encoding": "u8", "compression": _COMPRESSION},
+            **self.extra,
+        }
+
+    @classmethod
+    def from_dict(cls, header: Mapping[str, Any]) -> ReplayHeader:
+        """The header of a JSON object written by :meth:`to_dict`.
+
+        Raises:
+            KeyError, TypeError, ValueError: a key missing or of the wrong type.
+        """
+        return cls(
+            game=str(header["game"]),
+            episode=int(header["episode"]),
+            seed=int(header["seed"]),
+            agent=str(header["agent"]),
+            run=None if header.get("run") is None else str(header["run"]),
+            settings=dict(header["settings"]),
+            rom_sha256=str(header["rom_sha256"]),
+            versions={str(k): str(v) for k, v in dict(header["versions"]).items()},
+            steps=int(header["steps"]),
+            extra={k: v for k, v in header.items() if k not in cls._KNOWN},
+        )
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A decoded replay: its header and its actions (one byte, 0..17, per agent step)."""
+
+    header: ReplayHeader
+    actions: bytes
+
+
+def encode_replay(header: ReplayHeader, actions: bytes | bytearray) -> bytes:
+    """The bytes of a replay file (layout in the module docstring).
+
+    Raises:
+        ValueError: ``header.steps`` is not the number of actions, or an action is not
+            in 0..17.
+    """
+    actions = bytes(actions)
+    if header.steps != len(actions):
+        raise ValueError(
+            f"Expect {header.steps} actions (the header's steps), actually: {len(actions)}"
+        )
+    if actions and max(actions) >= NUM_ACTIONS:
+        raise ValueError(f"Expect actions in 0..{NUM_ACTIONS - 1}, actually: {max(actions)}")
+    head = json.dumps(header.to_dict(), separators=(",", ":"), allow_nan=False).encode("utf-8")
+    body = bz2.compress(actions, 9)
+    data = b"".join(
+        [_MAGIC, bytes([_VERSION]), _LENGTH.pack(len(head)), head, _LENGTH.pack(len(body)), body]
+    )
+    return data + hashlib.sha256(data).digest()
+
+
+def decode_replay(data: bytes, where: str = "replay") -> Replay:
+    """The replay in ``data`` (the bytes of a file).
+
+    Raises:
+        ReplayError: not a replay, another format version, cut short or changed (the
+            checksum), or actions that are not what the header says; ``where`` names it.
+    """
+    if not data.startswith(_MAGIC):
+        raise ReplayError(f"{where}: not a saber replay (it does not start with {_MAGIC!r})")
+    if len(data) < len(_MAGIC) + 1 + 2 * _LENGTH.size + _CHECKSUM_BYTES:
+        raise ReplayError(f"{where}: damaged (cut short: {len(data)} bytes)")
+    if data[len(_MAGIC)] != _VERSION:
+        raise ReplayError(
+            f"{where}: a replay of format version {data[len(_MAGIC)]}; this saber reads "
+            f"version {_VERSION} ({REPLAY_FORMAT}). Verify it with the saber that wrote it."
+        )
+    content, checksum = data[:-_CHECKSUM_BYTES], data[-_CHECKSUM_BYTES:]
+    if hashlib.sha256(content).digest() != checksum:
+        raise ReplayError(f"{where}: damaged (its checksum does not match: cut short or changed)")
+    offset = len(_MAGIC) + 1
+    try:
+        (size,) = _LENGTH.unpack_from(content, offset)
+        head = content[offset + _LENGTH.size : offset + _LENGTH.size + size]
+        offset += _LENGTH.size + size
+        (body_size,) = _LENGTH.unpack_from(content, offset)
+        body = content[offset + _LENGTH.size :]
+        if len(body) != body_size or len(head) != size:
+            raise ValueError("lengths do not add up")
+        header = ReplayHeader.from_dict(json.loads(head.decode("utf-8")))
+        actions = bz2.decompress(body)
+    except (struct.error, ValueError, KeyError, TypeError, OSError, EOFError) as error:
+        raise ReplayError(f"{where}: damaged ({type(error).__name__}: {error})") from None
+    if len(actions) != header.steps:
+        raise ReplayError(
+            f"{where}: damaged (its header says {header.steps} steps, it holds "
+            f"{len(actions)} actions)"
+        )
+    if actions and max(actions) >= NUM_ACTIONS:
+        raise ReplayError(f"{where}: damaged (an action {max(actions)} outside 0..17)")
+    return Replay(header, actions)
+
+
+def read_replay(path: str | Path) -> Replay:
+    """Read and check a replay file.
+
+    Raises:
+        ReplayError: the file is missing, unreadable or damaged (see :func:`decode_replay`).
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ReplayError(f"{path}: no such replay file") from None
+    except OSError as error:
+        raise ReplayError(f"Cannot read {path}: {error.strerror or error}") from None
+    return decode_replay(data, str(path))
+
+
+def sha256_of(data: bytes) -> str:
+    """The SHA-256 of ``data`` as hex: what a record's ``replay_sha256`` holds."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def replay_path(game: str, episode: int) -> str:
+    """Where an episode's replay lives in a run directory (relative, with ``/``)."""
+    return f"{REPLAYS_DIR}/{game}/episode-{episode}.saber-replay"
+
+
+def write_replay(directory: str | Path, relative: str, data: bytes) -> None:
+    """Write a replay file into a run directory, whole or not at all (before the record
+    that names it is appended, so a record never names a replay that is not there).
+
+    Raises:
+        OSError: it could not be written (the disk is full...).
+    """
+    path = Path(directory) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, data)

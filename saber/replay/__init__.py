@@ -1,0 +1,34 @@
+"""Recorded episodes, played again: verification (``saber verify``), films (``saber
+replay --video``) and datasets, on the one re-simulation of :mod:`saber.replay.simulate`.
+
+The replay format itself (one writer, one reader) is :mod:`saber.protocol.replay`; the
+harness records a replay of every episode it plays (:mod:`saber.harness.replays`).
+"""
+
+from __future__ import annotations
+
+from saber.replay.dataset import RecordedEpisode, recorded_episode, recorded_episodes
+from saber.replay.export import export_minari
+from saber.replay.simulate import Resimulation, Transition, replay_settings
+from saber.replay.verify import (
+    CHECKED_FIELDS,
+    EpisodeCheck,
+    VerifyResult,
+    check_episode,
+    verify_run,
+)
+
+__all__ = [
+    "CHECKED_FIELDS",
+    "EpisodeCheck",
+    "RecordedEpisode",
+    "Resimulation",
+    "Transition",
+    "VerifyResult",
+    "check_episode",
+    "export_minari",
+    "recorded_episode",
+    "recorded_episodes",
+    "replay_settings",
+    "verify_run",
+]

@@ -1,0 +1,143 @@
+"""A run directory as a Minari dataset (Farama's offline-RL format; extra ``minari``).
+
+Each game of the run becomes one Minari dataset, ``saber/<game>/<name>-v0`` by default
+(``<name>``: the run name, else the agent's), stored where Minari keeps its datasets
+(``MINARI_DATASETS_PATH``, by default ``~/.minari/datasets``). Its episodes are the run's
+finished episodes, re-simulated from their replays (:mod:`saber.replay.simulate`): the
+observations ``uint8`` (4, 84, 84) the agent saw (one more than actions: the first one
+after the reset), the actions, the rewards (raw points, as the run's settings give them)
+and the terminations and truncations; each episode's ``seed`` is the episode's seed, and
+the dataset's env spec is ``SABER/<Game>`` with the run's settings, so
+``dataset.recover_environment()`` gives the env that played it. Episodes are written one
+at a time (an episode's observations are held in memory while it is written: 28 KB per
+step).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+from saber.errors import SaberError
+from saber.games import get_game
+from saber.protocol.rundir import read_run_file
+from saber.replay.dataset import recorded_episodes
+from saber.replay.simulate import replay_settings
+
+__all__ = ["MINARI_EXTRA_HINT", "export_minari"]
+
+MINARI_EXTRA_HINT = (
+    'pip install "saber-ale[minari]" (Minari and h5py; from a checkout, pip install ".[minari]")'
+)
+
+
+def _require_minari() -> Any:
+    try:
+        import h5py  # noqa: F401  (Minari's default storage)
+        import minari
+        from minari.data_collector import EpisodeBuffer  # noqa: F401
+    except ImportError:
+        raise SaberError(
+            f"Exporting to Minari needs the minari extra: {MINARI_EXTRA_HINT}"
+        ) from None
+    return minari
+
+
+def export_minari(
+    directory: str | Path,
+    dataset_id: str | None = None,
+    games: list[str] | None = None,
+    author: str | None = None,
+) -> list[str]:
+    """Write the finished episodes of a run directory as Minari datasets, one per game.
+
+    Args:
+        directory: the run directory (``saber eval --out``), recorded with replays.
+        dataset_id: the id of the dataset when the run has one game (or ``games`` names
+            one); None: ``saber/<game>/<run or agent>-v0``.
+        games: the games to export (any spelling); None: every game of the run.
+        author: the dataset's author, in its metadata.
+
+    Returns:
+        The ids of the datasets written (``minari.load_dataset(id)`` reads one).
+
+    Raises:
+        SaberError: Minari is not installed (naming the extra), a dataset id that is
+            taken, a run without replays, or several games for one ``dataset_id``.
+    """
+    minari = _require_minari()
+    from minari.data_collector import EpisodeBuffer
+
+    directory = Path(directory)
+    run = read_run_file(directory)
+    wanted = [get_game(game).ale_id for game in (games or run.games)]
+    if dataset_id is not None and len(wanted) != 1:
+        raise SaberError(
+            f"One dataset id for {len(wanted)} games: pass games=[one game], or no dataset_id "
+            "(then each game gets saber/<game>/<name>-v0)"
+        )
+    name = re.sub(r"[^A-Za-z0-9_.]+", "_", run.run or run.agent).strip("_") or "run"
+    written: list[str] = []
+    for game in wanted:
+        identifier = dataset_id or f"saber/{game}/{name}-v0"
+        if identifier in minari.list_local_datasets():
+            raise SaberError(
+                f"A Minari dataset {identifier!r} exists already; delete it "
+                f"(minari.delete_dataset({identifier!r})) or choose another dataset_id"
+            )
+        dataset = None
+        count = 0
+        for recorded in recorded_episodes(directory):
+            if recorded.game != game:
+                continue
+            observations, actions, rewards, terminations, truncations = [], [], [], [], []
+            for step in recorded:
+                if not observations:
+                    observations.append(step.observation)
+                observations.append(step.next_observation)
+                actions.append(step.action)
+                rewards.append(step.reward)
+                terminations.append(step.terminated)
+                truncations.append(step.truncated)
+            buffer = EpisodeBuffer(
+                id=count,
+                seed=int(recorded.record["seed"]),
+                observations=observations,
+                actions=actions,
+                rewards=rewards,
+                terminations=terminations,
+                truncations=truncations,
+                infos={},
+            )
+            if dataset is None:
+                settings = replay_settings(recorded.replay).as_dict()
+                import gymnasium as gym
+
+                env = gym.make(get_game(game).env_id, **settings)
+                with warnings.catch_warnings():  # its advice on optional metadata
+                    warnings.filterwarnings("ignore", category=UserWarning, module="minari")
+                    dataset = minari.create_dataset_from_buffers(
+                        identifier,
+                        [buffer],
+                        env=env,
+                        algorithm_name=run.agent,
+                        author=author,
+                        description=(
+                            f"SABER episodes of {game} by agent {run.agent!r}"
+                            + (f", run {run.run!r}" if run.run else "")
+                            + f", re-simulated from the replays of {directory.name} "
+                            f"(saber {run.versions.get('saber', '?')}, ale-py "
+                            f"{run.versions.get('ale_py', '?')})"
+                        ),
+                        data_format="hdf5",
+                    )
+                env.close()
+            else:
+                dataset.update_dataset_from_buffer([buffer])
+            count += 1
+        if dataset is None:
+            raise SaberError(f"{directory}: no finished {game} episode to export")
+        written.append(identifier)
+    return written

@@ -1,0 +1,212 @@
+"""``saber verify``: every way a run can lie about its play is named, never a traceback.
+
+The runs are real (random play of Breakout through ale-py); each test tampers with a copy
+as a cheat, a bad copy or a damaged disk would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from saber.cli import main
+from saber.harness import Inline, evaluate
+from saber.protocol.replay import Replay, encode_replay, read_replay, sha256_of
+from saber.protocol.rundir import EPISODES_FILE, episodes_log_checkpoint
+from saber.replay import verify_run
+from tests.harness.helpers import short_settings
+
+EPISODES = 4
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Random play of 4 Breakout episodes (a 400-frame stuck timeout), replays recorded."""
+    out = tmp_path_factory.mktemp("verify") / "run"
+    evaluate("random", "breakout", EPISODES, out=out, backend=Inline(),
+             env_options=short_settings(), allow_non_saber=True, progress=False)  # fmt: skip
+    return out
+
+
+def _copy(run: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(run, tmp_path / "run"))
+
+
+def _records(directory: Path) -> list[dict]:
+    return [json.loads(line) for line in (directory / EPISODES_FILE).read_text().splitlines()]
+
+
+def _scoring(directory: Path) -> dict:
+    """The record of the episode that scored most (its actions matter: FIRE, paddle)."""
+    best = max(_records(directory), key=lambda r: r["score"])
+    assert best["score"] > 0
+    return best
+
+
+def _verify(directory: Path, *options: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["verify", str(directory), "--workers", "0", *options])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.output
+
+
+def _resign(directory: Path, change: Callable[[Replay], Replay] | None = None) -> None:
+    """Rewrite replays with ``change`` and make every hash agree again, as a careful cheat
+    (or an older saber writing these files) would: each record names its new replay's
+    SHA-256, and run.json its new episodes.jsonl."""
+    lines = []
+    for record in _records(directory):
+        path = directory / record["replay"]
+        replay = read_replay(path)
+        new = change(replay) if change else replay
+        data = encode_replay(new.header, new.actions)
+        path.write_bytes(data)
+        lines.append(json.dumps({**record, "replay_sha256": sha256_of(data)}) + "\n")
+    (directory / EPISODES_FILE).write_text("".join(lines))
+    run = json.loads((directory / "run.json").read_text())
+    run["sessions"][-1]["episodes_log"] = episodes_log_checkpoint(directory / EPISODES_FILE)
+    (directory / "run.json").write_text(json.dumps(run))
+
+
+def test_a_clean_run_verifies_in_parallel_and_in_process(run: Path) -> None:
+    code, output = _verify(run)
+    assert code == 0, output
+    assert (
+        f"verified {EPISODES} episode(s) of 1 game(s): every replay reproduces its record" in output
+    )
+    result = verify_run(run, workers=2)  # worker processes, as saber eval
+    assert result.ok and [c.episode for c in result.checks] == list(range(EPISODES))
+    sample = verify_run(run, sample=2, seed=5, workers=0)
+    again = verify_run(run, sample=2, seed=5, workers=0)
+    assert [c.episode for c in sample.checks] == [c.episode for c in again.checks]
+    assert len(sample.checks) == 2 and "a sample of 2 of 4" in sample.summary()
+
+
+def test_an_edited_score_is_named(run: Path, tmp_path: Path) -> None:
+    directory = _copy(run, tmp_path)
+    target = _scoring(directory)
+    text = (directory / EPISODES_FILE).read_text()
+    line = json.dumps(target)
+    edited = {**target, "score": target["score"] + 100, "score_30min": 999.0}
+    (directory / EPISODES_FILE).write_text(text.replace(line, json.dumps(edited)))
+    code, output = _verify(directory)
+    assert code == 1
+    episode = target["episode"]
+    assert f"breakout episode {episode}: score: {target['score'] + 100!r} in the record, {target['score']!r} replayed" in output  # fmt: skip
+    assert f"breakout episode {episode}: score_30min: 999.0 in the record" in output
+    assert "does not belong to" in output  # and episodes.jsonl changed since run.json
+    assert "1 do not match" in output
+
+
+def test_a_changed_or_missing_action_is_named_even_with_every_hash_redone(
+    run: Path, tmp_path: Path
+) -> None:
+    target = _scoring(run)
+    episode = target["episode"]
+
+    def only(change: Callable[[bytes], bytes]) -> Callable[[Replay], Replay]:
+        def apply(replay: Replay) -> Replay:
+            if replay.header.episode != episode:
+                return replay
+            actions = change(replay.actions)
+            header = dataclasses.replace(replay.header, steps=len(actions))
+            return Replay(header, actions)
+
+        return apply
+
+    noop = only(lambda actions: bytes(len(actions)))  # every action changed to NOOP
+    cut = only(lambda actions: actions[:-1])  # the last action missing
+    for name, change in (("changed", noop), ("missing", cut)):
+        directory = tmp_path / name
+        shutil.copytree(run, directory)
+        _resign(directory, change)
+        code, output = _verify(directory)
+        assert code == 1, output
+        if name == "changed":
+            assert f"breakout episode {episode}: score: {target['score']!r} in the record, 0.0 replayed" in output  # fmt: skip
+        else:
+            assert f"breakout episode {episode}: end: '{target['end']}' in the record, but the episode had not ended when the replay's {target['steps'] - 1} actions ran out" in output  # fmt: skip
+        others = [line for line in output.splitlines() if line.startswith("breakout episode ")]
+        assert all(line.startswith(f"breakout episode {episode}:") for line in others)
+    # Without redoing the hash, the changed file itself is named too.
+    directory = _copy(run, tmp_path)
+    path = directory / target["replay"]
+    replay = read_replay(path)
+    path.write_bytes(encode_replay(replay.header, bytes(len(replay.actions))))
+    code, output = _verify(directory)
+    assert code == 1
+    assert f"breakout episode {episode}: replay file {target['replay']} is not the one the record names" in output  # fmt: skip
+
+
+def test_a_replay_swapped_between_episodes_is_named(run: Path, tmp_path: Path) -> None:
+    directory = _copy(run, tmp_path)
+    first, second = (directory / f"replays/breakout/episode-{n}.saber-replay" for n in (0, 1))
+    a, b = first.read_bytes(), second.read_bytes()
+    first.write_bytes(b)
+    second.write_bytes(a)
+    code, output = _verify(directory)
+    assert code == 1
+    assert "breakout episode 0: replay file replays/breakout/episode-0.saber-replay is the replay of breakout episode 1" in output  # fmt: skip
+    assert "breakout episode 1: replay file replays/breakout/episode-1.saber-replay is the replay of breakout episode 0" in output  # fmt: skip
+    assert "2 do not match" in output
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda data: data[: len(data) // 2], "damaged (its checksum does not match: cut short or changed)"),
+        (lambda data: data[:-40] + bytes([data[-40] ^ 1]) + data[-39:], "damaged (its checksum does not match"),
+        (lambda data: b"garbage" * 10, "not a saber replay"),
+        (lambda data: b"", "not a saber replay"),
+        (None, "replay file replays/breakout/episode-2.saber-replay: missing"),
+    ],
+)  # fmt: skip
+def test_a_corrupt_or_missing_replay_file_is_named(
+    run: Path, tmp_path: Path, damage: Callable[[bytes], bytes] | None, message: str
+) -> None:
+    directory = _copy(run, tmp_path)
+    path = directory / "replays/breakout/episode-2.saber-replay"
+    if damage is None:
+        path.unlink()
+    else:
+        path.write_bytes(damage(path.read_bytes()))
+    code, output = _verify(directory)
+    assert code == 1
+    assert "breakout episode 2: " in output and message in output, output
+    lines = [line for line in output.splitlines() if line.startswith("breakout episode")]
+    assert all(line.startswith("breakout episode 2: ") for line in lines)
+
+
+def test_a_run_of_other_versions_is_verified_and_the_differences_stated(
+    run: Path, tmp_path: Path
+) -> None:
+    directory = _copy(run, tmp_path)
+
+    def older(replay: Replay) -> Replay:
+        versions = {"saber": "0.3.9", "ale_py": "0.10.1"}
+        return Replay(dataclasses.replace(replay.header, versions=versions), replay.actions)
+
+    _resign(directory, older)
+    code, output = _verify(directory)
+    assert code == 0, output
+    assert "saber: the replays were recorded with 0.3.9, this is" in output
+    assert "ale-py: the replays were recorded with 0.10.1, this is" in output
+
+
+def test_a_run_without_replays_is_not_verified(tmp_path: Path) -> None:
+    out = tmp_path / "bare"
+    evaluate("random", "breakout", 1, out=out, backend=Inline(), env_options=short_settings(),
+             allow_non_saber=True, progress=False, replays=False)  # fmt: skip
+    assert "replay" not in _records(out)[0] and not (out / "replays").exists()
+    code, output = _verify(out)
+    assert code == 1 and "breakout episode 0: no replay recorded" in output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, output = _verify(empty)
+    assert code == 1 and "no run.json" in output
