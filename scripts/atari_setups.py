@@ -2,10 +2,14 @@
 
 Each setup below is built as its users build it (on Breakout: it has lives, needs FIRE
 and keeps a score that clipping changes), and probed with :func:`saber.check.check`; the
-page holds the table of verdicts, each setup's code (read from this file) and the
-evidence. Nothing on the page is typed by hand: run ``python scripts/atari_setups.py``
-(``--out`` to write elsewhere). Setups whose library is not installed are listed as such
-(stable-baselines3 for SB3 and CleanRL, envpool for envpool).
+page holds the verdicts each setup's code calls for (:data:`EXPECTED`, read from the
+libraries' code, with the reason), the table of verdicts measured, each setup's code
+(read from this file) and the evidence. ``tests/check/test_setups.py`` asserts that the
+page holds :data:`EXPECTED` and that ``saber check`` gives exactly those verdicts on each
+setup installed. Nothing on the page is typed by hand: run
+``python scripts/atari_setups.py`` (``--out`` to write elsewhere). Setups whose library
+is not installed are listed as such (stable-baselines3 for SB3 and CleanRL, envpool for
+envpool).
 """
 
 from __future__ import annotations
@@ -37,6 +41,14 @@ def gymnasium_atari_preprocessing() -> gym.Env:
     """Gymnasium's ``AtariPreprocessing`` with its defaults (over a v5 env without frame
     skip, which the wrapper requires)."""
     return gym.wrappers.AtariPreprocessing(gym.make(f"ALE/{GAME}-v5", frameskip=1))
+
+
+def sb3_atari_wrapper() -> gym.Env:
+    """Stable-Baselines3's ``AtariWrapper`` over ale-py's v5 env, as a user stacks it
+    (v5 skips 4 frames a step, and the wrapper's ``MaxAndSkipEnv`` 4 more)."""
+    from stable_baselines3.common.atari_wrappers import AtariWrapper
+
+    return AtariWrapper(gym.make(f"ALE/{GAME}-v5"))
 
 
 def sb3_make_atari_env() -> Any:
@@ -95,16 +107,134 @@ def saber_env() -> gym.Env:
 SETUPS: dict[str, Callable[[], Any]] = {
     "ale-py v5": ale_v5_defaults,
     "Gymnasium AtariPreprocessing": gymnasium_atari_preprocessing,
+    "SB3 AtariWrapper": sb3_atari_wrapper,
     "SB3 make_atari_env": sb3_make_atari_env,
     "CleanRL make_env": cleanrl_make_env,
     "envpool": envpool_defaults,
     "SABER": saber_env,
 }
 NEEDS = {
+    "SB3 AtariWrapper": "stable-baselines3",
     "SB3 make_atari_env": "stable-baselines3",
     "CleanRL make_env": "stable-baselines3",
     "envpool": "envpool",
 }
+
+PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
+_EMULATOR_HIDDEN = (UNKNOWN, "its emulator runs in C++, out of reach")
+_V4 = "NoFrameskip-v4: repeat_action_probability=0"
+_MINIMAL = "the minimal action set (Breakout: 4)"
+_ALE_CAP = "the ALE's max_num_frames_per_episode=108,000"
+_NO_TIMEOUT = "no timeout without reward"
+_UNCORRECTED = "nothing corrects a rollover"
+_SB3_LIVES = "EpisodicLifeEnv ends episodes at a life loss; `lives` in info"
+# The verdict each setup's code calls for, rule by rule, with the reason (read from
+# ale-py 0.12, Gymnasium 1.4, Stable-Baselines3 2.x, CleanRL's dqn_atari.py, envpool 1.2.5).
+EXPECTED: dict[str, dict[str, tuple[str, str]]] = {
+    "ale-py v5": {
+        "sticky_actions": (PASS, "v5: repeat_action_probability=0.25"),
+        "action_set": (FAIL, _MINIMAL),
+        "life_signal": (FAIL, "AtariEnv puts `lives` in info"),
+        "noop_starts": (PASS, "none"),
+        "fire_start": (PASS, "none"),
+        "stuck_timeout": (FAIL, _NO_TIMEOUT),
+        "frame_cap": (FAIL, _ALE_CAP),
+        "raw_rewards": (PASS, "no record; the rewards it reports are raw"),
+        "rollover": (FAIL, _UNCORRECTED),
+        "frame_skip": (PASS, "v5: frameskip=4"),
+        "observation": (FAIL, "210 x 160 RGB"),
+        "frame_stack": (FAIL, "no stack"),
+    },
+    "Gymnasium AtariPreprocessing": {
+        "sticky_actions": (PASS, "v5: repeat_action_probability=0.25"),
+        "action_set": (FAIL, _MINIMAL),
+        "life_signal": (FAIL, "AtariEnv puts `lives` in info"),
+        "noop_starts": (FAIL, "noop_max=30"),
+        "fire_start": (PASS, "none"),
+        "stuck_timeout": (FAIL, _NO_TIMEOUT),
+        "frame_cap": (FAIL, _ALE_CAP),
+        "raw_rewards": (PASS, "no record; the rewards it reports are raw"),
+        "rollover": (FAIL, _UNCORRECTED),
+        "frame_skip": (PASS, "frame_skip=4"),
+        "observation": (FAIL, "INTER_AREA resize"),
+        "frame_stack": (FAIL, "no stack (one frame)"),
+    },
+    "SB3 AtariWrapper": {
+        "sticky_actions": (PASS, "v5's 0.25 per frame, under the wrapper's frame skip too"),
+        "action_set": (FAIL, _MINIMAL),
+        "life_signal": (FAIL, _SB3_LIVES),
+        "noop_starts": (FAIL, "NoopResetEnv(noop_max=30)"),
+        "fire_start": (FAIL, "FireResetEnv"),
+        "stuck_timeout": (FAIL, _NO_TIMEOUT),
+        "frame_cap": (FAIL, _ALE_CAP),
+        "raw_rewards": (FAIL, "ClipRewardEnv, and no record of the score"),
+        "rollover": (FAIL, "ClipRewardEnv: a rollover's sign, -1"),
+        "frame_skip": (FAIL, "MaxAndSkipEnv(4) over v5's frameskip=4: 16 frames"),
+        "observation": (FAIL, "WarpFrame: INTER_AREA, over v5's last frames"),
+        "frame_stack": (FAIL, "no stack (one frame)"),
+    },
+    "SB3 make_atari_env": {
+        "sticky_actions": (FAIL, _V4),
+        "action_set": (FAIL, _MINIMAL),
+        "life_signal": (FAIL, _SB3_LIVES),
+        "noop_starts": (FAIL, "NoopResetEnv(noop_max=30)"),
+        "fire_start": (FAIL, "FireResetEnv"),
+        "stuck_timeout": (FAIL, _NO_TIMEOUT),
+        "frame_cap": (FAIL, _ALE_CAP),
+        "raw_rewards": (PASS, "Monitor (below the clipping) records the raw score"),
+        "rollover": (FAIL, "Monitor's score: " + _UNCORRECTED),
+        "frame_skip": (PASS, "MaxAndSkipEnv(4)"),
+        "observation": (FAIL, "WarpFrame: INTER_AREA"),
+        "frame_stack": (PASS, "VecFrameStack(4)"),
+    },
+    "CleanRL make_env": {
+        "sticky_actions": (FAIL, _V4),
+        "action_set": (FAIL, _MINIMAL),
+        "life_signal": (FAIL, _SB3_LIVES),
+        "noop_starts": (FAIL, "NoopResetEnv(noop_max=30)"),
+        "fire_start": (FAIL, "FireResetEnv"),
+        "stuck_timeout": (FAIL, _NO_TIMEOUT),
+        "frame_cap": (FAIL, _ALE_CAP),
+        "raw_rewards": (PASS, "RecordEpisodeStatistics (innermost) records the raw score"),
+        "rollover": (FAIL, "RecordEpisodeStatistics' score: " + _UNCORRECTED),
+        "frame_skip": (PASS, "MaxAndSkipEnv(4)"),
+        "observation": (FAIL, "RGB resized (INTER_AREA), then grayscale"),
+        "frame_stack": (PASS, "FrameStackObservation(4)"),
+    },
+    "envpool": {
+        "sticky_actions": _EMULATOR_HIDDEN,
+        "action_set": (FAIL, "Discrete(4), through the API"),
+        "life_signal": (FAIL, "`lives` in info, through the API"),
+        "noop_starts": _EMULATOR_HIDDEN,
+        "fire_start": _EMULATOR_HIDDEN,
+        "stuck_timeout": _EMULATOR_HIDDEN,
+        "frame_cap": _EMULATOR_HIDDEN,
+        "raw_rewards": _EMULATOR_HIDDEN,
+        "rollover": _EMULATOR_HIDDEN,
+        "frame_skip": _EMULATOR_HIDDEN,
+        "observation": _EMULATOR_HIDDEN,
+        "frame_stack": (PASS, "stack_num=4, through the API"),
+    },
+    "SABER": {},  # every rule passes
+}
+EXPECTED["SABER"] = {rule: (PASS, "SABER") for rule in EXPECTED["ale-py v5"]}
+
+
+def expected_table() -> str:
+    """The Markdown table of :data:`EXPECTED`: one column per setup."""
+    names = list(EXPECTED)
+    lines = [
+        "| rule | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for rule in EXPECTED["SABER"]:
+        cells = []
+        for name in names:
+            status, why = EXPECTED[name][rule]
+            mark = "**fail**" if status == FAIL else status
+            cells.append(mark if status == PASS else f"{mark}: {why}")
+        lines.append(f"| `{rule}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _version(distribution: str) -> str | None:
@@ -141,6 +271,23 @@ def page(results: list[tuple[str, CheckResult]], missing: list[str]) -> str:
         " emulator under it; **fail** with the value measured, unknown where the emulator"
         " cannot be reached (unknown is never a pass). Generated by"
         " `python scripts/atari_setups.py`; nothing here is typed by hand.",
+        "",
+        "## What each setup's code calls for",
+        "",
+        "The verdict `saber check` must give on each rule, read from each library's code"
+        " (the reason beside each verdict that is not a pass; `EXPECTED` in"
+        " `scripts/atari_setups.py`). The score rules are the recorded score's"
+        " ([protocol](protocol.md#the-score-and-the-agents-reward)): a stack that clips"
+        " the agent's rewards passes `raw_rewards` where it records the raw score"
+        " (SB3's `Monitor`, CleanRL's `RecordEpisodeStatistics`)."
+        " `tests/check/test_setups.py` asserts that `saber check` gives exactly these"
+        " verdicts (`python -m pytest tests/check/test_setups.py -m 'not slow'` for the"
+        " setups without extras, `-m sb3` for SB3's and CleanRL's, `-m envpool` for"
+        " envpool's).",
+        "",
+        expected_table(),
+        "",
+        "## What `saber check` measured",
         "",
         f"saber {saber.__version__}; {versions}.",
         "",

@@ -98,9 +98,15 @@ class _Play:
         self.info: dict[str, Any] = {}
 
     def step(self, what: str, action: int = 0) -> None:
+        emulator = self.subject.emulator
+        frames = emulator.frames()
         _, reward, terminated, truncated, info = self.subject.step(action)
         after = _score(self.ale.getRAM())
         gain = after - self.score + (WRAP if after < self.score else 0)
+        if (terminated or truncated) and emulator.frames() < frames:
+            # A vector env that resets itself at the end (SB3's VecEnv): the RAM is the
+            # new episode's, so this last NOOP step's gain cannot be read; none is counted.
+            gain = 0
         self.score = after
         self.true_total += gain
         self.steps.append((what, gain, reward))
