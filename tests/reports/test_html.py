@@ -11,6 +11,7 @@ import base64
 import io
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,16 @@ def test_cli_writes_the_page(tmp_path):
     # One game of one run: its figures are drawn, the IQM is left out with the reason.
     assert _images(text)
     assert "IQM not shown (agent, SABER (unlimited))" in text
+
+
+def test_html_without_matplotlib_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if not installed
+    (tmp_path / "s.csv").write_text("game,score\npong,0\n")
+    out = CliRunner().invoke(
+        main,
+        ["report", str(tmp_path / "s.csv"), "--json", str(tmp_path / "r.json"), "--html",
+         str(tmp_path / "r.html")],
+    )  # fmt: skip
+    assert out.exit_code == 1
+    assert 'pip install "saber-ale[plots]"' in out.output and "Traceback" not in out.output
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "r.html").exists()
