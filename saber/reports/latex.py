@@ -13,7 +13,8 @@ Tables, in order (labels in brackets):
 - games per SABER class (``tab:saber-classes``);
 - per-game raw scores beside the Random, Human and World-record columns, each agent's
   with its world-record-normalized score, one table per group of identical time limits
-  (``tab:saber-per-game-<limits>``, e.g. ``tab:saber-per-game-saber``).
+  (``tab:saber-per-game-<limits>``, e.g. ``tab:saber-per-game-saber``), going on in
+  further floats (``-2``, ``-3``) past :data:`ROWS_PER_TABLE` games.
 
 Conventions: percent without a ``%`` in the cells (the header says so); a true minus
 sign; thousands separated by commas; infinite gameplay ``$\infty$``; an estimate without
@@ -40,7 +41,7 @@ from saber.reports.tables import (
 )
 from saber.scoring import CLASS_NAMES
 
-__all__ = ["PREAMBLE_NEEDS", "escape", "to_latex"]
+__all__ = ["PREAMBLE_NEEDS", "ROWS_PER_TABLE", "escape", "to_latex"]
 
 PREAMBLE_NEEDS = r"\usepackage{booktabs}"
 

@@ -49,11 +49,13 @@ def _games_by_limit(table: ScoreTable, agents: set[str]) -> dict[str, set[str]]:
 
 
 def restrict_references(table: ScoreTable) -> tuple[ScoreTable, LikeForLike]:
-    """Keep only the references' scores on the games and time limits the user's agents have.
+    """Keep only the references' scores on the games the user's agents have.
 
-    At each time limit a reference keeps the games that the user's agents have there, and
-    nothing at a limit none of them has. A table without a reference, or with references
-    alone (``saber report --reference saber-paper``), is returned as it is.
+    At each time limit a reference keeps the games that the user's agents have there; at
+    a limit none of them has (Dopamine's references are 30-minute scores, a CSV may have
+    the unlimited ones only), the games they have at any limit, so that a reference asked
+    for is never dropped whole. A table without a reference, or with references alone
+    (``saber report --reference saber-paper``), is returned as it is.
 
     Returns:
         The restricted table, and what was done (``references_restricted``,
@@ -63,11 +65,14 @@ def restrict_references(table: ScoreTable) -> tuple[ScoreTable, LikeForLike]:
     users = {r.agent for r in table.records} - references
     if not references or not users:
         return table, LikeForLike()
-    kept_games = _games_by_limit(table, users)
+    user_games = _games_by_limit(table, users)
+    anywhere = set().union(*user_games.values())
+    kept_games = {
+        limit: user_games.get(limit, anywhere)
+        for limit in {r.time_limit for r in table.records if r.agent in references}
+    }
     records = [
-        r
-        for r in table.records
-        if r.agent not in references or r.game in kept_games.get(r.time_limit, ())
+        r for r in table.records if r.agent not in references or r.game in kept_games[r.time_limit]
     ]
     had = _games_by_agent(table.records, references)
     kept = _games_by_agent(records, references)
@@ -84,13 +89,7 @@ def restrict_references(table: ScoreTable) -> tuple[ScoreTable, LikeForLike]:
         },
         references_left_out=left_out,
     )
-    reference_limits = {r.time_limit for r in table.records if r.agent in references}
-    dropped = [
-        limit.title
-        for limit in limits.TIME_LIMITS
-        if limit.name in reference_limits - set(kept_games)
-    ]
-    if left_out or dropped:
+    if left_out:
         names = ", ".join(had)
         alone = " ".join(f"--reference {name}" for name in sorted(set(table.references.values())))
         sets = {tuple(g) for g in done.reference_games.values()}
@@ -104,10 +103,9 @@ def restrict_references(table: ScoreTable) -> tuple[ScoreTable, LikeForLike]:
         )
         published = {len(had[a]) for a in had}
         over = f"the {published.pop()}" if len(published) == 1 else "all the"
-        at = f" and only at their time limits (not at {' or '.join(dropped)})" if dropped else ""
         done.notes.append(
-            f"References ({names}) are aggregated over the games your agents have ({where})"
-            f"{at}, not over {over} games they were published with, so that every aggregate "
+            f"References ({names}) are aggregated over the games your agents have ({where}), "
+            f"not over {over} games they were published with, so that every aggregate "
             f"covers the same games; for their full-set numbers report them alone: "
             f"saber report {alone}."
         )

@@ -470,7 +470,11 @@ def plot_profile(report: dict[str, Any], time_limit: str = "saber") -> Figure:
 
 
 def _interval_of(section: dict[str, Any], key: str) -> tuple[float | None, list[float | None]]:
+    """A statistic and its interval; None for one left out (``omitted``: it means nothing
+    for the input, as the IQM of fewer than 4 entries, which is the mean)."""
     block = section["world_record"]
+    if key in section.get("omitted", {}).get("world_record", {}):
+        return None, [None, None]
     return block[key], block[f"{key}_ci"]
 
 
@@ -517,12 +521,15 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
         fig = _figure(PAGE_WIDTH, 0.75 + 0.3 * len(agents))
         axes = fig.subplots(1, len(AGGREGATES), sharey=True)
         any_point_only = False
+        omitted: set[str] = set()
         for ax, (key, title) in zip(axes, AGGREGATES, strict=True):
             for y, agent in enumerate(agents):
                 section = report["agents"][agent][time_limit]
                 style = styles[agent]
                 value, (low, high) = _interval_of(section, key)
                 if value is None:
+                    if key in section.get("omitted", {}).get("world_record", {}):
+                        omitted.add(title)
                     infinite = key == "median" and section["world_record"]["median_infinite"]
                     ax.text(
                         0.5,
@@ -582,6 +589,11 @@ def plot_aggregates(report: dict[str, Any], time_limit: str = "saber") -> Figure
         notes = notes if over else []
         if any_point_only:
             notes.append("◇ no interval (published means, or one score per game)")
+        if omitted:
+            notes.append(
+                f"– {', '.join(sorted(omitted))} not shown: fewer than 4 (run, game) entries, "
+                "it trims nothing and is the mean"
+            )
         fig.supxlabel(
             "\n".join(
                 [f"world-record-normalized score, {_limit_title(report, time_limit)}", *notes]

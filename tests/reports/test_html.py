@@ -11,6 +11,7 @@ import base64
 import io
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,10 @@ ROWS = "agent,run,game,episode,score\n" + "".join(
     for game in ("pong", "venture", "boxing", "breakout", "qbert")
     for episode in range(2)
 )
+# Your agents at SABER, the paper's at 5, 30 minutes and SABER (on your games): classes,
+# per game, profile and aggregates at each limit, improvement at SABER only (the paper's
+# published means have no P(X > Y) among themselves), then the figure across limits.
+FIGURES = 3 * 4 + 1 + 1
 FIRST_AGENT = tuple(int(PALETTE[0][i : i + 2], 16) for i in (1, 3, 5))  # (0, 114, 178)
 
 
@@ -65,8 +70,7 @@ def test_the_page_is_self_contained(page):
     # Names are escaped: the agent "ppo <v2>" is text, not a tag.
     assert "ppo &lt;v2&gt;" in text and "<v2>" not in text
     images = _images(text)
-    # At SABER (the only time limit): classes, per game, profile, aggregates, improvement.
-    assert len(images) == text.count("<img") == 5
+    assert len(images) == text.count("<img") == FIGURES
     for image, width, height in images:
         assert image.format == "PNG" and image.width > 400
         assert width / height == pytest.approx(image.width / image.height, rel=0.01)
@@ -136,7 +140,7 @@ def test_chromium_loads_every_figure(page, external_tool, tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     dom = run.stdout
-    assert dom.count("<img") == 5 and dom.count("<figure") == 5
+    assert dom.count("<img") == dom.count("<figure") == FIGURES
     assert "<h1>SABER report</h1>" in dom
 
 
@@ -152,3 +156,16 @@ def test_cli_writes_the_page(tmp_path):
     # One game of one run: its figures are drawn, the IQM is left out with the reason.
     assert _images(text)
     assert "IQM not shown (agent, SABER (unlimited))" in text
+
+
+def test_html_without_matplotlib_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if not installed
+    (tmp_path / "s.csv").write_text("game,score\npong,0\n")
+    out = CliRunner().invoke(
+        main,
+        ["report", str(tmp_path / "s.csv"), "--json", str(tmp_path / "r.json"), "--html",
+         str(tmp_path / "r.html")],
+    )  # fmt: skip
+    assert out.exit_code == 1
+    assert 'pip install "saber-ale[plots]"' in out.output and "Traceback" not in out.output
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "r.html").exists()

@@ -50,6 +50,7 @@ def _table(tex: str, label: str) -> list[list[str]]:
     ]
 
 
+LIMITS = {"5 min": "5min", "30 min": "30min", "SABER": "saber"}  # the Time limit cells
 NUMBER = re.compile(r"(\$-\$)?(\d[\d,]*(?:\.\d+)?)")
 
 
@@ -72,12 +73,16 @@ def test_aggregates_classes_and_per_game_carry_the_json_numbers(report):
     tex = to_latex(report)
     agents = {escape(a): a for a in report["agents"]}
     rows = _table(tex, "tab:saber-aggregates")
-    assert [agents[row[0]] for row in rows] == list(report["agents"])  # one group: SABER
+    # Your agents at SABER (the CSV's only limit); the paper's at each of its limits, over
+    # your games (Time limit column: the first limit of each group of identical ones).
+    assert [agents[row[0]] for row in rows][:2] == ["dqn_v2", "ppo & co"]
+    groups = report["time_limit_groups"]
+    assert len(rows) == sum(g[0] in s for s in report["agents"].values() for g in groups)
     for row in rows:
-        section = report["agents"][agents[row[0]]]["saber"]
+        section = report["agents"][agents[row[0]]][LIMITS[row[1].split(" = ")[0]]]
         wr = section["world_record"]
-        assert int(row[1]) == wr["games"] and int(row[2]) == len(section["runs"])
-        for cell, key in zip(row[3:], ("median", "iqm", "mean", "optimality_gap"), strict=True):
+        assert int(row[2]) == wr["games"] and int(row[3]) == len(section["runs"])
+        for cell, key in zip(row[4:], ("median", "iqm", "mean", "optimality_gap"), strict=True):
             numbers = _numbers(cell)
             if section["resampled"] is None:
                 assert cell.endswith(r"$^\dagger$") and len(numbers) == 1
@@ -91,9 +96,9 @@ def test_aggregates_classes_and_per_game_carry_the_json_numbers(report):
     assert dqn["games"] == 5 and dqn["infinite"] == ["battle_zone"]
 
     for row in _table(tex, "tab:saber-classes"):
-        classes = report["agents"][agents[row[0]]]["saber"]["classes"]
+        section = report["agents"][agents[row[0]]][LIMITS[row[1].split(" = ")[0]]]
         names = ["superhuman", "fair", "medium", "poor", "failing"]
-        assert [int(c) for c in row[1:]] == [classes[n] for n in names]
+        assert [int(c) for c in row[2:]] == [section["classes"][n] for n in names]
 
     per_game = _table(tex, "tab:saber-per-game-saber")
     titles = [row[0] for row in per_game]
@@ -123,7 +128,9 @@ def test_names_are_escaped_and_the_like_for_like_note_is_under_the_table(report)
     assert "dqn_v2" not in tex.replace(r"dqn\_v2", "")
     assert "are aggregated over the games your agents have" in tex
     assert r"\usepackage{booktabs}" in tex.splitlines()[1]
-    assert tex.count(r"\begin{table*}") == 3 and tex.count(r"\begin{table}") == 1
+    # A Time limit column (the paper's three limits beside your one) makes every table wide.
+    assert tex.count(r"\begin{table*}") == tex.count(r"\end{table*}") >= 4
+    assert r"\begin{table}" not in tex
 
 
 def test_the_tables_compile_with_pdflatex_and_booktabs(report, tmp_path, external_tool):

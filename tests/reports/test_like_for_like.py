@@ -19,21 +19,23 @@ def _with_paper(tmp_path, rows: str):
 def test_a_one_game_run_beside_the_paper_gets_the_papers_score_on_that_game(tmp_path):
     report = make_report(_with_paper(tmp_path, "game,episode,score\npong,0,20\npong,1,21\n"))
     rainbow = report.agents["rainbow@saber-paper"]
-    # Only the user's time limit (the CSV has no time_limit column: saber) and game.
-    assert list(rainbow) == ["saber"]
+    # The user's game only, at every limit: at 5 and 30 minutes, which the CSV lacks (no
+    # time_limit column: saber), too, so that no reference asked for is dropped whole.
+    assert list(rainbow) == ["5min", "30min", "saber"]
+    assert all(list(s.per_game) == ["pong"] for s in rainbow.values())
     section = rainbow["saber"]
-    assert list(section.per_game) == ["pong"] and section.world_record.games == 1
+    assert section.world_record.games == 1
     # The paper's one-game median is its Pong score, normalized: not its 58-game median.
     assert section.world_record.median == pytest.approx(section.per_game["pong"].world_record_pct)
     assert section.world_record.median > 90  # Rainbow plays Pong near the record
     done = report.like_for_like
-    assert done.references_restricted and done.reference_games == {"saber": ["pong"]}
+    assert done.references_restricted
+    assert done.reference_games == {"5min": ["pong"], "30min": ["pong"], "saber": ["pong"]}
     assert len(done.references_left_out["rainbow@saber-paper"]) == 60
     (note,) = done.notes
     assert note.startswith(
         "References (rainbow@saber-paper, rainbow-iqn@saber-paper) are aggregated over the "
-        "games your agents have (Pong) and only at their time limits (not at 5 minutes or 30 "
-        "minutes), not over the 61 games they were published with"
+        "games your agents have (Pong), not over the 61 games they were published with"
     )
     assert note.endswith("report them alone: saber report --reference saber-paper.")
     assert note in to_markdown(report.to_dict())
@@ -130,3 +132,15 @@ def test_one_game_in_common_leaves_the_inter_algorithm_mean_out(tmp_path):
     ) in text
     # P(X > Y) over episodes still means something with one game: it stays.
     assert "P(x > y) = 0.000 (over episodes)" in text
+
+
+def test_the_aggregates_figure_leaves_the_same_iqm_out(tmp_path):
+    pytest.importorskip("matplotlib")
+    from saber.reports.plots import plot_aggregates
+
+    (tmp_path / "s.csv").write_text("game,episode,score\npong,0,-21\npong,1,-19\n")
+    fig = plot_aggregates(build_report(read_scores(tmp_path / "s.csv"), n_resamples=10))
+    median, iqm = fig.axes[0], fig.axes[1]
+    assert median.patches and not iqm.patches  # the median's interval bar; no IQM drawn
+    assert [t.get_text() for t in iqm.texts] == ["–"]
+    assert "IQM not shown: fewer than 4 (run, game) entries" in fig.get_supxlabel()

@@ -237,7 +237,7 @@ def test_markdown_says_what_was_resampled_and_why_a_comparison_is_missing(tmp_pa
     table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
     text = to_markdown(build_report(table, n_resamples=30))
     assert "resampling runs: over runs within each game" in text
-    assert "† No interval (rainbow@saber-paper, SABER (unlimited);" in text
+    assert "† No interval (rainbow@saber-paper, 5 minutes;" in text
     assert "published per-game means only (one number per game, no runs or episodes)" in text
     assert (
         "- P(agent > rainbow@saber-paper): no comparison: rainbow@saber-paper: published "
