@@ -302,9 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     if checkpoint_path.exists():
         state = load_checkpoint(checkpoint_path, args)
         dropped = truncate_log(log_path, state["log_bytes"])
+        saved = state["progress"]
         print(
-            f"Resuming {checkpoint_path} at {state['frames']:,} frames "
-            f"(iteration {state['iteration']}/{iterations}, {state['episodes']} episodes logged"
+            f"Resuming {checkpoint_path} at {saved['frames']:,} frames "
+            f"(iteration {saved['iteration']}/{iterations}, {saved['episodes']} episodes logged"
             + (f"; {dropped} episodes logged after it are played again)" if dropped else ")")
         )
     elif log_path.exists() and log_path.stat().st_size:
