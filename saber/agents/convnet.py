@@ -46,7 +46,6 @@ FORMAT = "saber/conv-actor/1"
 CONVOLUTIONS = (("conv1", 8, 4), ("conv2", 4, 2), ("conv3", 3, 1))
 LAYERS = ("conv1", "conv2", "conv3", "fc", "policy")
 OBSERVATION_SHAPE = (4, 84, 84)  # SABER's stacked frames
-FEATURE_SIDE = 7  # pixels per side after the convolutions: 84 -> 20 -> 9 -> 7
 
 
 class PolicyFileError(SaberError, ValueError):
@@ -127,7 +126,7 @@ def _matrices(layers: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         matrices[name] = np.ascontiguousarray(weight.reshape(len(weight), -1).T)
     channels = layers["conv3.weight"].shape[0]
     fc = layers["fc.weight"]  # (hidden, C*H*W) in PyTorch's (C, H, W) order
-    side = FEATURE_SIDE
+    side = _output_sides()[-1]
     fc = fc.reshape(len(fc), channels, side, side).transpose(0, 2, 3, 1).reshape(len(fc), -1)
     matrices["fc"] = np.ascontiguousarray(fc.T)
     matrices["policy"] = np.ascontiguousarray(layers["policy.weight"].T)
@@ -174,10 +173,19 @@ def read_policy_file(path: str | Path) -> ConvActor:
     return ConvActor(layers, provenance)
 
 
+def _output_sides() -> list[int]:
+    """Pixels per side after each convolution: 84 -> 20 -> 9 -> 7."""
+    sides, side = [], OBSERVATION_SHAPE[1]
+    for _name, size, stride in CONVOLUTIONS:
+        side = (side - size) // stride + 1
+        sides.append(side)
+    return sides
+
+
 def _check_shapes(path: Path, layers: dict[str, np.ndarray]) -> None:
     """The layers chain from (4, 84, 84) to 18 logits; raise naming the first that does not."""
-    channels, side = OBSERVATION_SHAPE[0], OBSERVATION_SHAPE[1]
-    for name, size, stride in CONVOLUTIONS:
+    channels = OBSERVATION_SHAPE[0]
+    for name, size, _stride in CONVOLUTIONS:
         weight, bias = layers[f"{name}.weight"], layers[f"{name}.bias"]
         if (
             weight.ndim != 4
@@ -188,7 +196,8 @@ def _check_shapes(path: Path, layers: dict[str, np.ndarray]) -> None:
                 f"{path}: {name} has weights {weight.shape} and bias {bias.shape}; expect "
                 f"(out, {channels}, {size}, {size}) and (out,)"
             )
-        channels, side = weight.shape[0], (side - size) // stride + 1
+        channels = weight.shape[0]
+    side = _output_sides()[-1]
     inputs = channels * side * side
     for name in ("fc", "policy"):
         weight, bias = layers[f"{name}.weight"], layers[f"{name}.bias"]

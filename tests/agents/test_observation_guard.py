@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from types import SimpleNamespace
 from typing import Any
 
 import cv2
@@ -79,34 +80,12 @@ def _resize_with(interpolation: int) -> Callable[[np.ndarray, int, np.ndarray], 
     return resize
 
 
-def _engine_without_max_pool(
-    rom_id: str, num_envs: int, settings: Any, num_threads: int = 0
-) -> Any:
+def _without_max_pool(**keywords: Any) -> Any:
+    """ale-py's vector engine as saber configures it, but the last frame instead of the max
+    of the last two."""
     import ale_py
 
-    keywords = dict(_ENGINE_KEYWORDS, rom_path=vector.rom_path(rom_id), num_envs=num_envs)
-    keywords.update(repeat_action_probability=settings.repeat_action_probability)
-    keywords.update(frame_skip=settings.frame_skip, num_threads=num_threads, maxpool=False)
-    return ale_py.ALEVectorInterface(**keywords)
-
-
-# saber.envs.vector.new_vector_engine's settings, but the last frame instead of the max
-# of the last two.
-_ENGINE_KEYWORDS = {
-    "stack_num": 1,
-    "img_height": 210,
-    "img_width": 160,
-    "grayscale": True,
-    "noop_max": 0,
-    "use_fire_reset": False,
-    "episodic_life": False,
-    "life_loss_info": False,
-    "reward_clipping": False,
-    "max_episode_steps": 2**31 - 1,
-    "full_action_space": True,
-    "batch_size": 0,
-    "thread_affinity_offset": -1,
-}
+    return ale_py.ALEVectorInterface(**{**keywords, "maxpool": False})
 
 
 class _Lag:
@@ -138,7 +117,8 @@ CHANGES: dict[
         lambda: lambda obs: obs,
     ),
     "no max over the last two frames": (
-        lambda: _patched(vector, "new_vector_engine", _engine_without_max_pool),
+        # saber.envs.vector.new_vector_engine builds the engine: only maxpool changes.
+        lambda: _patched(vector, "ale_py", SimpleNamespace(ALEVectorInterface=_without_max_pool)),
         lambda: lambda obs: obs,
     ),
     "stack order reversed (newest first)": (nullcontext, lambda: lambda obs: obs[:, ::-1]),
