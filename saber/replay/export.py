@@ -20,6 +20,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from saber.errors import SaberError
 from saber.games import get_game
 from saber.protocol.rundir import read_run_file
@@ -104,7 +106,11 @@ def export_minari(
             buffer = EpisodeBuffer(
                 id=count,
                 seed=int(recorded.record["seed"]),
-                observations=observations,
+                # One (steps + 1, 4, 84, 84) array, not a list of frames: Minari 0.5.3 (the
+                # last for Python 3.10) JPEG-encodes a list of uint8 2-D/3-D arrays, which
+                # is lossy and fails on (4, 84, 84); an array of 4 dimensions whose last is
+                # not 1 or 3 is stored as it is by every Minari >= 0.5.
+                observations=np.stack(observations),
                 actions=actions,
                 rewards=rewards,
                 terminations=terminations,

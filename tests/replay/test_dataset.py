@@ -89,9 +89,13 @@ def test_a_run_exports_to_minari(
     by_seed = {r["seed"]: r for r in records}
     assert dataset.total_episodes == 2
     assert dataset.total_steps == sum(r["steps"] for r in records)
+    seen = {int(r.record["seed"]): r for r in recorded_episodes(run)}
     for episode in dataset.iterate_episodes():
         record = by_seed[episode_seed(dataset, episode.id)]
         assert episode.observations.shape == (record["steps"] + 1, 4, 84, 84)
+        steps = list(seen[record["seed"]])  # stored losslessly: the frames the agent saw
+        expected = np.stack([steps[0].observation] + [s.next_observation for s in steps])
+        np.testing.assert_array_equal(episode.observations, expected)
         assert float(episode.rewards.sum()) == record["score"]
         assert bool(episode.truncations[-1]) == (record["end"] != "game_over")
     env = dataset.recover_environment()
