@@ -11,7 +11,10 @@ of kernels) cancels out. Where the time goes, per agent step:
 
 * env: the script's own vector env stepped with random actions, nothing else (CleanRL:
   ``SyncVectorEnv`` of 8 ``SABER/Pong`` under ``RecordEpisodeStatistics``; ours:
-  ``make_vec("SABER/Pong", 16)`` under saber's ``VectorTrainingRecorder``);
+  ``make_vec("SABER/Pong", 16)`` under saber's ``VectorTrainingRecorder``); and of that,
+  the emulator alone (ale-py's vector engine stepping the same number of games with
+  sticky actions and frame skip 4, no resize, no stack: ``benchmarks/env_throughput.py``'s
+  "engine alone"), the part no environment library can remove;
 * acting: the script's own network choosing the actions of one batch (forward pass and
   sampling, as its rollout calls it), per step;
 * learning and the rest: the whole script's time per step minus those two (gradient
@@ -152,10 +155,26 @@ def cleanrl_envs() -> gym.vector.VectorEnv:
     )
 
 
-def row(name: str, env: float, acting: float, full: float) -> str:
+def engine_seconds(num_envs: int, steps: int) -> float:
+    """Seconds per agent step of the emulator alone, for ``num_envs`` games."""
+    run = load(HERE / "env_throughput.py").vector_tight_loop("pong", num_envs, resize=False)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        run.step(rng.integers(18, size=num_envs))
+    batches = steps // num_envs
+    start = time.perf_counter()
+    for _ in range(batches):
+        run.step(rng.integers(18, size=num_envs))
+    elapsed = time.perf_counter() - start
+    run.close()
+    return elapsed / (batches * num_envs)
+
+
+def row(name: str, engine: float, env: float, acting: float, full: float) -> str:
     learning = max(full - env - acting, 0.0)
-    shares = " | ".join(f"{100 * part / full:.0f}%" for part in (env, acting, learning))
-    return f"| {name} | {1 / full:,.0f} | {shares} | {1e6 * env:,.0f} / {1e6 * acting:,.0f} / {1e6 * learning:,.0f} |"
+    shares = " | ".join(f"{100 * part / full:.0f}%" for part in (env, engine, acting, learning))
+    micros = " / ".join(f"{1e6 * part:,.0f}" for part in (env, engine, acting, learning))
+    return f"| {name} | {1 / full:,.0f} | {shares} | {micros} |"
 
 
 def main() -> None:
@@ -173,8 +192,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temporary:
         workdir = Path(temporary)
         lines = [
-            "| loop | env-steps/s | env | acting | learning and the rest | us per step (env / acting / rest) |",
-            "|---|---:|---:|---:|---:|---|",
+            "| loop | env-steps/s | env | of which the emulator | acting | learning and the rest "
+            "| us per step (env / emulator / acting / rest) |",
+            "|---|---:|---:|---:|---:|---:|---|",
         ]
         for name, shape in (
             ("examples/ppo_saber.py (16 x 64)", (16, 64)),
@@ -187,14 +207,16 @@ def main() -> None:
                 steps,
             )
             full = marginal_seconds(lambda n, run, s=shape: ours(n, s, run / "out"), steps, workdir)
-            lines.append(row(name, env, our_acting(shape[0]), full))
+            engine = engine_seconds(shape[0], steps)
+            lines.append(row(name, engine, env, our_acting(shape[0]), full))
             print(lines[-1], flush=True)
         cleanrl_steps = steps // 2  # 3-4x slower: half the steps keeps the runs comparable
         envs = cleanrl_envs()
         acting = cleanrl_acting(envs)
         env = env_seconds(envs, cleanrl_steps)
         full = marginal_seconds(lambda n, run: cleanrl(n), cleanrl_steps, workdir)
-        lines.append(row("CleanRL ppo_atari.py (8 x 128, Nature CNN)", env, acting, full))
+        engine = engine_seconds(8, cleanrl_steps)
+        lines.append(row("CleanRL ppo_atari.py (8 x 128, Nature CNN)", engine, env, acting, full))
     print("\n".join(lines))
 
 

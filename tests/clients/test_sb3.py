@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import saber  # noqa: F401  (registers SABER/*)
+from saber.replay import verify_run
 from saber.training.recorders import TrainingRecorder, training_scores
 from tests.clients.helpers import EVAL_FRAMES, evaluate_briefly
 
@@ -65,6 +66,8 @@ RECORD_KEYS = {
     "rollovers",
     "infinite",
     "seconds",
+    "replay",  # replays are recorded by default (saber eval --no-replays turns them off)
+    "replay_sha256",
 }
 
 
@@ -247,6 +250,9 @@ def test_ppo_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
     result = evaluate_briefly(ModelPolicy(loaded), "pong", tmp_path / "eval", "sb3-ppo")
     assert_sane_records(result.records, "sb3-ppo", 2)
     assert (tmp_path / "eval" / "episodes.jsonl").read_text().count("\n") == 2
+    # The trained model's play, replayed from its seeds without the model, gives its records.
+    verified = verify_run(tmp_path / "eval", workers=0)
+    assert verified.ok and len(verified.checks) == 2, verified.lines()
 
 
 def test_dqn_trains_then_saber_evaluates_it(tmp_path: Path) -> None:
