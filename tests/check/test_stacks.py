@@ -3,6 +3,7 @@ it differs, with the value it really has (known answers: 27,000 steps x 4 = 108,
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import gymnasium as gym
@@ -41,6 +42,17 @@ def test_saber_pong_passes_every_rule(saber_pong: CheckResult) -> None:
     assert measured(saber_pong, "frame_cap") == "truncated at 21,600,000 frames"
     assert measured(saber_pong, "raw_rewards") == 'raw in info["saber"]["score"]'
     assert measured(saber_pong, "rollover") == "+100 recorded for the wrap"
+
+
+def test_most_sticky_steps_tell_the_repeat_count(saber_pong: CheckResult) -> None:
+    """The sticky steps pick actions whose joysticks differ most (probes.actions.contrast):
+    on Boxing most steps leave one repeat count possible (random picks: about 60% at 4
+    frames a step), so the interval settles at an early look."""
+    evidence = next(r.evidence for r in saber_pong.rules if r.rule == "sticky_actions")
+    found = re.search(r"(\d+) steps on Boxing \((\d+) with one repeat count possible", evidence)
+    assert found, evidence
+    steps, exact = map(int, found.groups())
+    assert exact >= 0.8 * steps and steps <= 400, evidence
 
 
 def test_ale_v5_defaults_fail_where_they_differ() -> None:

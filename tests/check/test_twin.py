@@ -10,7 +10,15 @@ import numpy as np
 from ale_py import roms
 
 from saber.check.emulator import ACTIONS, twin
-from saber.check.probes.actions import FIRST_LOOK, LOOK_EVERY, STEPS, settled
+from saber.check.probes.actions import (
+    FIRST_LOOK,
+    LOOK_EVERY,
+    STEPS,
+    _action_verdict,
+    contrast,
+    settled,
+)
+from saber.check.result import Status
 
 
 def test_sticky_matches_equal_replaying_every_pair() -> None:
@@ -62,3 +70,32 @@ def test_the_sticky_probe_stops_at_a_look_once_the_interval_is_narrow() -> None:
     assert not settled(quarter)
     assert settled(Counter({exact[0]: 525, exact[1]: 131, exact[2]: 44}))  # 700 = STEPS
     assert STEPS == 700
+
+
+def test_the_sticky_steps_pick_the_action_whose_joystick_differs_most() -> None:
+    """Known answers: after RIGHT the left diagonals (squared distance 5), after UPLEFT
+    the opposite DOWNRIGHT (8), and of two equal moves the one that does not punch."""
+    names = [a.name for a in ACTIONS]
+
+    def most_telling(held: str, allowed: list[str]) -> list[str]:
+        keys = {name: contrast(names.index(held), names.index(name)) for name in allowed}
+        return sorted(name for name, key in keys.items() if key == max(keys.values()))
+
+    assert most_telling("RIGHT", names) == ["DOWNLEFT", "UPLEFT"]
+    assert most_telling("UPLEFT", names) == ["DOWNRIGHT"]
+    # Pong's 6 actions, as a stack maps them (NOOP FIRE RIGHT LEFT RIGHTFIRE LEFTFIRE).
+    pong = ["NOOP", "FIRE", "RIGHT", "LEFT", "RIGHTFIRE", "LEFTFIRE"]
+    assert most_telling("RIGHT", [n for n in pong if n != "RIGHT"]) == ["LEFT"]
+    assert most_telling("NOOP", [n for n in pong if n != "NOOP"]) == ["LEFT", "RIGHT"]
+    assert contrast(0, 1) == (0, False)  # NOOP then FIRE: nothing moves
+
+
+def test_an_index_left_unresolved_gives_no_verdict_unless_something_is_wrong() -> None:
+    """The action set fails only on what was seen: fewer than 18 indices, or two indices
+    reaching one emulator action; 18 indices of which some never resolved: unknown."""
+    identity = {index: index for index in range(18)}
+    assert _action_verdict(18, identity).status is Status.PASS
+    partial = {index: index for index in range(17)}
+    assert _action_verdict(18, partial).status is Status.UNKNOWN
+    assert _action_verdict(18, {**partial, 16: 0}).status is Status.FAIL  # 0 and 16 alike
+    assert _action_verdict(6, {index: index for index in range(6)}).status is Status.FAIL

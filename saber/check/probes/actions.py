@@ -10,6 +10,9 @@ The emulator draws on each frame whether the held action stays (probability ``p`
 step repeats it ``j`` frames with probability ``p**j * (1 - p)``. Boxing reads the
 joystick on some frames only, so a step's RAM can allow several ``j``; the estimate is the
 maximum likelihood over those sets, with a 99% likelihood-ratio interval (``scipy``).
+Each step plays, of the actions other than the one held, the one whose joystick differs
+most from it (:func:`contrast`): most steps then leave one ``j``, and the interval
+settles sooner (about 300 steps instead of 350 to 500).
 """
 
 from __future__ import annotations
@@ -42,6 +45,12 @@ FIRST_LOOK = 200
 LOOK_EVERY = 50
 SETTLE_STEPS = 3
 NAMES = [ale_py.Action(index).name for index in range(NUM_ACTIONS)]
+# Each emulator action's joystick direction (x right, y down) and whether it fires.
+_STICK = {
+    index: (("RIGHT" in name) - ("LEFT" in name), ("DOWN" in name) - ("UP" in name))
+    for index, name in enumerate(NAMES)
+}
+_FIRES = {index: "FIRE" in name for index, name in enumerate(NAMES)}
 
 
 class _Stepper:
@@ -141,6 +150,9 @@ def _action_verdict(size: int, mapping: dict[int, int]) -> RuleResult:
     unresolved = sorted(set(range(size)) - set(mapping))
     if unresolved:
         evidence += f"; indices not resolved: {unresolved}"
+    if size == NUM_ACTIONS and len(reached) == len(mapping) and unresolved:
+        # Nothing wrong seen, but not every index was seen: no verdict either way.
+        return unknown("action_set", evidence, measured)
     ok = size == NUM_ACTIONS and len(reached) == NUM_ACTIONS and not unresolved
     return verdict("action_set", ok, measured, evidence)
 
@@ -156,8 +168,11 @@ def _sticky(stepper: _Stepper, mapping: dict[int, int], steps: int) -> RuleResul
     unmatched = 0
     first = stepper.steps
     while not settled(masks, steps) and stepper.steps - first < 3 * steps:
-        # An action other than the one held, so that a repeat shows in the RAM.
+        # An action other than the one held, so that a repeat shows in the RAM, and of
+        # those the one whose joystick differs most from it (see contrast).
         choices = [i for i in indices if mapping[i] != stepper.previous]
+        best = max(contrast(stepper.previous, mapping[i]) for i in choices)
+        choices = [i for i in choices if contrast(stepper.previous, mapping[i]) == best]
         index = choices[int(rng.integers(len(choices)))]
         matches, frames = stepper.step(index, [mapping[index]])
         if frames != stepper.frame_skip:
@@ -177,6 +192,22 @@ def _sticky(stepper: _Stepper, mapping: dict[int, int], steps: int) -> RuleResul
         "frames the held action could have stuck"
     )
     return sticky_rule(masks, where)
+
+
+def contrast(held: int, action: int) -> tuple[int, bool]:
+    """How well a step of ``action`` after ``held`` (emulator actions) tells repeat counts
+    apart on Boxing, as a sort key: the squared distance between their joystick
+    directions, then not firing.
+
+    Each frame the held action sticks moves the boxer the other way, so opposite
+    directions leave a distinct RAM for each repeat count, where a punch freezes the
+    boxer and actions that move alike leave several counts possible (measured on Boxing
+    at 0.25 per frame: random pairs of Pong's 6 actions told the count on 45% of 16-frame
+    steps, opposite directions on 89-97%). The choice depends on the past only, so the
+    likelihood is the same; steps that tell more make the intervals settle sooner.
+    """
+    (x0, y0), (x1, y1) = _STICK[held], _STICK[action]
+    return (x1 - x0) ** 2 + (y1 - y0) ** 2, not _FIRES[action]
 
 
 def sticky_decision(masks: Counter[tuple[bool, ...]]) -> tuple[bool | None, str]:
