@@ -83,6 +83,7 @@ def load(path: Path) -> Any:
     """A script as a module (its ``__main__`` block does not run)."""
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[path.stem] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
