@@ -26,19 +26,25 @@ without any thread setting, ``torch_nature_cnn:make_policy`` beside this script)
 of ``torch_nature_cnn:thread_probe`` prints how many intra-op threads PyTorch really
 uses in the harness's workers.
 
-Default games: Pong (short for random actions: 3,700 frames an episode) and Freeway
-(8,192 frames, every episode) for ``random`` and ``torch``; Pong alone for ``ppo-pong``,
-whose Pong episodes are long (about 26,000 frames). 16 episodes per game, 3 rounds:
-about 8 minutes on 2 cores.
+Default jobs: Pong (short for random actions: 3,700 frames an episode) and Freeway
+(8,192 frames, every episode), 16 episodes each (2 processes x 8 sub-envs: the default
+``saber eval`` batch), for ``random`` and ``torch``; Pong alone for ``ppo-pong``, whose
+Pong episodes are long (about 26,000 frames), 8 episodes (a batch of 4 on each side).
+3 rounds: about 7 minutes on 2 cores.
 
     python benchmarks/eval_least_work.py [--rounds 3] [--policies random,torch,ppo-pong]
     python benchmarks/eval_least_work.py --games atari5 --episodes 100 --rounds 1
 
 ``--games`` takes comma-separated jobs; a group name (``atari5``) is one job of all its
 games (one ``saber eval --games atari5``; the least work plays the games one after the
-other). The full job, ``--games atari5 --episodes 100`` with the three policies, plays
-about 43 million frames per side and round with random actions and more with ppo-pong:
-roughly 3 hours per round on 2 cores.
+other). The full job, ``--games atari5 --episodes 100``, is opt-in for its cost: with
+random actions it plays 2.9 million frames per side and round (about 4 minutes a side on
+2 cores); the NatureCNN and ppo-pong play other games than the one they were made for,
+and their episodes can run to the 5-minute stuck timeout (18,000 frames) or beyond, so
+plan on an hour or more per round with all three policies (not run in full here).
+With more episodes than sub-envs the least work resets with gymnasium's autoreset,
+while saber eval gives every episode its seeded reset (about 0.08 s of CPU, a ROM
+reload: the price of per-episode seeds), so part of any gap there is the protocol's.
 """
 
 from __future__ import annotations
@@ -60,7 +66,12 @@ SPECS = {
     "torch": "torch_nature_cnn:make_policy",
     "ppo-pong": "ppo-pong",
 }
-DEFAULT_GAMES = {"random": "pong,freeway", "torch": "pong,freeway", "ppo-pong": "pong"}
+# Per policy: the games (comma-separated jobs) and episodes per game of the default run.
+DEFAULT_JOBS = {
+    "random": ("pong,freeway", 16),
+    "torch": ("pong,freeway", 16),
+    "ppo-pong": ("pong", 8),  # about 26,000 frames an episode: 8 episodes, a batch of 4 each
+}
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -199,7 +210,7 @@ def main() -> None:
     parser.add_argument("--play", help=argparse.SUPPRESS)  # a least-work process (internal)
     parser.add_argument("--policies", default="random,torch,ppo-pong")
     parser.add_argument("--games", default=None, help="comma-separated jobs [default: per policy]")
-    parser.add_argument("--episodes", type=int, default=16, help="per game")
+    parser.add_argument("--episodes", type=int, default=None, help="per game [default: per policy]")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--envs", type=int, default=8, help="sub-envs per least-work process")
@@ -213,9 +224,10 @@ def main() -> None:
 
     policies = args.policies.split(",")
     jobs = [
-        (policy, [game.ale_id for game in resolve_games(item)])
+        (policy, [game.ale_id for game in resolve_games(item)], args.episodes or episodes)
         for policy in policies
-        for item in (args.games or DEFAULT_GAMES[policy]).split(",")
+        for games, episodes in [DEFAULT_JOBS[policy]]
+        for item in (args.games or games).split(",")
     ]
     print(f"load average before: {os.getloadavg()}", flush=True)
     if "torch" in policies:
@@ -223,18 +235,18 @@ def main() -> None:
     results: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):
-            for index, (policy, games) in enumerate(jobs):
+            for index, (policy, games, episodes) in enumerate(jobs):
                 sides = ["least work", "saber eval"]
                 if (round_ + index) % 2:
                     sides.reverse()
                 for side in sides:
                     if side == "least work":
                         measured = least_work(
-                            SPECS[policy], games, args.episodes, args.processes, args.envs
+                            SPECS[policy], games, episodes, args.processes, args.envs
                         )
                     else:
                         out = Path(tmp) / f"run-{round_}-{index}"
-                        measured = saber_eval(SPECS[policy], games, args.episodes, out)
+                        measured = saber_eval(SPECS[policy], games, episodes, out)
                     results.setdefault((index, side), []).append(measured)
                     wall, cpu, frames = measured
                     print(
@@ -244,18 +256,18 @@ def main() -> None:
                         flush=True,
                     )
     print(f"load average after: {os.getloadavg()}\n")
-    print(f"{args.episodes} episodes per game, {args.rounds} rounds, medians; ratio = saber eval")
-    print("frames/s over least work frames/s (median of the rounds' ratios, and their range)\n")
+    print(f"{args.rounds} rounds, medians; ratio = saber eval frames/s over least work")
+    print("frames/s (median of the rounds' ratios, and their range)\n")
     print(
-        "| policy | games | least work frames/s | saber eval frames/s | ratio | range "
+        "| policy | games | episodes | least work frames/s | saber eval frames/s | ratio | range "
         "| least work CPU s | saber eval CPU s |"
     )
-    print("|---|---|---:|---:|---:|---|---:|---:|")
-    for index, (policy, games) in enumerate(jobs):
+    print("|---|---|---:|---:|---:|---:|---|---:|---:|")
+    for index, (policy, games, episodes) in enumerate(jobs):
         least, harness = results[(index, "least work")], results[(index, "saber eval")]
         ratios = [(h[2] / h[0]) / (w[2] / w[0]) for w, h in zip(least, harness, strict=True)]
         print(
-            f"| {policy} | {','.join(games)} "
+            f"| {policy} | {','.join(games)} | {episodes} "
             f"| {statistics.median(f / w for w, _, f in least):,.0f} "
             f"| {statistics.median(f / w for w, _, f in harness):,.0f} "
             f"| **{statistics.median(ratios):.2f}x** | {min(ratios):.2f}-{max(ratios):.2f} "

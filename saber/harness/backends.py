@@ -73,6 +73,7 @@ __all__ = [
     "RunsOn",
 ]
 
+_POLL_SECONDS = 0.5  # how long LocalBackend.check_spec waits for messages at a time
 DASK_EXTRA_HINT = (
     'pip install "saber-ale[dask]"' + """ (or, from a checkout, pip install ".[dask]")"""
 )
@@ -142,6 +143,13 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="saber-parent-watch", daemon=True).start()
 
 
+@dataclass(frozen=True)
+class _SpecVerdict:
+    """A local worker's first message for an agent spec: None, or why it cannot load."""
+
+    error: str | None
+
+
 def _worker_main(
     connection: multiprocessing.connection.Connection, job: Job, threads: int = 1
 ) -> None:
@@ -162,10 +170,13 @@ def _worker_main(
     cv2.setNumThreads(threads)
     if isinstance(job.policy, str):
         # Import the agent's module (PyTorch, say: seconds) now, while the main process
-        # probes and plans, not when the first unit arrives. The main process imported it
-        # already, so this cannot hang; an error is reported with the first unit.
-        with contextlib.suppress(Exception):
+        # probes and plans, not when the first unit arrives; the verdict goes to the main
+        # process, which checks a module:attr spec this way (LocalBackend.check_spec).
+        try:
             resolve_spec(job.policy)
+            connection.send(_SpecVerdict(None))
+        except PolicyError as error:
+            connection.send(_SpecVerdict(str(error)))
     arrived: deque[WorkUnit | None] = deque()  # received while playing, not yet joined
 
     def more(game: str) -> WorkUnit | None:
@@ -251,6 +262,18 @@ class LocalBackend:
         self.threads = policy_threads(workers)
         self._workers = [_Worker(self._context, job, self.threads) for _ in range(workers)]
         self._deaths_in_a_row = 0  # deaths with no message in between: workers cannot start
+        self._spec_verdict: _SpecVerdict | None = None  # the first worker's, for a spec
+
+    def check_spec(self) -> None:
+        """Wait for the first worker's verdict on the agent spec (it imports the module at
+        start); raise its :class:`PolicyError` here, before any unit is sent."""
+        if not isinstance(self.job.policy, str):
+            return
+        while self._spec_verdict is None:
+            for _ in self.events(_POLL_SECONDS):
+                pass  # before any unit is sent, workers send nothing else
+        if self._spec_verdict.error is not None:
+            raise PolicyError(self._spec_verdict.error)
 
     def submit(self, unit: WorkUnit) -> None:
         self._pending.append(unit)
@@ -284,6 +307,9 @@ class LocalBackend:
                 event = worker.connection.recv()
                 worker.last_progress = time.monotonic()
                 self._deaths_in_a_row = 0
+                if isinstance(event, _SpecVerdict):
+                    self._spec_verdict = self._spec_verdict or event
+                    continue
                 if isinstance(event, UnitDrained):  # for the dispatch, not the run
                     last = worker.units[-1] if worker.units else None
                     worker.drained = (

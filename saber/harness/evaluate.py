@@ -46,8 +46,8 @@ import numpy as np
 from saber.envs import SaberSettings
 from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
-from saber.harness.backends import Backend, Dask, Inline, Processes, RunsOn
-from saber.harness.policies import Policy, PolicyError, resolve_spec
+from saber.harness.backends import Backend, Dask, Inline, LocalBackend, Processes, RunsOn
+from saber.harness.policies import Policy, PolicyError, is_builtin_spec, resolve_spec
 from saber.harness.store import ResultsStore, provenance
 from saber.harness.work import (
     SEED_SCHEME,
@@ -250,10 +250,11 @@ def _settings(overrides: dict[str, Any] | None, allow_non_saber: bool) -> SaberS
 
 
 def _agent_and_policy(
-    policy: str | Policy | Callable[..., Any], agent: str | None
+    policy: str | Policy | Callable[..., Any], agent: str | None, check_spec: bool = True
 ) -> tuple[str, Any]:
     if isinstance(policy, str):
-        resolve_spec(policy)  # fails here, in the main process, on a bad spec
+        if check_spec:
+            resolve_spec(policy)  # fails here, in the main process, on a bad spec
         return agent or policy.strip(), policy.strip()
     if not callable(policy):
         raise PolicyError(
@@ -578,7 +579,13 @@ def evaluate(
         raise SaberError(f"Expect `run` to be a non-empty name, actually: {run!r}")
     settings = _settings(env_options, allow_non_saber)
     game_ids = [game.ale_id for game in resolve_games(games)]
-    agent_name, policy_or_spec = _agent_and_policy(policy, agent)
+    # A module:attr spec for local workers is checked by the first worker that imports it
+    # (before the store opens, as here): this process need not import PyTorch, say, too
+    # (about 1.5 s of CPU on the run's critical path).
+    in_worker = (
+        isinstance(policy, str) and not is_builtin_spec(policy) and isinstance(runs_on, Processes)
+    )
+    agent_name, policy_or_spec = _agent_and_policy(policy, agent, check_spec=not in_worker)
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     say = on_message or (lambda message: None)
 
@@ -610,6 +617,8 @@ def evaluate(
             from saber.check.gate import require_saber_env
 
             require_saber_env(env_options)
+        if in_worker and isinstance(started_backend, LocalBackend):
+            started_backend.check_spec()  # PolicyError: as resolve_spec raises it here
         with ResultsStore.open(directory, run_info) as store:
             if store.recovered:
                 say(store.recovered)
