@@ -8,9 +8,12 @@ records are stored as their episodes finish. Retries and storage are not their b
 * :class:`InlineBackend` (``workers=0``): runs units here, one after the other. For
   debugging and for policies that cannot be pickled.
 * :class:`LocalBackend`: ``workers`` processes (``spawn``: a clean interpreter each, no
-  inherited threads), each running one unit at a time. Each worker has its own pipe; a
-  worker that dies is reported as a failure of its unit and replaced. Workers ignore
-  Ctrl-C: the main process decides how to stop.
+  inherited threads), each playing one vector env at a time. A worker whose unit has
+  started all its episodes is sent the next unit of the same game, which takes the
+  rows as they free up (the policy's batch stays full between units); idle workers
+  are served first. Each worker has its own pipe; a worker that dies is reported as
+  one failure of the units it had started (those it had not are run elsewhere) and
+  replaced. Workers ignore Ctrl-C: the main process decides how to stop.
 * :class:`DaskBackend`: one task per unit on a Dask cluster (``pip install
   "saber-ale[dask]"``). Records stream back as Dask events while a unit runs and again
   with its result (duplicates are dropped by the caller), so none is lost if an event is.
@@ -37,19 +40,21 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
 from saber.errors import SaberError
 from saber.harness.policies import PolicyError, resolve_spec
-from saber.harness.runner import execute_unit
-from saber.harness.threads import policy_threads, worker_environment
+from saber.harness.runner import execute_unit, release_envs
+from saber.harness.threads import policy_threads, usable_cores, worker_environment
 from saber.harness.work import (
     EpisodeDone,
     Event,
+    FailureKind,
     FramesPlayed,
     Job,
+    UnitDrained,
     UnitFailed,
     UnitFinished,
     UnitStarted,
@@ -68,6 +73,7 @@ __all__ = [
     "RunsOn",
 ]
 
+_POLL_SECONDS = 0.5  # how long LocalBackend.check_spec waits for messages at a time
 DASK_EXTRA_HINT = (
     'pip install "saber-ale[dask]"' + """ (or, from a checkout, pip install ".[dask]")"""
 )
@@ -115,6 +121,7 @@ class InlineBackend:
 
     def close(self) -> None:
         self._pending.clear()
+        release_envs()  # the env kept between units: this process goes on without it
 
 
 def _exit_with_parent() -> None:
@@ -136,10 +143,22 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="saber-parent-watch", daemon=True).start()
 
 
+@dataclass(frozen=True)
+class _SpecVerdict:
+    """A local worker's first message for an agent spec: None, or why it cannot load."""
+
+    error: str | None
+
+
 def _worker_main(
     connection: multiprocessing.connection.Connection, job: Job, threads: int = 1
 ) -> None:
-    """A local worker: run the units it is sent until it is sent ``None``."""
+    """A local worker: run the units it is sent until it is sent ``None``.
+
+    A unit sent while the worker plays another of the same game (the main process sends
+    one when that unit has started all its episodes) joins it: its episodes take the
+    rows of the vector env as they free up, so the policy's batch stays full.
+    """
     # The main process handles Ctrl-C and SIGTERM (sent to the whole process group, say)
     # and stops its workers itself: a worker that died of the signal first would be
     # recorded as a failed attempt.
@@ -149,12 +168,31 @@ def _worker_main(
     import cv2  # the frame resize's pool: the worker's share too (saber.harness.threads)
 
     cv2.setNumThreads(threads)
+    if isinstance(job.policy, str):
+        # Import the agent's module (PyTorch, say: seconds) now, while the main process
+        # probes and plans, not when the first unit arrives; the verdict goes to the main
+        # process, which checks a module:attr spec this way (LocalBackend.check_spec).
+        try:
+            resolve_spec(job.policy)
+            connection.send(_SpecVerdict(None))
+        except PolicyError as error:
+            connection.send(_SpecVerdict(str(error)))
+    arrived: deque[WorkUnit | None] = deque()  # received while playing, not yet joined
+
+    def more(game: str) -> WorkUnit | None:
+        while connection.poll():  # never blocks
+            arrived.append(connection.recv())
+        head = arrived[0] if arrived else None
+        if head is not None and head.game == game and head.attempt == 0:
+            return arrived.popleft()
+        return None
+
     try:
         while True:
-            unit = connection.recv()
+            unit = arrived.popleft() if arrived else connection.recv()
             if unit is None:
                 return
-            for event in execute_unit(unit, job):
+            for event in execute_unit(unit, job, more=more):
                 connection.send(event)
     except (EOFError, OSError):
         return  # the main process is gone (killed outright): nothing to report to
@@ -167,10 +205,37 @@ class _Worker:
         with worker_environment(threads):  # the policy's thread pools: its share of the cores
             self.process.start()
         child.close()  # so that the parent sees EOF when the worker dies
-        self.unit: WorkUnit | None = None
-        # Last message about its unit; None until the unit starts (spawning a worker
+        self.units: list[WorkUnit] = []  # sent and not finished, in the order sent
+        self.started: set[int] = set()  # those of its units it has started
+        # Its last unit has started every episode (UnitDrained): it takes one more unit of
+        # that game into its vector env's rows as they free up.
+        self.drained = False
+        # Last message about its units; None until one starts (spawning a worker
         # imports saber, which on a loaded machine may take longer than a short deadline).
         self.last_progress: float | None = None
+
+    def send(self, unit: WorkUnit) -> None:
+        if not self.units:
+            self.last_progress = None
+        self.units.append(unit)
+        self.drained = False
+        self.connection.send(unit)
+
+    def done(self, unit_ids: Iterable[int]) -> None:
+        ended = set(unit_ids)
+        self.units = [unit for unit in self.units if unit.unit_id not in ended]
+        self.started -= ended
+        if not self.units:
+            self.drained = False
+
+    def failure(self, kind: FailureKind, error: str) -> tuple[UnitFailed, list[WorkUnit]]:
+        """It died or was stopped: one failure of its first unit and the others it had
+        started, and the units it had not started yet (to run elsewhere, not failed)."""
+        first, *others = self.units
+        failed = [unit.unit_id for unit in others if unit.unit_id in self.started]
+        waiting = [unit for unit in others if unit.unit_id not in self.started]
+        self.units, self.started, self.drained = [], set(), False
+        return UnitFailed(first.unit_id, kind, error, also=tuple(failed)), waiting
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -197,19 +262,35 @@ class LocalBackend:
         self.threads = policy_threads(workers)
         self._workers = [_Worker(self._context, job, self.threads) for _ in range(workers)]
         self._deaths_in_a_row = 0  # deaths with no message in between: workers cannot start
+        self._spec_verdict: _SpecVerdict | None = None  # the first worker's, for a spec
+
+    def check_spec(self) -> None:
+        """Wait for the first worker's verdict on the agent spec (it imports the module at
+        start); raise its :class:`PolicyError` here, before any unit is sent."""
+        if not isinstance(self.job.policy, str):
+            return
+        while self._spec_verdict is None:
+            for _ in self.events(_POLL_SECONDS):
+                pass  # before any unit is sent, workers send nothing else
+        if self._spec_verdict.error is not None:
+            raise PolicyError(self._spec_verdict.error)
 
     def submit(self, unit: WorkUnit) -> None:
         self._pending.append(unit)
         self._dispatch()
 
     def _dispatch(self) -> None:
-        for worker in self._workers:
+        for worker in self._workers:  # idle workers first
             if not self._pending:
                 return
-            if worker.unit is None:
-                worker.unit = self._pending.popleft()
-                worker.last_progress = None
-                worker.connection.send(worker.unit)
+            if not worker.units:
+                worker.send(self._pending.popleft())
+        for worker in self._workers:  # then a worker whose rows are about to idle
+            if not self._pending:
+                return
+            head = self._pending[0]
+            if worker.drained and head.attempt == 0 and head.game == worker.units[-1].game:
+                worker.send(self._pending.popleft())
 
     def events(self, timeout: float) -> Iterator[Event]:
         handles = {worker.connection: worker for worker in self._workers}
@@ -225,9 +306,22 @@ class LocalBackend:
             while worker.connection.poll():
                 event = worker.connection.recv()
                 worker.last_progress = time.monotonic()
-                if isinstance(event, UnitFinished | UnitFailed):
-                    worker.unit = None
                 self._deaths_in_a_row = 0
+                if isinstance(event, _SpecVerdict):
+                    self._spec_verdict = self._spec_verdict or event
+                    continue
+                if isinstance(event, UnitDrained):  # for the dispatch, not the run
+                    last = worker.units[-1] if worker.units else None
+                    worker.drained = (
+                        last is not None and last.unit_id == event.unit_id and last.attempt == 0
+                    )
+                    continue
+                if isinstance(event, UnitStarted):
+                    worker.started.add(event.unit_id)
+                elif isinstance(event, UnitFinished):
+                    worker.done([event.unit_id])
+                elif isinstance(event, UnitFailed):
+                    worker.done([event.unit_id, *event.also])
                 yield event
         except (EOFError, OSError):
             pass  # the worker is gone: everything it sent has been read
@@ -240,10 +334,12 @@ class LocalBackend:
         now = time.monotonic()
         for index, worker in enumerate(self._workers):
             last = worker.last_progress
-            if worker.unit is not None and last is not None and now - last > self.unit_timeout:
+            if worker.units and last is not None and now - last > self.unit_timeout:
                 worker.stop()
                 self._workers[index] = _Worker(self._context, self.job, self.threads)
-                yield UnitFailed(worker.unit.unit_id, "timeout", timeout_message(self.unit_timeout))
+                failure, waiting = worker.failure("timeout", timeout_message(self.unit_timeout))
+                self._pending.extendleft(reversed(waiting))
+                yield failure
 
     def _replace(self, worker: _Worker) -> Iterator[Event]:
         exit_code = worker.process.exitcode
@@ -258,12 +354,13 @@ class LocalBackend:
             )
         index = self._workers.index(worker)
         self._workers[index] = _Worker(self._context, self.job, self.threads)
-        if worker.unit is not None:
-            yield UnitFailed(
-                worker.unit.unit_id,
+        if worker.units:
+            failure, waiting = worker.failure(
                 "worker",
                 f"the worker process died (exit code {exit_code}) while running this episode",
             )
+            self._pending.extendleft(reversed(waiting))
+            yield failure
 
     def close(self) -> None:
         for worker in self._workers:
@@ -549,10 +646,11 @@ class Inline:
 
 @dataclass(frozen=True)
 class Processes:
-    """Local worker processes (``spawn``), one unit each at a time (the default).
+    """Local worker processes (``spawn``), one vector env each at a time (the default).
 
     Attributes:
-        workers: worker processes; None: one per core.
+        workers: worker processes; None: one per usable core (the CPU affinity:
+            ``taskset`` or a batch system's allocation, else every core).
     """
 
     workers: int | None = None
@@ -564,7 +662,11 @@ class Processes:
     @property
     def parallelism(self) -> int:
         """Units that run at once."""
-        return self.workers or os.cpu_count() or 1
+        # One worker per core, measured with real policies (benchmarks/eval_defaults.py,
+        # 2 cores): one worker of 8 envs ran at 0.64x (ppo-pong) and 0.80x (a PyTorch
+        # NatureCNN) the frames/s of two, using 50% more CPU (its policy's two threads
+        # and its two emulation threads contend).
+        return self.workers or usable_cores()
 
     def emulation_threads(self) -> int:
         """One thread each when several processes share the cores; all of them for one."""
@@ -583,7 +685,7 @@ class Dask:
     Attributes:
         address: scheduler address (``tcp://host:8786``, ``tls://host:8786``); None starts
             a ``LocalCluster`` of ``workers`` single-threaded processes.
-        workers: size of the local cluster (None: one per core); with an address, how
+        workers: size of the local cluster (None: one per usable core); with an address, how
             many units are planned at once.
         timeout: seconds to wait for the scheduler.
         security: TLS: a ``distributed.Security``, or a dict of its arguments
@@ -603,7 +705,7 @@ class Dask:
     @property
     def parallelism(self) -> int:
         """Units that run at once (planned)."""
-        return self.workers or os.cpu_count() or 1
+        return self.workers or usable_cores()
 
     def emulation_threads(self) -> int:
         """One thread per Dask task."""

@@ -9,9 +9,10 @@ game over, the stuck timeout or the 100-hour cap; never "the first N to finish".
 Failures: an exception while playing, a worker that dies, or a unit that makes no frame
 progress for ``unit_timeout`` seconds (its worker is stopped) fails the unit: each of its
 unfinished episodes gets an ``error`` record for that attempt, is retried once alone in a
-new unit, and ends as a failure if that fails too. The other units keep running. The
-same failure ending :data:`REPEATED_FAILURES` units in a row, with no episode finishing in
-between, stops the run (:class:`RepeatedFailureError`): it would fail every episode. A
+new unit, and ends as a failure if that fails too (a failure that ends several units
+sharing one vector env fails each of them, and counts once). The other units keep
+running. The same failure ending :data:`REPEATED_FAILURES` units in a row, with no
+episode finishing in between, stops the run (:class:`RepeatedFailureError`): it would fail every episode. A
 policy that breaks the policy protocol (wrong shape, invalid actions), or a worker that
 cannot build the policy or the env, stops the run at once. Ctrl-C or SIGTERM stops the
 workers; finished episodes are on disk, and the same call resumes. ``run.json`` records
@@ -45,8 +46,8 @@ import numpy as np
 from saber.envs import SaberSettings
 from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
-from saber.harness.backends import Backend, Dask, Inline, Processes, RunsOn
-from saber.harness.policies import Policy, PolicyError, resolve_spec
+from saber.harness.backends import Backend, Dask, Inline, LocalBackend, Processes, RunsOn
+from saber.harness.policies import Policy, PolicyError, is_builtin_spec, resolve_spec
 from saber.harness.store import ResultsStore, provenance
 from saber.harness.work import (
     SEED_SCHEME,
@@ -79,6 +80,11 @@ __all__ = [
     "terminate_once",
 ]
 
+# The policy's batch. Measured with real policies (python benchmarks/eval_defaults.py, 2
+# workers on 2 cores, Freeway, 32 episodes): ppo-pong ran at 8,431 / 8,569 / 8,561
+# frames/s with 4 / 8 / 16 envs; a PyTorch NatureCNN used 76.0 / 70.3 / 68.8 CPU seconds.
+# 8 is within 2% of 16, and fills every row with half the episodes (16 on 2 cores) and
+# leaves fewer rows idle at a game's end.
 DEFAULT_ENVS_PER_WORKER = 8
 # Seconds without frame progress before a unit's worker is stopped: far above a seeded
 # reset (0.25 s) or a policy's batch, short enough that a hang costs minutes, not hours.
@@ -249,10 +255,11 @@ def _settings(overrides: dict[str, Any] | None, allow_non_saber: bool) -> SaberS
 
 
 def _agent_and_policy(
-    policy: str | Policy | Callable[..., Any], agent: str | None
+    policy: str | Policy | Callable[..., Any], agent: str | None, check_spec: bool = True
 ) -> tuple[str, Any]:
     if isinstance(policy, str):
-        resolve_spec(policy)  # fails here, in the main process, on a bad spec
+        if check_spec:
+            resolve_spec(policy)  # fails here, in the main process, on a bad spec
         return agent or policy.strip(), policy.strip()
     if not callable(policy):
         raise PolicyError(
@@ -366,23 +373,32 @@ class _Run:
         )
 
     def _failed(self, event: UnitFailed) -> None:
-        unit = self.outstanding.pop(event.unit_id, None)
-        if unit is None:
-            return
-        unfinished = [
-            item for item in unit.episodes if (unit.game, item[0]) not in self.store.finished
+        # One failure may end several units (units sharing a worker's vector env): each
+        # unit's unfinished episodes are recorded and retried, the failure counted once.
+        units = [self.outstanding.pop(unit_id, None) for unit_id in (event.unit_id, *event.also)]
+        failed = [
+            (
+                unit,
+                [item for item in unit.episodes if (unit.game, item[0]) not in self.store.finished],
+            )
+            for unit in units
+            if unit is not None
         ]
-        for episode, seed in unfinished:  # every failed attempt stays in the history
-            attempt = FailedAttempt(
-                unit.game, episode, seed, self.job.agent, event.error, event.kind, unit.attempt,
-                run=self.job.run,
-            )  # fmt: skip
-            self.store.write(attempt.to_dict())
+        if not failed:
+            return
+        for unit, unfinished in failed:
+            for episode, seed in unfinished:  # every failed attempt stays in the history
+                attempt = FailedAttempt(
+                    unit.game, episode, seed, self.job.agent, event.error, event.kind,
+                    unit.attempt, run=self.job.run,
+                )  # fmt: skip
+                self.store.write(attempt.to_dict())
+        game = failed[0][0].game
         if event.kind == "policy":
-            raise PolicyError(f"{event.error} (game {unit.game}). {self._on_disk()}.")
+            raise PolicyError(f"{event.error} (game {game}). {self._on_disk()}.")
         if event.kind == "setup":
             raise SaberError(
-                f"A worker could not build the policy or the {unit.game} env: {event.error}. "
+                f"A worker could not build the policy or the {game} env: {event.error}. "
                 f"{self._on_disk()}; fix the cause and run the same command to resume."
             )
         error, count = self._streak
@@ -394,17 +410,18 @@ class _Run:
                 "the cause (the policy, or what hangs: see --unit-timeout) and run the same "
                 "command to resume; failed episodes run again."
             )
-        if unit.attempt == 0:
-            # Alone in its unit, an episode that fails again is the one that fails.
-            self.submit(
-                [
-                    WorkUnit(self.next_unit_id + i, unit.game, (item,), attempt=1)
-                    for i, item in enumerate(unfinished)
-                ]
-            )
-            return
-        self.final_failures += len(unfinished)
-        self.progress.bar.update(len(unfinished))
+        for unit, unfinished in failed:
+            if unit.attempt == 0:
+                # Alone in its unit, an episode that fails again is the one that fails.
+                self.submit(
+                    [
+                        WorkUnit(self.next_unit_id + i, unit.game, (item,), attempt=1)
+                        for i, item in enumerate(unfinished)
+                    ]
+                )
+                continue
+            self.final_failures += len(unfinished)
+            self.progress.bar.update(len(unfinished))
 
     def run(self) -> None:
         while self.outstanding:
@@ -416,6 +433,24 @@ class _Run:
         for event in self.backend.events(0):
             if isinstance(event, EpisodeDone):
                 self.handle(event)
+
+
+@contextlib.contextmanager
+def _workers_starting(
+    runs_on: RunsOn, job: Job, unit_timeout: float | None
+) -> Iterator[Backend | None]:
+    """Local worker processes started now, closed on the way out (None for the others).
+
+    Started before the quick probe and the store's opening, a worker's start-up (a new
+    interpreter importing saber and the agent's module) runs while this process works,
+    not after it: about 0.5 s of wall time a run on 2 cores (benchmarks/eval_least_work.py).
+    """
+    backend = runs_on.start(job, unit_timeout) if isinstance(runs_on, Processes) else None
+    try:
+        yield backend
+    finally:
+        if backend is not None:
+            backend.close()
 
 
 def _resume_message(store: ResultsStore, requested: Iterable[tuple[str, int]]) -> str | None:
@@ -473,7 +508,7 @@ def evaluate(
         out: the run directory; created, or resumed when it holds the same run. None: a
             new temporary directory.
         backend: where the episodes run: ``Inline()`` (this process),
-            ``Processes(workers=N)`` (local worker processes; the default, one per core)
+            ``Processes(workers=N)`` (local worker processes; the default, one per usable core)
             or ``Dask(address=..., workers=N, timeout=..., security=...)`` (a Dask
             cluster; extra ``dask``), from :mod:`saber.harness`.
         envs_per_worker: sub-envs of each worker's vector env: the policy's batch size.
@@ -549,11 +584,13 @@ def evaluate(
         raise SaberError(f"Expect `run` to be a non-empty name, actually: {run!r}")
     settings = _settings(env_options, allow_non_saber)
     game_ids = [game.ale_id for game in resolve_games(games)]
-    if not allow_non_saber:  # behaviour, beyond the settings: the quick probe (saber.check)
-        from saber.check.gate import require_saber_env
-
-        require_saber_env(env_options)
-    agent_name, policy_or_spec = _agent_and_policy(policy, agent)
+    # A module:attr spec for local workers is checked by the first worker that imports it
+    # (before the store opens, as here): this process need not import PyTorch, say, too
+    # (about 1.5 s of CPU on the run's critical path).
+    in_worker = (
+        isinstance(policy, str) and not is_builtin_spec(policy) and isinstance(runs_on, Processes)
+    )
+    agent_name, policy_or_spec = _agent_and_policy(policy, agent, check_spec=not in_worker)
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     say = on_message or (lambda message: None)
 
@@ -577,44 +614,54 @@ def evaluate(
     films = VideoRequest(str(directory.resolve()), video) if video else None
     job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run, replays)
     requested = [(game, index) for game in game_ids for index in range(episodes)]
-    with _sigterm_as_interrupt(), ResultsStore.open(directory, run_info) as store:
-        if store.recovered:
-            say(store.recovered)
-        message = _resume_message(store, requested)
-        if message:
-            say(message)
-        pending: dict[str, list[tuple[int, int]]] = {game: [] for game in game_ids}
-        for game, index in requested:
-            if (game, index) not in store.finished:
-                pending[game].append((index, episode_seed(base_seed, game, index)))
-        units = plan_units(pending, runs_on.parallelism, envs_per_worker)
-        bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)
-        runner: _Run | None = None
-        status = "failed"  # unless it finishes, or is interrupted
-        try:
-            if units:
-                runner_backend = runs_on.start(job, unit_timeout)
-                runner = _Run(store, runner_backend, bar, job)
-                try:
-                    runner.submit(units)
-                    runner.run()
-                except KeyboardInterrupt:
-                    runner.drain()
-                    raise
-                finally:
-                    runner_backend.close()
-            status = "finished"
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            bar.close()
-            result = _result(store, requested, started, runner, settings.is_compliant)
-            problem = store.end_session(
-                result.summary(), status, video_entries(directory) if video else None
-            )
-            if problem:
-                say(f"warning: {problem}")
+    with (
+        _sigterm_as_interrupt(),
+        _workers_starting(runs_on, job, unit_timeout) as started_backend,
+    ):
+        if not allow_non_saber:  # behaviour, beyond the settings: the quick probe (saber.check)
+            from saber.check.gate import require_saber_env
+
+            require_saber_env(env_options)
+        if in_worker and isinstance(started_backend, LocalBackend):
+            started_backend.check_spec()  # PolicyError: as resolve_spec raises it here
+        with ResultsStore.open(directory, run_info) as store:
+            if store.recovered:
+                say(store.recovered)
+            message = _resume_message(store, requested)
+            if message:
+                say(message)
+            pending: dict[str, list[tuple[int, int]]] = {game: [] for game in game_ids}
+            for game, index in requested:
+                if (game, index) not in store.finished:
+                    pending[game].append((index, episode_seed(base_seed, game, index)))
+            units = plan_units(pending, runs_on.parallelism, envs_per_worker)
+            bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)
+            runner: _Run | None = None
+            status = "failed"  # unless it finishes, or is interrupted
+            try:
+                if units:
+                    runner_backend = started_backend or runs_on.start(job, unit_timeout)
+                    runner = _Run(store, runner_backend, bar, job)
+                    try:
+                        runner.submit(units)
+                        runner.run()
+                    except KeyboardInterrupt:
+                        runner.drain()
+                        raise
+                    finally:
+                        runner_backend.close()
+                status = "finished"
+            except KeyboardInterrupt:
+                status = "interrupted"
+                raise
+            finally:
+                bar.close()
+                result = _result(store, requested, started, runner, settings.is_compliant)
+                problem = store.end_session(
+                    result.summary(), status, video_entries(directory) if video else None
+                )
+                if problem:
+                    say(f"warning: {problem}")
     return result
 
 

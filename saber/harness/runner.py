@@ -5,17 +5,27 @@ disabled), so it plays exactly what its seed and the policy decide, whatever row
 it lands in. A seeded reset reloads the ROM, about 0.08 s of CPU in ale-py 0.12 (the palette
 is rebuilt); that is the price of per-episode seeds, paid once per episode.
 
-When a unit has no more episodes to start, a row whose episode ends is reset without a
+When a unit has no more episodes to start, a local worker is sent the next unit of the
+same game, if any, and its episodes take the rows as they free up (``more``): the batch
+stays full from unit to unit. A row with nothing left to start is reset without a
 seed (after a game over that continues the emulator's random stream without reloading)
-and kept stepping until the last episode of the unit ends; its results are ignored.
-That wastes the idle rows' emulation at the tail of each unit, which is why units hold
-several times more episodes than rows (see :func:`saber.harness.work.plan_units`).
+and kept stepping until the last episode ends; its results are ignored. That wastes
+the idle rows' emulation at the end of a game's last unit (and of every unit where
+units cannot join: Dask, ``Inline()``), which is why units hold several times more
+episodes than rows (see :func:`saber.harness.work.plan_units`).
+
+A worker keeps its vector env from one unit to the next of the same game and size
+(building one costs about 0.09 s of CPU per sub-env): a unit starts with a seeded reset
+of every row, so a kept env plays exactly what a new one would. An env whose unit failed
+is closed, never reused.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import json
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -37,8 +47,10 @@ from saber.harness.replays import ReplayRecorder
 from saber.harness.work import (
     EpisodeDone,
     Event,
+    FailureKind,
     FramesPlayed,
     Job,
+    UnitDrained,
     UnitFailed,
     UnitFinished,
     UnitStarted,
@@ -47,7 +59,7 @@ from saber.harness.work import (
 from saber.protocol.episode import EpisodeRecord
 from saber.protocol.rundir import EpisodeLine
 
-__all__ = ["execute_unit", "quiet_ale", "run_episodes"]
+__all__ = ["execute_unit", "quiet_ale", "release_envs", "run_episodes"]
 
 _TICK_SECONDS = 1.0  # how often frame counts go to the progress bar
 
@@ -92,6 +104,17 @@ def _mask(rows: Sequence[int], size: int) -> np.ndarray:
     return mask
 
 
+class QueueEmpty:
+    """Yielded by :func:`run_episodes` when its last queued episode has started: the
+    moment to send more episodes (``more``) before a row goes idle."""
+
+    def __repr__(self) -> str:
+        return "QUEUE_EMPTY"
+
+
+QUEUE_EMPTY = QueueEmpty()
+
+
 def run_episodes(
     env: SaberVectorEnv,
     policy: Policy,
@@ -99,7 +122,8 @@ def run_episodes(
     agent: str,
     run: str | None = None,
     replays: ReplayRecorder | None = None,
-) -> Iterator[dict[str, Any] | int]:
+    more: Callable[[], Sequence[tuple[int, int]]] | None = None,
+) -> Iterator[dict[str, Any] | int | QueueEmpty]:
     """Play ``episodes`` on ``env``; yield each record as its episode ends.
 
     Also yields, about once a second, the number of emulator frames played since the
@@ -113,6 +137,10 @@ def run_episodes(
         run: the run name written in each record (None: no ``run`` key).
         replays: records every episode's actions; each record then names its replay
             (``replays.take(episode)`` gives its bytes once the record is out).
+        more: called (it must not block) while the queue is empty and a row is idle:
+            further ``(episode, seed)`` pairs of the same game, started in idle rows
+            at once, so the batch stays full as long as episodes remain. With ``more``,
+            :data:`QUEUE_EMPTY` is yielded each time the last queued episode starts.
 
     Raises:
         PolicyError: the policy returned something other than ``num_envs`` valid actions.
@@ -127,28 +155,41 @@ def run_episodes(
     _start(policy, range(size), seeds)
     if replays is not None:
         replays.start(range(size))
+    if more is not None and not queue:
+        yield QUEUE_EMPTY
     frame_skip = env.saber_settings.frame_skip
     frames, last_tick = 0, time.monotonic()
-    while any(item is not None for item in active):
+    idle_rows = 0  # rows with no episode of ours: stepped until the last episode ends
+    while idle_rows < size:
         actions = check_actions(policy(observations), size)
         if replays is not None:
             replays.add(actions)
         observations, _, _, _, info = env.step(actions)
-        frames += frame_skip * sum(item is not None for item in active)
+        frames += frame_skip * (size - idle_rows)
         if time.monotonic() - last_tick >= _TICK_SECONDS:
             yield frames
             frames, last_tick = 0, time.monotonic()
         ended, stats = episode_info(info)
-        if ended is None or not ended.any():
+        ended_rows = np.flatnonzero(ended).tolist() if ended is not None and ended.any() else []
+        waiting = idle_rows > 0 and more is not None  # idle rows that more() may fill
+        if not ended_rows and not waiting:
             continue
-        starting: list[int] = []
-        idle: list[int] = []
-        for row in np.flatnonzero(ended).tolist():
+        for row in ended_rows:
             item = active[row]
             if item is not None:
                 yield _record(env.rom_id, agent, item[0], item[1], stats, row, run, replays)
-            active[row] = queue.popleft() if queue else None
-            (starting if active[row] is not None else idle).append(row)
+                active[row] = None
+                idle_rows += 1
+        if more is not None and 0 < idle_rows < size and not queue:
+            queue.extend(more())  # not once every row is idle: the env's work is over
+        starting: list[int] = []
+        for row in range(size):  # idle rows, in order, take the queued episodes
+            if not queue:
+                break
+            if active[row] is None:
+                active[row] = queue.popleft()
+                idle_rows -= 1
+                starting.append(row)
         if starting:
             new_seeds = [active[row][1] for row in starting]  # type: ignore[index]
             observations, _ = env.reset(
@@ -157,6 +198,9 @@ def run_episodes(
             _start(policy, starting, new_seeds)
             if replays is not None:
                 replays.start(starting)
+            if more is not None and not queue:
+                yield QUEUE_EMPTY
+        idle = [row for row in ended_rows if active[row] is None]
         if idle:
             if replays is not None:
                 replays.stop(idle)
@@ -185,6 +229,35 @@ def _policy_of(job: Job) -> Policy:
     return job.policy  # type: ignore[no-any-return]
 
 
+# The vector env a worker keeps between units: one per thread (a Dask worker may run
+# several units at once, one per thread), the last one built.
+_kept = threading.local()
+
+
+def _vector_env(
+    game: str, rows: int, num_threads: int, overrides: dict[str, Any]
+) -> SaberVectorEnv:
+    """The kept vector env when it is the one asked for, else a new one (kept instead)."""
+    key = (game, rows, num_threads, json.dumps(overrides, sort_keys=True, default=repr))
+    kept: tuple[tuple[Any, ...], SaberVectorEnv] | None = getattr(_kept, "env", None)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    release_envs()
+    env = SaberVectorEnv(
+        game, rows, num_threads=num_threads, autoreset_mode=AutoresetMode.DISABLED, **overrides
+    )
+    _kept.env = (key, env)
+    return env
+
+
+def release_envs() -> None:
+    """Close the vector env this thread kept between units, if any."""
+    kept = getattr(_kept, "env", None)
+    _kept.env = None
+    if kept is not None:
+        kept[1].close()
+
+
 def quiet_ale() -> None:
     """Silence ale-py's banner and info messages in this process (they tear the progress bar)."""
     import ale_py
@@ -193,7 +266,11 @@ def quiet_ale() -> None:
 
 
 def execute_unit(
-    unit: WorkUnit, job: Job, num_threads: int | None = None, worker: str = ""
+    unit: WorkUnit,
+    job: Job,
+    num_threads: int | None = None,
+    worker: str = "",
+    more: Callable[[str], WorkUnit | None] | None = None,
 ) -> Iterator[Event]:
     """Run one work unit in this process; every outcome, failures too, is an event.
 
@@ -202,11 +279,18 @@ def execute_unit(
         job: the run's policy and settings.
         num_threads: emulation threads, overriding ``job.num_threads``.
         worker: how :class:`UnitStarted` names this worker.
+        more: called (it must not block) once the unit's episodes have all started and
+            a row is idle: another unit of the same game (``more(game)``), whose
+            episodes then take the idle rows of this vector env, or None. Such units
+            run on; :class:`UnitDrained` says when the last one has started all its
+            episodes (the moment to offer another).
 
     Yields:
         :class:`UnitStarted`, then :class:`EpisodeDone` per finished episode and
         :class:`FramesPlayed` counts, then :class:`UnitFinished`, or :class:`UnitFailed` as
-        soon as something goes wrong.
+        soon as something goes wrong; the same for every unit joined through ``more``
+        (its :class:`UnitStarted` before its first record). A failure fails every
+        unfinished unit at once: one :class:`UnitFailed` naming the others in ``also``.
     """
     yield UnitStarted(unit.unit_id, worker)
     quiet_ale()
@@ -223,39 +307,71 @@ def execute_unit(
             from saber.training.video import EpisodeFilm
 
             film = EpisodeFilm(job.video, unit.game)
-        env = SaberVectorEnv(
-            unit.game,
-            rows,
-            num_threads=job.num_threads if num_threads is None else num_threads,
-            autoreset_mode=AutoresetMode.DISABLED,
-            **job.settings,
-        )
+        threads = job.num_threads if num_threads is None else num_threads
+        env = _vector_env(unit.game, rows, threads, job.settings)
     except Exception as error:
         yield UnitFailed(unit.unit_id, "setup", describe_error(error))
         return
+    # Units of this vector env with episodes not yet recorded, and each episode's unit.
+    open_units: dict[int, set[int]] = {unit.unit_id: {index for index, _ in unit.episodes}}
+    unit_of = {index: unit.unit_id for index, _ in unit.episodes}
+    joined: list[Event] = []  # UnitStarted of joined units, sent before their records
+    latest = unit.unit_id
+
+    def join() -> list[tuple[int, int]]:
+        nonlocal latest
+        extra = more(unit.game) if more is not None else None
+        if extra is None:
+            return []
+        joined.append(UnitStarted(extra.unit_id, worker))
+        open_units[extra.unit_id] = {index for index, _ in extra.episodes}
+        unit_of.update((index, extra.unit_id) for index, _ in extra.episodes)
+        latest = extra.unit_id
+        return list(extra.episodes)
+
+    finished = False
     try:
-        for item in run_episodes(env, policy, unit.episodes, job.agent, job.run, recorder):
-            if isinstance(item, int):
-                yield FramesPlayed(unit.unit_id, item)
+        # A retry (attempt 1) runs alone: an episode that fails again is the one that fails.
+        joins = more is not None and unit.attempt == 0
+        items = run_episodes(
+            env, policy, unit.episodes, job.agent, job.run, recorder, join if joins else None
+        )
+        for item in items:
+            yield from joined
+            joined.clear()
+            if isinstance(item, QueueEmpty):
+                yield UnitDrained(latest)
                 continue
+            if isinstance(item, int):
+                yield FramesPlayed(latest, item)
+                continue
+            unit_id = unit_of.pop(item["episode"])
             replay = recorder.take(item["episode"]) if recorder is not None else None
             if job.replays:
-                yield EpisodeDone(unit.unit_id, item, replay)
+                yield EpisodeDone(unit_id, item, replay)
             else:
                 record = {k: v for k, v in item.items() if k not in ("replay", "replay_sha256")}
-                yield EpisodeDone(unit.unit_id, record)
+                yield EpisodeDone(unit_id, record)
             if film is not None and replay is not None:
                 # After the record is out: a video never delays it. Filming a long episode
                 # takes minutes: 0 frames played, but alive for the unit deadline
                 # (--unit-timeout watches for any message).
                 for _ in film.filming(item, replay):
-                    yield FramesPlayed(unit.unit_id, 0)
-    except PolicyError as error:
-        yield UnitFailed(unit.unit_id, "policy", str(error))
-        return
+                    yield FramesPlayed(unit_id, 0)
+            open_units[unit_id].discard(item["episode"])
+            if not open_units[unit_id]:
+                del open_units[unit_id]
+                yield UnitFinished(unit_id)
     except Exception as error:
-        yield UnitFailed(unit.unit_id, "episode", describe_error(error))
+        kind: FailureKind = "policy" if isinstance(error, PolicyError) else "episode"
+        reason = str(error) if isinstance(error, PolicyError) else describe_error(error)
+        yield from joined  # a unit that joined before the failure: started, then failed
+        failed = sorted(open_units)
+        if failed:
+            yield UnitFailed(failed[0], kind, reason, also=tuple(failed[1:]))
         return
+    else:
+        finished = True
     finally:
-        env.close()
-    yield UnitFinished(unit.unit_id)
+        if not finished:  # failed, or abandoned (a generator closed early): not reused
+            release_envs()

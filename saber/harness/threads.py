@@ -22,7 +22,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["THREAD_VARIABLES", "policy_threads", "thread_variables", "worker_environment"]
+__all__ = [
+    "THREAD_VARIABLES",
+    "policy_threads",
+    "thread_variables",
+    "usable_cores",
+    "worker_environment",
+]
 
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
@@ -32,9 +38,18 @@ THREAD_VARIABLES = (
 )
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system has one
+    (``taskset``, a batch system's allocation), else every core of the machine."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def policy_threads(workers: int, cores: int | None = None) -> int:
-    """Threads for each of ``workers`` processes on ``cores`` cores (default: this machine's)."""
-    cores = cores or os.cpu_count() or 1
+    """Threads for each of ``workers`` processes on ``cores`` cores (default: the usable
+    ones, :func:`usable_cores`)."""
+    cores = cores or usable_cores()
     return max(1, cores // max(1, workers))
 
 

@@ -10,8 +10,8 @@ ALE seed of the episode from it, and the built-in stochastic policies their per-
 generators.
 
 The messages that workers send back (:class:`UnitStarted`, :class:`EpisodeDone`,
-:class:`FramesPlayed`, :class:`UnitFinished`, :class:`UnitFailed`) are plain picklable
-dataclasses, the same for every backend.
+:class:`FramesPlayed`, :class:`UnitFinished`, :class:`UnitFailed`, :class:`UnitDrained`) are
+plain picklable dataclasses, the same for every backend.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ __all__ = [
     "EpisodeDone",
     "FramesPlayed",
     "Job",
+    "UnitDrained",
     "UnitFailed",
     "UnitFinished",
     "UnitStarted",
@@ -116,6 +117,15 @@ class UnitFinished:
     unit_id: int
 
 
+@dataclass(frozen=True)
+class UnitDrained:
+    """Every episode of the unit has started: the worker's vector env will have idle rows
+    unless it is given another unit of the same game (a local worker takes it into those
+    rows, :func:`saber.harness.runner.execute_unit`). For the backend, not the run."""
+
+    unit_id: int
+
+
 FailureKind = Literal["setup", "policy", "episode", "worker", "timeout"]
 
 
@@ -127,14 +137,18 @@ class UnitFailed:
     broke the policy protocol), ``episode`` (an exception while playing), ``worker`` (the
     worker process died or was lost), ``timeout`` (no frame progress within the unit
     deadline: the worker was stopped).
+
+    ``also``: other units that failed in the same incident (units sharing one vector env
+    or one worker); one failure, however many units it ends.
     """
 
     unit_id: int
     kind: FailureKind
     error: str
+    also: tuple[int, ...] = ()
 
 
-Event = UnitStarted | EpisodeDone | FramesPlayed | UnitFinished | UnitFailed
+Event = UnitStarted | EpisodeDone | FramesPlayed | UnitFinished | UnitFailed | UnitDrained
 
 
 def plan_units(
@@ -148,8 +162,11 @@ def plan_units(
     A unit holds at least ``envs_per_worker`` episodes (so its vector env is full) and, to
     keep every worker busy to the end, about a quarter of one worker's share of the whole
     run, but never more than a game has. Larger units waste less: a vector env whose
-    queue is empty keeps stepping its idle rows until its last episode ends. The split
-    changes which episodes run together, never what they play.
+    queue is empty keeps stepping its idle rows until its last episode ends. A run with
+    fewer episodes than ``workers * envs_per_worker`` is split into one unit per worker
+    (8 episodes on 2 workers: two units of 4), not into full vector envs that leave a
+    worker idle: two batches of 4 on two cores play in about half the time of one batch
+    of 8 on one. The split changes which episodes run together, never what they play.
 
     Args:
         pending: ``{game: [(episode, seed), ...]}`` in the order to run them.
@@ -158,12 +175,14 @@ def plan_units(
         first_unit_id: id of the first unit (ids go up from it).
     """
     total = sum(len(items) for items in pending.values())
-    share = math.ceil(total / (4 * max(workers, 1)))
+    workers = max(workers, 1)
+    rows = min(envs_per_worker, math.ceil(total / workers))  # every worker gets a unit
+    share = math.ceil(total / (4 * workers))
     units = []
     for game, items in pending.items():
         if not items:
             continue
-        size = max(envs_per_worker, share)
+        size = max(rows, share)
         count = max(1, len(items) // size)
         # Balanced chunks of at least `size`: 100 episodes, size 30 -> 34, 33, 33.
         bounds = [round(i * len(items) / count) for i in range(count + 1)]

@@ -18,18 +18,45 @@ re-exported here. Before saber 0.3 these lived in ``saber.harness.training``,
 
 from __future__ import annotations
 
-from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, parse_frames
-from saber.reports.training_log import CheckpointScore, format_training_scores, training_scores
-from saber.training.recorders import (
-    FrameCounter,
-    TrainingLog,
-    TrainingMetrics,
-    TrainingRecorder,
-    VectorTrainingRecorder,
-    saber_game,
-    saber_record,
-)
-from saber.training.video import VectorVideoRecorder, VideoRecorder, VideoWriter
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, parse_frames
+    from saber.reports.training_log import CheckpointScore, format_training_scores, training_scores
+    from saber.training.recorders import (
+        FrameCounter,
+        TrainingLog,
+        TrainingMetrics,
+        TrainingRecorder,
+        VectorTrainingRecorder,
+        saber_game,
+        saber_record,
+    )
+    from saber.training.video import VectorVideoRecorder, VideoRecorder, VideoWriter
+
+# Imported when first used (PEP 562): the harness's worker processes import
+# saber.training.video for the films, and must not pay for the reports (SciPy: about
+# 0.7 s of CPU per worker).
+_HOMES = {
+    "saber.protocol.training": ("TRAINING_CHECKPOINTS", "WINDOW", "parse_frames"),
+    "saber.reports.training_log": (
+        "CheckpointScore",
+        "format_training_scores",
+        "training_scores",
+    ),
+    "saber.training.recorders": (
+        "FrameCounter",
+        "TrainingLog",
+        "TrainingMetrics",
+        "TrainingRecorder",
+        "VectorTrainingRecorder",
+        "saber_game",
+        "saber_record",
+    ),
+    "saber.training.video": ("VectorVideoRecorder", "VideoRecorder", "VideoWriter"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "TRAINING_CHECKPOINTS",
@@ -49,3 +76,16 @@ __all__ = [
     "saber_record",
     "training_scores",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'saber.training' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

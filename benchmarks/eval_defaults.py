@@ -1,0 +1,93 @@
+"""Which ``--workers`` and ``--envs-per-worker`` ``saber eval`` should default to.
+
+For each policy, ``saber eval --agent SPEC --games GAME --episodes N`` with each
+``--workers W --envs-per-worker E`` in the sweep, in interleaved rounds (the order
+rotates from round to round), whole processes timed: frames per second of the finished
+episodes over the process's wall time, and its CPU seconds. The defaults are chosen
+from real policies (the trained ``ppo-pong`` in numpy, and a NatureCNN in PyTorch written
+without any thread setting), not only from the random agent, whose actions cost nothing.
+
+    python benchmarks/eval_defaults.py [--policies torch,ppo-pong] [--game freeway]
+        [--episodes 32] [--rounds 2] [--configs 2x4,2x8,2x16,1x8]
+
+Freeway's episodes all last 8,192 frames, whatever the policy: the configurations play
+exactly the same frames, with no luck in which episodes run long.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from eval_least_work import HERE, SPECS, timed
+
+
+def run(spec: str, game: str, episodes: int, workers: int, envs: int, out: Path) -> tuple:
+    command = [
+        str(Path(sys.executable).with_name("saber")),
+        "eval",
+        "--agent",
+        spec,
+        "--games",
+        game,
+        "--episodes",
+        str(episodes),
+        "--workers",
+        str(workers),
+        "--envs-per-worker",
+        str(envs),
+        "--out",
+        str(out),
+    ]
+    wall, cpu, _ = timed([command], dict(os.environ))
+    with (out / "episodes.jsonl").open(encoding="utf-8") as lines:
+        frames = sum(json.loads(line).get("frames", 0) for line in lines)
+    return wall, cpu, frames
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--policies", default="torch,ppo-pong", help="random, torch, ppo-pong or agent specs"
+    )
+    parser.add_argument("--game", default="freeway")
+    parser.add_argument("--episodes", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--configs", default="2x4,2x8,2x16,1x8", help="WORKERSxENVS,...")
+    args = parser.parse_args()
+    configs = [tuple(int(n) for n in item.split("x")) for item in args.configs.split(",")]
+    cases = [(policy, config) for policy in args.policies.split(",") for config in configs]
+    results: dict[tuple, list[tuple]] = {}
+    print(f"cwd {HERE}; load average before: {os.getloadavg()}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(args.rounds):
+            shift = round_ % len(cases)
+            for index, (policy, (workers, envs)) in enumerate(cases[shift:] + cases[:shift]):
+                out = Path(tmp) / f"{round_}-{index}"
+                spec = SPECS.get(policy, policy)  # or an agent spec of yours
+                measured = run(spec, args.game, args.episodes, workers, envs, out)
+                results.setdefault((policy, workers, envs), []).append(measured)
+                wall, cpu, frames = measured
+                print(
+                    f"round {round_ + 1} {policy:8} --workers {workers} --envs-per-worker "
+                    f"{envs:<3} {frames:>9,} frames {wall:6.1f} s {cpu:6.1f} s CPU "
+                    f"{frames / wall:8,.0f} frames/s",
+                    flush=True,
+                )
+    print(f"load average after: {os.getloadavg()}\n")
+    print(f"{args.game}, {args.episodes} episodes, {args.rounds} rounds, medians\n")
+    print("| policy | --workers | --envs-per-worker | frames/s | CPU s |")
+    print("|---|---:|---:|---:|---:|")
+    for (policy, workers, envs), runs in results.items():
+        rate = statistics.median(f / w for w, _, f in runs)
+        cpu = statistics.median(c for _, c, _ in runs)
+        print(f"| {policy} | {workers} | {envs} | {rate:,.0f} | {cpu:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+"""``saber eval`` with its default settings against the least work for the same episodes.
+
+For each policy and game, in one run, with interleaved rounds (the order of the two
+alternates, so machine noise hits both alike), whole processes timed (wall clock from
+start to exit, and CPU seconds of the processes and their children):
+
+* ``least work``: a hand-written program with no harness: ``--processes`` processes
+  (default 2, one per core), each playing its share of the episodes on
+  ``gymnasium.make_vec("SABER/<Game>", num_envs=8, num_threads=1)`` with the same
+  policy, one thread each for the policy (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
+  ``MKL_NUM_THREADS`` = 1 set before Python starts). Each sub-env plays episodes until
+  the process's share is started, then steps idle until the last one ends, as the
+  harness does; it records nothing, resets with gymnasium's autoreset (no seeded reset
+  per episode) and checks nothing;
+* ``saber eval``: ``saber eval --agent SPEC --games GAME --episodes N --out DIR`` with
+  every other option at its default (workers, envs per worker, replays, report).
+
+Frames per second are the emulator frames of the finished episodes over the whole
+process's wall time (imports, start-up and the report included). The ratio is saber
+eval's frames/s over the least work's (goal: >= 0.9x), the median of the per-round
+ratios; the table also shows each side's median frames/s and CPU seconds.
+
+Policies: ``random`` (SABER's random agent), ``torch`` (a NatureCNN in PyTorch written
+without any thread setting, ``torch_nature_cnn:make_policy`` beside this script) and
+``ppo-pong`` (the shipped trained agent, numpy). Before the rounds, a short ``saber eval``
+of ``torch_nature_cnn:thread_probe`` prints how many intra-op threads PyTorch really
+uses in the harness's workers.
+
+Default jobs: Pong (short for random actions: 3,700 frames an episode) and Freeway
+(8,192 frames, every episode), 16 episodes each (2 processes x 8 sub-envs: the default
+``saber eval`` batch), for ``random`` and ``torch``; Pong alone for ``ppo-pong``, whose
+Pong episodes are long (about 26,000 frames), 8 episodes (a batch of 4 on each side).
+3 rounds: about 7 minutes on 2 cores.
+
+    python benchmarks/eval_least_work.py [--rounds 3] [--policies random,torch,ppo-pong]
+    python benchmarks/eval_least_work.py --games atari5 --episodes 100 --rounds 1
+
+``--games`` takes comma-separated jobs; a group name (``atari5``) is one job of all its
+games (one ``saber eval --games atari5``; the least work plays the games one after the
+other). The full job, ``--games atari5 --episodes 100``, is opt-in for its cost: with
+random actions it plays 2.9 million frames per side and round (about 4 minutes a side on
+2 cores); the NatureCNN and ppo-pong play other games than the one they were made for,
+and their episodes can run to the 5-minute stuck timeout (18,000 frames) or beyond, so
+plan on an hour or more per round with all three policies (not run in full here).
+With more episodes than sub-envs the least work resets with gymnasium's autoreset,
+while saber eval gives every episode its seeded reset (about 0.08 s of CPU, a ROM
+reload: the price of per-episode seeds), so part of any gap there is the protocol's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SPECS = {
+    "random": "random",
+    "torch": "torch_nature_cnn:make_policy",
+    "ppo-pong": "ppo-pong",
+}
+# Per policy: the games (comma-separated jobs) and episodes per game of the default run.
+DEFAULT_JOBS = {
+    "random": ("pong,freeway", 16),
+    "torch": ("pong,freeway", 16),
+    "ppo-pong": ("pong", 8),  # about 26,000 frames an episode: 8 episodes, a batch of 4 each
+}
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+# ------------------------------------------------------------------ the least work (child)
+def play(spec: str, games: list[str], episodes: list[int], envs: int, seed: int) -> int:
+    """Play ``episodes[i]`` episodes of ``games[i]`` on one vector env each; return the
+    frames of the finished episodes. What a user writes, without any harness."""
+    import gymnasium
+    import numpy as np
+
+    import saber  # noqa: F401  (registers SABER/<Game>)
+    from saber.games import resolve_games
+
+    if spec == "random":
+        rng = np.random.default_rng(seed)
+
+        def policy(observations: np.ndarray) -> np.ndarray:
+            return rng.integers(18, size=len(observations))
+    else:
+        from saber.harness.policies import load_policy
+
+        policy = load_policy(spec)
+    frames = 0
+    for game, count in zip(games, episodes, strict=True):
+        if count == 0:
+            continue
+        name = resolve_games(game)[0].env_id
+        rows = min(envs, count)
+        env = gymnasium.make_vec(name, num_envs=rows, num_threads=1)
+        observations, _ = env.reset(seed=seed)
+        start = getattr(policy, "start_episodes", None)
+        if start is not None:
+            start(np.arange(rows), seed + np.arange(rows))
+        to_start = count - rows
+        playing = np.ones(rows, dtype=bool)
+        while playing.any():
+            observations, _, _, _, info = env.step(policy(observations))
+            if "_saber" not in info or not info["_saber"].any():
+                continue
+            for row in np.flatnonzero(info["_saber"]).tolist():
+                if not playing[row]:
+                    continue
+                frames += int(info["saber"]["frames"][row])
+                if to_start:
+                    to_start -= 1
+                    if start is not None:  # autoreset continues the row's episodes
+                        start(np.array([row]), np.array([seed + 1000 + to_start]))
+                else:
+                    playing[row] = False
+        env.close()
+    return frames
+
+
+# ------------------------------------------------------------------------- timing (parent)
+def timed(commands: list[list[str]], env: dict[str, str]) -> tuple[float, float, list[str]]:
+    """Run ``commands`` at once; (wall seconds until all exit, their CPU seconds, stdouts)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    processes = [
+        subprocess.Popen(
+            command, cwd=HERE, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for command in commands
+    ]
+    outputs = []
+    for process, command in zip(processes, commands, strict=True):
+        out, err = process.communicate()
+        if process.returncode:
+            sys.exit(f"failed ({process.returncode}): {' '.join(command)}\n{err[-3000:]}")
+        outputs.append(out)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, outputs
+
+
+def least_work(
+    spec: str, games: list[str], episodes: int, processes: int, envs: int
+) -> tuple[float, float, int]:
+    shares = [episodes // processes + (k < episodes % processes) for k in range(processes)]
+    commands = [
+        [sys.executable, __file__, "--play", json.dumps([spec, games, [share] * len(games), envs])]
+        for share in shares
+    ]
+    wall, cpu, outputs = timed(commands, {**os.environ, **ONE_THREAD})
+    return wall, cpu, sum(int(out.split()[-1]) for out in outputs)
+
+
+def saber_eval(spec: str, games: list[str], episodes: int, out: Path) -> tuple[float, float, int]:
+    command = [
+        str(Path(sys.executable).with_name("saber")),
+        "eval",
+        "--agent",
+        spec,
+        "--games",
+        ",".join(games),
+        "--episodes",
+        str(episodes),
+        "--out",
+        str(out),
+    ]
+    wall, cpu, _ = timed([command], dict(os.environ))
+    frames = 0
+    with (out / "episodes.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            if "error" not in record:
+                frames += record["frames"]
+    return wall, cpu, frames
+
+
+def thread_probe() -> str:
+    """What PyTorch's intra-op pool is in each worker of a default ``saber eval``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [
+            str(Path(sys.executable).with_name("saber")),
+            "eval",
+            "--agent",
+            "torch_nature_cnn:thread_probe",
+            "--games",
+            "pong",
+            "--episodes",
+            "2",
+            "--out",
+            str(Path(tmp) / "probe"),
+            "--no-report",
+            "--no-replays",
+        ]
+        done = subprocess.run(command, cwd=HERE, capture_output=True, text=True, check=False)
+    lines = [line for line in done.stderr.splitlines() if "threads" in line]
+    return "\n".join(lines) or done.stderr[-2000:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--play", help=argparse.SUPPRESS)  # a least-work process (internal)
+    parser.add_argument("--policies", default="random,torch,ppo-pong")
+    parser.add_argument("--games", default=None, help="comma-separated jobs [default: per policy]")
+    parser.add_argument("--episodes", type=int, default=None, help="per game [default: per policy]")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--envs", type=int, default=8, help="sub-envs per least-work process")
+    args = parser.parse_args()
+    if args.play:
+        spec, games, episodes, envs = json.loads(args.play)
+        print(play(spec, games, episodes, envs, seed=1000 * os.getpid()))
+        return
+
+    from saber.games import resolve_games
+
+    policies = args.policies.split(",")
+    jobs = [
+        (policy, [game.ale_id for game in resolve_games(item)], args.episodes or episodes)
+        for policy in policies
+        for games, episodes in [DEFAULT_JOBS[policy]]
+        for item in (args.games or games).split(",")
+    ]
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    if "torch" in policies:
+        print("saber eval workers (thread_probe):", thread_probe(), sep="\n", flush=True)
+    results: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(args.rounds):
+            for index, (policy, games, episodes) in enumerate(jobs):
+                sides = ["least work", "saber eval"]
+                if (round_ + index) % 2:
+                    sides.reverse()
+                for side in sides:
+                    if side == "least work":
+                        measured = least_work(
+                            SPECS[policy], games, episodes, args.processes, args.envs
+                        )
+                    else:
+                        out = Path(tmp) / f"run-{round_}-{index}"
+                        measured = saber_eval(SPECS[policy], games, episodes, out)
+                    results.setdefault((index, side), []).append(measured)
+                    wall, cpu, frames = measured
+                    print(
+                        f"round {round_ + 1} {policy:8} {','.join(games):12} {side:10} "
+                        f"{frames:>9,} frames {wall:6.1f} s wall {cpu:6.1f} s CPU "
+                        f"{frames / wall:8,.0f} frames/s",
+                        flush=True,
+                    )
+    print(f"load average after: {os.getloadavg()}\n")
+    print(f"{args.rounds} rounds, medians; ratio = saber eval frames/s over least work")
+    print("frames/s (median of the rounds' ratios, and their range)\n")
+    print(
+        "| policy | games | episodes | least work frames/s | saber eval frames/s | ratio | range "
+        "| least work CPU s | saber eval CPU s |"
+    )
+    print("|---|---|---:|---:|---:|---:|---|---:|---:|")
+    for index, (policy, games, episodes) in enumerate(jobs):
+        least, harness = results[(index, "least work")], results[(index, "saber eval")]
+        ratios = [(h[2] / h[0]) / (w[2] / w[0]) for w, h in zip(least, harness, strict=True)]
+        print(
+            f"| {policy} | {','.join(games)} | {episodes} "
+            f"| {statistics.median(f / w for w, _, f in least):,.0f} "
+            f"| {statistics.median(f / w for w, _, f in harness):,.0f} "
+            f"| **{statistics.median(ratios):.2f}x** | {min(ratios):.2f}-{max(ratios):.2f} "
+            f"| {statistics.median(c for _, c, _ in least):.1f} "
+            f"| {statistics.median(c for _, c, _ in harness):.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
