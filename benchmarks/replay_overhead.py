@@ -1,9 +1,12 @@
 """What recording every episode's replay costs: evaluation throughput with and without
 replays, side by side, and the bytes a replay takes per 1,000 agent steps.
 
-In one run, the same episodes are evaluated in this process (``backend=Inline()``, one
-vector env of ``--episodes`` rows: the runner, the recorder, the records and the replay
-files all on the one path that is timed) with ``replays=False`` and with ``replays=True``.
+In one run, the same episodes are evaluated with ``replays=False`` and with
+``replays=True``: by default in this process (``backend=Inline()``, one vector env of
+``--episodes`` rows: the runner, the recorder, the records and the replay files, each
+written and fsynced, all on the one path that is timed, the worst case); with
+``--workers N``, as ``saber eval`` runs by default, in N worker processes
+(``Processes``), where the main process writes the files while the workers play on.
 The rounds are interleaved and alternate their order (ABBA: without, with, with, without,
 ...), so machine noise and any drift hit both variants alike. Each round gives the two
 variants' emulator frames per wall-clock second and per CPU second of this process (the
@@ -39,23 +42,31 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from saber.harness import Inline, evaluate
+from saber.harness import Inline, Processes, evaluate
 from saber.protocol.replay import read_replay
 
 FLOOR_BITS = math.log2(18)  # uniform over the 18 actions
 
 
 def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """CPU seconds of this process and of its reaped children (the workers)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
 
 
-def run(agent: str, game: str, episodes: int, replays: bool) -> tuple[int, float, float, Path]:
+def run(
+    agent: str, game: str, episodes: int, replays: bool, workers: int = 0
+) -> tuple[int, float, float, Path]:
     """Evaluate once; returns (frames, wall seconds, CPU seconds, directory)."""
     directory = Path(tempfile.mkdtemp(prefix="saber-replay-bench-"))
+    backend = Inline() if workers == 0 else Processes(workers)
+    rows = episodes if workers == 0 else max(1, episodes // workers)
     started, cpu = time.perf_counter(), _cpu()
-    result = evaluate(agent, game, episodes, out=directory, backend=Inline(),
-                      envs_per_worker=episodes, progress=False, replays=replays)  # fmt: skip
+    result = evaluate(agent, game, episodes, out=directory, backend=backend,
+                      envs_per_worker=rows, progress=False, replays=replays)  # fmt: skip
     return result.frames, time.perf_counter() - started, _cpu() - cpu, directory
 
 
@@ -91,6 +102,8 @@ def main() -> None:
     parser.add_argument("--game", default="pong")
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--workers", type=int, default=0,
+                        help="0: in this process (the worst case); N: N worker processes")  # fmt: skip
     parser.add_argument("--sizes", type=Path, default=None, metavar="RUN",
                         help="only report the sizes of the replays of this run directory")  # fmt: skip
     args = parser.parse_args()
@@ -104,11 +117,13 @@ def main() -> None:
     recorded: Path | None = None
     frames = set()
     for replays in (False, True):  # warm-up, not timed: imports, the ROM, the agent's model
-        shutil.rmtree(run(args.agent, args.game, 1, replays)[3])
+        shutil.rmtree(run(args.agent, args.game, 1, replays, args.workers)[3])
     for index in range(args.rounds):
         order = (False, True) if index % 2 == 0 else (True, False)
         for replays in order:
-            played, wall, cpu, directory = run(args.agent, args.game, args.episodes, replays)
+            played, wall, cpu, directory = run(
+                args.agent, args.game, args.episodes, replays, args.workers
+            )
             frames.add(played)
             rates[replays].append((played / wall, played / cpu))
             if replays:
@@ -119,7 +134,8 @@ def main() -> None:
                 shutil.rmtree(directory)
     print(
         f"{args.agent} on {args.game}: {args.episodes} episodes ({', '.join(map(str, frames))} "
-        f"frames) per evaluation, {args.rounds} interleaved rounds (ABBA), in this process; "
+        f"frames) per evaluation, {args.rounds} interleaved rounds (ABBA), "
+        f"{f'{args.workers} worker processes' if args.workers else 'in this process'}; "
         f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after"
     )
     print(f"{'variant':<18} {'frames/s (wall)':>16} {'frames/CPU s':>14}   (median of rounds)")
