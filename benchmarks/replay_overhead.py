@@ -1,19 +1,31 @@
 """What recording every episode's replay costs: evaluation throughput with and without
 replays, side by side, and the bytes a replay takes per 1,000 agent steps.
 
-In one run, with interleaved repeats (machine noise hits both variants alike), the same
-episodes are evaluated in this process (``backend=Inline()``) with ``replays=False`` and
-with ``replays=True``; each variant reports emulator frames per wall-clock second and per
-CPU second of this process (CPU time hardly changes with what else runs on the machine).
-The goal: recording costs at most 3% of evaluation throughput.
+In one run, the same episodes are evaluated with ``replays=False`` and with
+``replays=True``: by default in this process (``backend=Inline()``, one vector env of
+``--episodes`` rows: the runner, the recorder, the records and the replay files, each
+written and fsynced, all on the one path that is timed, the worst case); with
+``--workers N``, as ``saber eval`` runs by default, in N worker processes
+(``Processes``), where the main process writes the files while the workers play on.
+The rounds are interleaved and alternate their order (ABBA: without, with, with, without,
+...), so machine noise and any drift hit both variants alike. Each round gives the two
+variants' emulator frames per wall-clock second and per CPU second of this process (the
+emulation threads included); the cost of recording is the median over rounds of each
+round's ratio (``1 - with / without``), beside the ratio of the medians. The goal:
+recording costs at most 3% of evaluation throughput. Run it alone on the machine (the
+project's CPU lock): a ratio of two timings taken under other load is noise.
 
-Sizes: the replay files of the recorded run, per 1,000 agent steps, whole files (header
-and checksum included) and the compressed actions alone, against the entropy floor of
-uniformly random actions over 18 (log2(18) bits per step: 521 bytes per 1,000 steps).
-A policy that repeats itself compresses further; pass its spec with ``--agent``
-(``module:attr``) to measure yours.
+Sizes, from the replay files of the recorded variant's last round: bytes per 1,000 agent
+steps, whole files (header and checksum included) and the compressed actions alone, beside
+what information theory allows: the entropy floor of uniformly random actions over 18
+(log2(18) bits per step: 521 bytes per 1,000 steps), and the policy's own empirical action
+entropy (order 0: the entropy of its action frequencies; order 1: of an action given the
+one before, which a compressor that sees context can approach). A policy that repeats
+itself compresses below the uniform floor.
 
-    python benchmarks/replay_overhead.py [--game pong] [--episodes 8] [--repeats 3] [--agent random]
+    python benchmarks/replay_overhead.py [--agent random] [--game pong] [--episodes 8] [--rounds 7]
+    python benchmarks/replay_overhead.py --agent ppo-pong --game pong --episodes 4 --rounds 4
+    python benchmarks/replay_overhead.py --sizes RUN     # the sizes of a run saber eval made
 """
 
 from __future__ import annotations
@@ -21,80 +33,146 @@ from __future__ import annotations
 import argparse
 import bz2
 import math
+import os
 import resource
+import shutil
 import statistics
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
-from saber.harness import Inline, evaluate
+from saber.harness import Inline, Processes, evaluate
 from saber.protocol.replay import read_replay
+
+FLOOR_BITS = math.log2(18)  # uniform over the 18 actions
 
 
 def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """CPU seconds of this process and of its reaped children (the workers)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
 
 
-def run(agent: str, game: str, episodes: int, replays: bool) -> tuple[int, float, float, Path]:
+def run(
+    agent: str, game: str, episodes: int, replays: bool, workers: int = 0
+) -> tuple[int, float, float, Path]:
     """Evaluate once; returns (frames, wall seconds, CPU seconds, directory)."""
     directory = Path(tempfile.mkdtemp(prefix="saber-replay-bench-"))
+    backend = Inline() if workers == 0 else Processes(workers)
+    rows = episodes if workers == 0 else max(1, episodes // workers)
     started, cpu = time.perf_counter(), _cpu()
-    result = evaluate(agent, game, episodes, out=directory, backend=Inline(),
-                      envs_per_worker=episodes, progress=False, replays=replays)  # fmt: skip
+    result = evaluate(agent, game, episodes, out=directory, backend=backend,
+                      envs_per_worker=rows, progress=False, replays=replays)  # fmt: skip
     return result.frames, time.perf_counter() - started, _cpu() - cpu, directory
 
 
-def sizes(directory: Path) -> tuple[int, int, int]:
-    """(agent steps, bytes of replay files, bytes of compressed actions alone)."""
+def entropy(counts: Counter) -> float:
+    """Shannon entropy in bits of a frequency table."""
+    total = sum(counts.values())
+    return -sum(n / total * math.log2(n / total) for n in counts.values() if n)
+
+
+def sizes(directory: Path) -> dict[str, float]:
+    """Agent steps, bytes of replay files and of compressed actions alone, and the
+    actions' empirical entropies (bits per step, order 0 and order 1)."""
     steps = files = actions = 0
+    single: Counter = Counter()
+    pairs: Counter = Counter()
+    previous: Counter = Counter()
     for path in (directory / "replays").rglob("*.saber-replay"):
-        data = path.read_bytes()
         replay = read_replay(path)
         steps += replay.header.steps
-        files += len(data)
-        # Everything but the magic, the header and the checksum: the bz2 stream.
-        actions += len(bz2.compress(replay.actions, 9))
-    return steps, files, actions
+        files += path.stat().st_size
+        actions += len(bz2.compress(replay.actions, 9))  # the file's bz2 stream
+        single.update(replay.actions)
+        pairs.update(zip(replay.actions, replay.actions[1:], strict=False))
+        previous.update(replay.actions[:-1])
+    conditional = entropy(pairs) - entropy(previous)  # H(a_t | a_t-1) = H(pair) - H(a_t-1)
+    return {"steps": steps, "files": files, "actions": actions,
+            "order0": entropy(single), "order1": conditional}  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agent", default="random", help="an agent spec, as saber eval --agent")
     parser.add_argument("--game", default="pong")
     parser.add_argument("--episodes", type=int, default=8)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--agent", default="random")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--workers", type=int, default=0,
+                        help="0: in this process (the worst case); N: N worker processes")  # fmt: skip
+    parser.add_argument("--sizes", type=Path, default=None, metavar="RUN",
+                        help="only report the sizes of the replays of this run directory")  # fmt: skip
     args = parser.parse_args()
+    if args.sizes is not None:
+        episodes = sum(1 for _ in (args.sizes / "replays").rglob("*.saber-replay"))
+        print(f"{args.sizes}: {episodes} recorded episodes")
+        report_sizes(sizes(args.sizes), episodes)
+        return
+    load = os.getloadavg()[0]
     rates: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     recorded: Path | None = None
-    for _ in range(args.repeats):
-        for replays in (False, True):
-            frames, wall, cpu, directory = run(args.agent, args.game, args.episodes, replays)
-            rates[replays].append((frames / wall, frames / cpu))
+    frames = set()
+    for replays in (False, True):  # warm-up, not timed: imports, the ROM, the agent's model
+        shutil.rmtree(run(args.agent, args.game, 1, replays, args.workers)[3])
+    for index in range(args.rounds):
+        order = (False, True) if index % 2 == 0 else (True, False)
+        for replays in order:
+            played, wall, cpu, directory = run(
+                args.agent, args.game, args.episodes, replays, args.workers
+            )
+            frames.add(played)
+            rates[replays].append((played / wall, played / cpu))
             if replays:
+                if recorded is not None:
+                    shutil.rmtree(recorded)
                 recorded = directory
-    print(f"{args.agent} on {args.game}, {args.episodes} episodes, {args.repeats} repeats "
-          "(median), in this process:")  # fmt: skip
-    print(f"{'variant':<18} {'frames/s (wall)':>16} {'frames/CPU s':>14}")
-    medians = {}
+            else:
+                shutil.rmtree(directory)
+    print(
+        f"{args.agent} on {args.game}: {args.episodes} episodes ({', '.join(map(str, frames))} "
+        f"frames) per evaluation, {args.rounds} interleaved rounds (ABBA), "
+        f"{f'{args.workers} worker processes' if args.workers else 'in this process'}; "
+        f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after"
+    )
+    print(f"{'variant':<18} {'frames/s (wall)':>16} {'frames/CPU s':>14}   (median of rounds)")
     for replays, label in ((False, "without replays"), (True, "with replays")):
         wall = statistics.median(rate for rate, _ in rates[replays])
         cpu = statistics.median(rate for _, rate in rates[replays])
-        medians[replays] = (wall, cpu)
         print(f"{label:<18} {wall:>16,.0f} {cpu:>14,.0f}")
-    print(
-        f"cost of recording: {100 * (1 - medians[True][0] / medians[False][0]):+.2f}% of "
-        f"wall-clock throughput, {100 * (1 - medians[True][1] / medians[False][1]):+.2f}% "
-        "of CPU throughput (goal: at most 3%)"
-    )
+    for column, name in ((0, "wall-clock"), (1, "CPU")):
+        without = [rates[False][i][column] for i in range(args.rounds)]
+        with_ = [rates[True][i][column] for i in range(args.rounds)]
+        paired = [100 * (1 - w / o) for w, o in zip(with_, without, strict=True)]
+        of_medians = 100 * (1 - statistics.median(with_) / statistics.median(without))
+        print(
+            f"cost of recording, {name} throughput: {statistics.median(paired):+.2f}% "
+            f"(median of the rounds' ratios; rounds {min(paired):+.1f}% .. {max(paired):+.1f}%), "
+            f"{of_medians:+.2f}% (ratio of the medians); goal: at most 3%"
+        )
     assert recorded is not None
-    steps, files, actions = sizes(recorded)
-    floor = 1000 * math.log2(18) / 8
+    size = sizes(recorded)
+    shutil.rmtree(recorded)
+    report_sizes(size, args.episodes)
+
+
+def report_sizes(size: dict[str, float], episodes: int) -> None:
+    """Print the bytes per 1,000 steps beside the entropies."""
+    per = 1000 / size["steps"]
     print(
-        f"size: {steps:,} steps in {files:,} bytes of replay files = "
-        f"{1000 * files / steps:,.0f} bytes per 1,000 steps (header and checksum included); "
-        f"the compressed actions alone {1000 * actions / steps:,.0f} bytes per 1,000 steps "
-        f"(entropy of uniform actions over 18: {floor:,.0f})"
+        f"size: {size['steps']:,} steps in {size['files']:,} bytes of replay files "
+        f"({size['files'] / episodes:,.0f} bytes per episode) = "
+        f"{size['files'] * per:,.0f} bytes per 1,000 steps (header and checksum included); "
+        f"the compressed actions alone {size['actions'] * per:,.0f} bytes per 1,000 steps"
+    )
+    print(
+        f"entropy per 1,000 steps: uniform over 18 actions {125 * FLOOR_BITS:,.0f} bytes "
+        f"({FLOOR_BITS:.3f} bits per step); this policy's actions, order 0 "
+        f"{125 * size['order0']:,.0f} bytes ({size['order0']:.3f} bits per step), order 1 "
+        f"{125 * size['order1']:,.0f} bytes ({size['order1']:.3f} bits per step)"
     )
 
 

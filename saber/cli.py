@@ -720,9 +720,7 @@ def _finish_eval(result: Any, out: Path, write_report: bool) -> None:
 
 
 @main.command("verify")
-@click.argument(
-    "run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+@click.argument("run_dir", metavar="RUN", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--sample",
     type=click.IntRange(min=1),
@@ -739,7 +737,8 @@ def _finish_eval(result: Any, out: Path, write_report: bool) -> None:
 )
 @_saber_errors_as_messages
 def verify_command(run_dir: Path, sample: int | None, seed: int, workers: int | None) -> None:
-    """Replay the recorded episodes of RUN (a saber eval directory) and check each record.
+    """Replay the recorded episodes of RUN (a saber eval directory, or a training log
+    recorded with replays=True) and check each record.
 
     Each episode is played again from its seed and its recorded actions, without the
     policy, in a fresh env with the run's settings; its score, score_5min, score_30min,
@@ -750,9 +749,10 @@ def verify_command(run_dir: Path, sample: int | None, seed: int, workers: int | 
     """
     import sys
 
-    from saber.replay import verify_run
+    from saber.replay import verify_run, verify_training_log
 
-    result = verify_run(run_dir, sample=sample, seed=seed, workers=workers)
+    verify = verify_training_log if run_dir.is_file() else verify_run
+    result = verify(run_dir, sample=sample, seed=seed, workers=workers)
     for line in result.lines():
         click.echo(line)
     for note in result.versions:
@@ -805,6 +805,43 @@ def replay_command(run_dir: Path, game: str, episode: int, video_out: Path | Non
             f"Cannot write {video_out}: {error.strerror or error}"
         ) from error
     click.echo(f"wrote {video_out}", err=True)
+
+
+@main.command("export")
+@click.argument(
+    "run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--format",
+    "kind",
+    type=click.Choice(["minari"]),
+    default="minari",
+    show_default=True,
+    help="The dataset format: Minari, Farama's offline-RL format (HDF5).",
+)
+@click.option(
+    "--dataset-id",
+    default=None,
+    help="The dataset's id, for a run of one game (or one --games) "
+    "[default: saber/<game>/<run or agent>-v0, one per game].",
+)
+@click.option("--games", default=None, help="Export these games (comma-separated) [default: all].")
+@click.option("--author", default=None, help="The datasets' author, in their metadata.")
+@_saber_errors_as_messages
+def export_command(
+    run_dir: Path, kind: str, dataset_id: str | None, games: str | None, author: str | None
+) -> None:
+    """Export the finished episodes of RUN as an offline-RL dataset, re-simulated from
+    their replays (observations, actions, rewards, ends, seeds), one dataset per game.
+
+    Minari writes where it keeps its datasets (MINARI_DATASETS_PATH, by default
+    ~/.minari/datasets); needs pip install "saber-ale[minari]".
+    """
+    from saber.replay import export_minari
+
+    wanted = None if games is None else [g.strip() for g in games.split(",") if g.strip()]
+    for identifier in export_minari(run_dir, dataset_id, wanted, author):
+        click.echo(f"wrote Minari dataset {identifier}: minari.load_dataset({identifier!r})")
 
 
 @main.command("list")

@@ -76,6 +76,13 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
     episode) it reloads the ROM with the stream's next seed. The vector env follows the
     same rule, which is what makes the two identical.
 
+    Per-episode seeds (what makes every episode of a training replayable): with
+    ``seed_each_episode = True``, a reset without a seed draws a fresh seed from the seed
+    stream and resets as ``reset(seed=...)`` with it would, so each episode is its seed
+    and its actions alone, whatever came before. ``episode_seed`` is the seed of the
+    current episode, or None when it continued the random stream or reloaded without one
+    (``saber.training``'s recorders turn it on when they record replays).
+
     Rendering: ``render_mode="rgb_array"`` returns the emulator's colour screen (210 x 160
     x 3) after the last frame of the step; ``"human"`` shows it in ALE's own window.
     ``metadata["render_fps"]`` is 60 / frame skip, so one rendered frame per agent step
@@ -134,6 +141,8 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
         self._stack = np.zeros((settings.stack_size, size, size), dtype=np.uint8)
         self._seeds = SeedStream()
         self._started = False
+        self.seed_each_episode = False
+        self.episode_seed: int | None = None
         self.action_space = Discrete(NUM_ACTIONS)
         self.observation_space = Box(0, 255, self._stack.shape, dtype=np.uint8)
 
@@ -141,9 +150,12 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start an episode at the game's own start state (see the class doc on seeding)."""
+        if seed is None and self.seed_each_episode:
+            seed = self._seeds.next_ale_seed()  # in [0, 2**31): a valid seed of its own
         super().reset(seed=seed)  # Gymnasium's np_random, as its env checker expects
         if seed is not None:
             self._seeds = SeedStream(seed)
+        self.episode_seed = seed
         continue_stream = seed is None and self._started and self._repeater.game_over
         frame = self._repeater.reset(None if continue_stream else self._seeds.next_ale_seed())
         self._started = True

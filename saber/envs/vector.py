@@ -186,6 +186,11 @@ class SaberVectorEnv(VectorEnv):
     Seeding: ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (an array gives one seed
     per sub-env reset); sub-env ``i`` then plays exactly the episodes of
     ``gymnasium.make("SABER/<Game>")`` reset with seed ``s + i`` and then without a seed.
+    With ``seed_each_episode = True``, every episode a sub-env starts without a given seed
+    (an autoreset too) takes a fresh seed from the sub-env's seed stream, exactly as the
+    single env's ``seed_each_episode`` does, so each episode replays from its seed and
+    its actions alone; ``episode_seeds`` (int64, (num_envs,)) holds each sub-env's current
+    episode seed, -1 where it has none (``saber.training``'s replays use both).
 
     Args:
         game: any spelling of a game.
@@ -244,6 +249,8 @@ class SaberVectorEnv(VectorEnv):
         self._no_rows = np.zeros(num_envs, dtype=bool)  # a rule that is off flags no row
         self._no_rows.flags.writeable = False
         self._seeds = [SeedStream() for _ in range(num_envs)]
+        self.seed_each_episode = False
+        self.episode_seeds = np.full(num_envs, -1, dtype=np.int64)
         self._started = np.zeros(num_envs, dtype=bool)
         self._all_started = False  # self._started.all(), kept as a Python bool (step reads it)
         self._ended = np.ones(num_envs, dtype=bool)  # ended (or never started): needs a reset
@@ -304,8 +311,11 @@ class SaberVectorEnv(VectorEnv):
         """ALE seeds of the episodes starting at ``rows``: ``None`` continues the random stream."""
         ale_seeds: list[int | None] = []
         for row, seed in zip(rows.tolist(), seeds, strict=True):
+            if seed is None and self.seed_each_episode:
+                seed = self._seeds[row].next_ale_seed()  # the single env's rule, the same draw
             if seed is not None:
                 self._seeds[row] = SeedStream(seed)
+            self.episode_seeds[row] = -1 if seed is None else seed
             continue_stream = seed is None and self._started[row] and self._game_over[row]
             ale_seeds.append(None if continue_stream else self._seeds[row].next_ale_seed())
         return ale_seeds

@@ -20,15 +20,9 @@ import numpy as np
 from saber.envs import SaberSettings
 from saber.envs.emulator import rom_sha256
 from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of
-from saber.version import __version__
+from saber.replay.verify import versions_here
 
 __all__ = ["ReplayRecorder"]
-
-
-def _versions() -> dict[str, str]:
-    import ale_py
-
-    return {"saber": __version__, "ale_py": ale_py.__version__}
 
 
 class ReplayRecorder:
@@ -50,7 +44,7 @@ class ReplayRecorder:
         self.run = run
         self.settings = settings.as_dict()
         self.rom_sha256 = rom_sha256(game)
-        self.versions = _versions()
+        self.versions = versions_here()
         self._logs: list[bytearray | None] = [None] * rows
         self._done: dict[int, bytes] = {}
 

@@ -16,6 +16,7 @@ from saber.replay.verify import (
     VerifyResult,
     check_episode,
     verify_run,
+    verify_training_log,
 )
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "recorded_episodes",
     "replay_settings",
     "verify_run",
+    "verify_training_log",
 ]

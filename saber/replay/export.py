@@ -15,6 +15,8 @@ step).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import warnings
 from pathlib import Path
@@ -65,21 +67,45 @@ def export_minari(
     Returns:
         The ids of the datasets written (``minari.load_dataset(id)`` reads one).
 
+    A dataset is written whole or not at all: one that fails half-way (a damaged replay)
+    is deleted, so the same call can be made again once the cause is mended.
+
     Raises:
-        SaberError: Minari is not installed (naming the extra), a dataset id that is
-            taken, a run without replays, or several games for one ``dataset_id``.
+        SaberError: Minari is not installed (naming the extra), no ``run.json``, a game
+            the run did not play, a malformed or taken dataset id, a run without replays
+            (or a damaged one), or several games for one ``dataset_id``.
     """
     minari = _require_minari()
     from minari.data_collector import EpisodeBuffer
+    from minari.dataset.minari_dataset import parse_dataset_id
 
     directory = Path(directory)
-    run = read_run_file(directory)
+    try:
+        run = read_run_file(directory)
+    except FileNotFoundError:
+        raise SaberError(
+            f"{directory}: no run.json, so this is not a run directory of saber eval"
+        ) from None
     wanted = [get_game(game).ale_id for game in (games or run.games)]
+    absent = [game for game in wanted if game not in run.games]
+    if absent:
+        raise SaberError(
+            f"{directory}: the run did not play {', '.join(absent)} (its games: "
+            f"{', '.join(run.games)})"
+        )
     if dataset_id is not None and len(wanted) != 1:
         raise SaberError(
             f"One dataset id for {len(wanted)} games: pass games=[one game], or no dataset_id "
             "(then each game gets saber/<game>/<name>-v0)"
         )
+    if dataset_id is not None:
+        try:  # before any work: Minari leaves a malformed id's folder behind otherwise
+            parse_dataset_id(dataset_id)
+        except ValueError:
+            raise SaberError(
+                f"Malformed dataset id {dataset_id!r}: Minari ids are "
+                "namespace/name-v<version> (the namespace optional), e.g. saber/breakout/mine-v0"
+            ) from None
     name = re.sub(r"[^A-Za-z0-9_.]+", "_", run.run or run.agent).strip("_") or "run"
     written: list[str] = []
     for game in wanted:
@@ -89,61 +115,80 @@ def export_minari(
                 f"A Minari dataset {identifier!r} exists already; delete it "
                 f"(minari.delete_dataset({identifier!r})) or choose another dataset_id"
             )
-        dataset = None
-        count = 0
-        for recorded in recorded_episodes(directory):
-            if recorded.game != game:
-                continue
-            observations, actions, rewards, terminations, truncations = [], [], [], [], []
-            for step in recorded:
-                if not observations:
-                    observations.append(step.observation)
-                observations.append(step.next_observation)
-                actions.append(step.action)
-                rewards.append(step.reward)
-                terminations.append(step.terminated)
-                truncations.append(step.truncated)
-            buffer = EpisodeBuffer(
-                id=count,
-                seed=int(recorded.record["seed"]),
-                # One (steps + 1, 4, 84, 84) array, not a list of frames: Minari 0.5.3 (the
-                # last for Python 3.10) JPEG-encodes a list of uint8 2-D/3-D arrays, which
-                # is lossy and fails on (4, 84, 84); an array of 4 dimensions whose last is
-                # not 1 or 3 is stored as it is by every Minari >= 0.5.
-                observations=np.stack(observations),
-                actions=actions,
-                rewards=rewards,
-                terminations=terminations,
-                truncations=truncations,
-                infos={},
-            )
-            if dataset is None:
-                settings = replay_settings(recorded.replay).as_dict()
-                import gymnasium as gym
-
-                env = gym.make(get_game(game).env_id, **settings)
-                with warnings.catch_warnings():  # its advice on optional metadata
-                    warnings.filterwarnings("ignore", category=UserWarning, module="minari")
-                    dataset = minari.create_dataset_from_buffers(
-                        identifier,
-                        [buffer],
-                        env=env,
-                        algorithm_name=run.agent,
-                        author=author,
-                        description=(
-                            f"SABER episodes of {game} by agent {run.agent!r}"
-                            + (f", run {run.run!r}" if run.run else "")
-                            + f", re-simulated from the replays of {directory.name} "
-                            f"(saber {run.versions.get('saber', '?')}, ale-py "
-                            f"{run.versions.get('ale_py', '?')})"
-                        ),
-                        data_format="hdf5",
-                    )
-                env.close()
-            else:
-                dataset.update_dataset_from_buffer([buffer])
-            count += 1
-        if dataset is None:
-            raise SaberError(f"{directory}: no finished {game} episode to export")
+        try:
+            _export_game(minari, EpisodeBuffer, directory, run, game, identifier, author)
+        except BaseException:
+            if identifier in minari.list_local_datasets():  # whole or absent
+                with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
+                    minari.delete_dataset(identifier)
+            raise
         written.append(identifier)
     return written
+
+
+def _export_game(
+    minari: Any,
+    episode_buffer: Any,
+    directory: Path,
+    run: Any,
+    game: str,
+    identifier: str,
+    author: str | None,
+) -> None:
+    """Write the dataset ``identifier`` of one game's finished episodes."""
+    dataset = None
+    count = 0
+    for recorded in recorded_episodes(directory):
+        if recorded.game != game:
+            continue
+        observations, actions, rewards, terminations, truncations = [], [], [], [], []
+        for step in recorded:
+            if not observations:
+                observations.append(step.observation)
+            observations.append(step.next_observation)
+            actions.append(step.action)
+            rewards.append(step.reward)
+            terminations.append(step.terminated)
+            truncations.append(step.truncated)
+        buffer = episode_buffer(
+            id=count,
+            seed=int(recorded.record["seed"]),
+            # One (steps + 1, 4, 84, 84) array, not a list of frames: Minari 0.5.3 (the
+            # last for Python 3.10) JPEG-encodes a list of uint8 2-D/3-D arrays, which
+            # is lossy and fails on (4, 84, 84); an array of 4 dimensions whose last is
+            # not 1 or 3 is stored as it is by every Minari >= 0.5.
+            observations=np.stack(observations),
+            actions=actions,
+            rewards=rewards,
+            terminations=terminations,
+            truncations=truncations,
+            infos={},
+        )
+        if dataset is None:
+            settings = replay_settings(recorded.replay).as_dict()
+            import gymnasium as gym
+
+            env = gym.make(get_game(game).env_id, **settings)
+            with warnings.catch_warnings():  # its advice on optional metadata
+                warnings.filterwarnings("ignore", category=UserWarning, module="minari")
+                dataset = minari.create_dataset_from_buffers(
+                    identifier,
+                    [buffer],
+                    env=env,
+                    algorithm_name=run.agent,
+                    author=author,
+                    description=(
+                        f"SABER episodes of {game} by agent {run.agent!r}"
+                        + (f", run {run.run!r}" if run.run else "")
+                        + f", re-simulated from the replays of {directory.name} "
+                        f"(saber {run.versions.get('saber', '?')}, ale-py "
+                        f"{run.versions.get('ale_py', '?')})"
+                    ),
+                    data_format="hdf5",
+                )
+            env.close()
+        else:
+            dataset.update_dataset_from_buffer([buffer])
+        count += 1
+    if dataset is None:
+        raise SaberError(f"{directory}: no finished {game} episode to export")

@@ -7,7 +7,9 @@ actions again from its seed with the run's settings in a fresh env, without the 
 (:class:`~saber.replay.simulate.Resimulation`), and compares the record that play makes
 with the one on file, field by field and exactly: ``score``, ``score_5min``,
 ``score_30min``, ``frames``, ``steps`` and ``end``. Episodes are checked in parallel
-worker processes, as ``saber eval`` plays them.
+worker processes, as ``saber eval`` plays them. A training log recorded with
+``replays=True`` (:mod:`saber.training.replays`) is verified the same way
+(:func:`verify_training_log`).
 
 What it proves: the play in the replays produces the scores in the records, under the
 settings in ``run.json``, on this emulator. What it does not prove: that a given policy
@@ -23,6 +25,7 @@ directory.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import multiprocessing
 import os
 import random
@@ -47,7 +50,15 @@ from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.replay.simulate import Resimulation
 from saber.version import __version__
 
-__all__ = ["CHECKED_FIELDS", "EpisodeCheck", "VerifyResult", "check_episode", "verify_run"]
+__all__ = [
+    "CHECKED_FIELDS",
+    "EpisodeCheck",
+    "VerifyResult",
+    "check_episode",
+    "verify_run",
+    "verify_training_log",
+    "versions_here",
+]
 
 # The fields of a record that its replay must reproduce exactly (the score at each time
 # limit of the registry, then the length and how it ended); ``seconds`` is wall-clock.
@@ -120,7 +131,8 @@ def check_episode(
     relative = record.get("replay")
     if not relative:
         check.problems.append(
-            "no replay recorded (a run of saber 0.3 or older, or one run with --no-replays)"
+            "no replay recorded (a run of saber 0.3 or older, one run with --no-replays, or "
+            "a training log recorded without replays=True)"
         )
         return check
     path = Path(directory) / str(relative)
@@ -242,14 +254,15 @@ class VerifyResult:
         return f"{head}: {len(bad)} do not match ({count} mismatch(es)); exit status 1"
 
 
-def _versions_here() -> dict[str, str]:
+def versions_here() -> dict[str, str]:
+    """The versions of saber and ale-py here: what a replay recorded here names."""
     import ale_py
 
     return {"saber": __version__, "ale_py": ale_py.__version__}
 
 
 def _version_notes(checks: list[EpisodeCheck]) -> list[str]:
-    here = _versions_here()
+    here = versions_here()
     notes = []
     for key, name in (("saber", "saber"), ("ale_py", "ale-py")):
         recorded = sorted({c.versions[key] for c in checks if key in c.versions})
@@ -272,6 +285,21 @@ def _version_notes(checks: list[EpisodeCheck]) -> list[str]:
             "(SHA-256 differs)"
         )
     return notes
+
+
+def _check_all(jobs: list[Any], workers: int | None) -> list[EpisodeCheck]:
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if workers <= 1 or len(jobs) <= 1:
+        return [_check_job(job) for job in jobs]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(min(workers, len(jobs)), context) as pool:
+        return list(pool.map(_check_job, jobs))
+
+
+def _sample(keys: list[Any], sample: int | None, seed: int) -> list[Any]:
+    if sample is not None and sample < len(keys):
+        return sorted(random.Random(seed).sample(keys, sample))
+    return keys
 
 
 def verify_run(
@@ -315,16 +343,59 @@ def verify_run(
         key = (str(line["game"]), int(line["episode"]))
         if key[0] in run.games and 0 <= key[1] < run.episodes:
             records.setdefault(key, line)
-    keys = sorted(records)
-    if sample is not None and sample < len(keys):
-        keys = sorted(random.Random(seed).sample(keys, sample))
+    keys = _sample(sorted(records), sample, seed)
     base_seed = run.base_seed if run.seed_scheme == SEED_SCHEME else None
     jobs = [(str(directory), records[key], run.settings, base_seed) for key in keys]
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    if workers <= 1 or len(jobs) <= 1:
-        checks = [_check_job(job) for job in jobs]
-    else:
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(min(workers, len(jobs)), context) as pool:
-            checks = list(pool.map(_check_job, jobs))
+    checks = _check_all(jobs, workers)
     return VerifyResult(directory, checks, _version_notes(checks), len(records), problems)
+
+
+def verify_training_log(
+    log: str | Path,
+    sample: int | None = None,
+    seed: int = 0,
+    workers: int | None = None,
+) -> VerifyResult:
+    """Verify the episodes of a training log recorded with ``replays=True``
+    (:mod:`saber.training.replays`): each line's replay, played again from its seed with
+    the settings in its header, must give the line's ``score``, ``score_5min``,
+    ``score_30min``, ``episode_frames``, ``steps`` and ``end``. A line without a replay is
+    a problem of its own. A torn last line (a training killed mid-write) is skipped.
+
+    What it does not check besides what :func:`verify_run` does not: the seeds (a training
+    draws them from its first reset's seed; there is no base seed to hold them to), and
+    the ``frames`` column (cumulative training frames, which the episodes alone do not fix).
+
+    Args:
+        log: the JSON-lines training log (``TrainingRecorder(..., replays=True)``).
+        sample, seed, workers: as :func:`verify_run`.
+
+    Raises:
+        RunDirectoryError: the log cannot be read.
+    """
+    log = Path(log)
+    try:
+        text = log.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise RunDirectoryError(f"Cannot read {log}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise RunDirectoryError(f"{log}: not a training log (not UTF-8: {error.reason})") from None
+    records: dict[tuple[str, int], dict[str, Any]] = {}
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            entry = json.loads(line)
+            key = (str(entry["game"]), int(entry["episode"]))
+            record = {**entry, "frames": entry["episode_frames"]}
+        except (ValueError, KeyError, TypeError):
+            if number == len(lines) and not text.endswith("\n"):
+                continue  # a torn last line: that episode was never logged whole
+            raise RunDirectoryError(
+                f"{log}, line {number}: not a training log line (a JSON object with game, "
+                "episode, score, episode_frames, end)"
+            ) from None
+        records.setdefault(key, record)
+    keys = _sample(sorted(records), sample, seed)
+    jobs = [(str(log.parent), records[key], None, None) for key in keys]
+    checks = _check_all(jobs, workers)
+    return VerifyResult(log, checks, _version_notes(checks), len(records))

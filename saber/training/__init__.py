@@ -5,7 +5,9 @@ These are what a user puts in their own training code (the evaluation engine is
 
 * :mod:`saber.training.recorders`: :class:`TrainingRecorder` and
   :class:`VectorTrainingRecorder` log every training episode with the cumulative training
-  frames, and give SABER's training-time metrics (:class:`TrainingMetrics`);
+  frames, and give SABER's training-time metrics (:class:`TrainingMetrics`); with
+  ``replays=True`` they keep every episode's replay (:mod:`saber.training.replays`), so
+  that ``saber verify LOG`` checks them;
 * :mod:`saber.training.video`: :class:`VideoRecorder` and :class:`VectorVideoRecorder`
   (extra ``video``), and the films of ``saber eval --video``;
 * :mod:`saber.training.sb3`: :class:`~saber.training.sb3.SaberMetricsCallback` for

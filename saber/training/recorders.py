@@ -26,6 +26,10 @@ for TensorBoard's ``SummaryWriter``::
 
 With Stable-Baselines3, :class:`saber.training.sb3.SaberMetricsCallback` writes the same
 dict through SB3's logger (TensorBoard, CSV, W&B, as SB3 is configured).
+
+With ``replays=True`` a recorder also keeps every training episode's replay beside the
+log and seeds every episode (:mod:`saber.training.replays` says why that is needed), so
+that ``saber verify LOG`` can play each one again and check its line.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Any, TextIO
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from saber.envs import saber_settings
 from saber.errors import SaberError
@@ -56,6 +61,7 @@ from saber.reports.training_log import (
     format_training_scores,
     training_scores,
 )
+from saber.training.replays import TrainingReplays
 
 __all__ = [
     "TRAINING_CHECKPOINTS",
@@ -249,8 +255,11 @@ class TrainingLog:
         """``played`` more frames were played."""
         self.metrics.advance(self.metrics.frames + played)
 
-    def write(self, episode: dict[str, Any], row: int | None = None) -> None:
-        """Log one finished episode (its SABER record) at the current frame count."""
+    def write(
+        self, episode: dict[str, Any], row: int | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
+        """Log one finished episode (its SABER record) at the current frame count; ``extra``:
+        more fields of its line (its replay's)."""
         record = {
             "game": self.game,
             "episode": self.episodes,
@@ -266,6 +275,8 @@ class TrainingLog:
         }
         if row is not None:
             record["env"] = row
+        if extra:
+            record.update(extra)
         if self._handle is not None:
             self._handle.write(json.dumps(record) + "\n")
             self._handle.flush()  # a crashed training keeps its log
@@ -296,6 +307,9 @@ class TrainingRecorder(gym.Wrapper):
             ``frames`` of the log's last line, or your own count).
         checkpoints: training frames at which :meth:`metrics` keeps the score.
         start_episodes: episodes already in the log (when resuming a training).
+        replays: also keep every episode's replay beside the log and seed every episode
+            (:mod:`saber.training.replays`), so that ``saber verify LOG`` checks them. The
+            recorder must see every reset: put it outermost.
     """
 
     def __init__(
@@ -305,10 +319,12 @@ class TrainingRecorder(gym.Wrapper):
         start_frames: int = 0,
         checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
         start_episodes: int = 0,
+        replays: bool = False,
     ) -> None:
         super().__init__(env)
         self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
         self._counter = FrameCounter(1)
+        self.replays = _replays(env, self.log, 1) if replays else None
 
     @property
     def total_frames(self) -> int:
@@ -321,14 +337,22 @@ class TrainingRecorder(gym.Wrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         self._counter.restart()
-        return self.env.reset(**kwargs)
+        result = self.env.reset(**kwargs)
+        if self.replays is not None:
+            self.replays.start([0], [self.env.unwrapped.episode_seed])
+        return result
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.log.advance(self._counter.played(_frame_numbers(info)))
+        if self.replays is not None:
+            self.replays.add([int(action)])
         record = saber_record(info)
         if record is not None:
-            self.log.write(record)
+            extra = None
+            if self.replays is not None:
+                extra = self.replays.finish(0, self.log.episodes, int(record["steps"]))
+            self.log.write(record, extra=extra)
         return obs, reward, terminated, truncated, info
 
     def close(self) -> None:
@@ -347,6 +371,10 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
         start_frames: training frames already done.
         checkpoints: training frames at which :meth:`metrics` keeps the score.
         start_episodes: episodes already in the log (when resuming a training).
+        replays: also keep every episode's replay beside the log and seed every episode
+            (:mod:`saber.training.replays`), so that ``saber verify LOG`` checks them, in
+            either autoreset mode (``NEXT_STEP``'s reset step after an end plays no action
+            and is not recorded). Needs ``SaberVectorEnv`` underneath.
     """
 
     def __init__(
@@ -356,10 +384,15 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
         start_frames: int = 0,
         checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
         start_episodes: int = 0,
+        replays: bool = False,
     ) -> None:
         super().__init__(env)
         self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
         self._counter = FrameCounter(env.num_envs)
+        self.replays = _replays(env, self.log, env.num_envs) if replays else None
+        # Rows whose next step is NEXT_STEP's reset step (their episode ended at this one).
+        self._resetting = np.zeros(env.num_envs, dtype=bool)
+        self._autoreset = getattr(env.unwrapped, "autoreset_mode", None) == AutoresetMode.NEXT_STEP
 
     @property
     def total_frames(self) -> int:
@@ -371,7 +404,13 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
         # Only the rows reset start from frame 0: a partial reset (``reset_mask``) leaves
         # the others mid-episode, and their frames since the last step are still to count.
         mask = (kwargs.get("options") or {}).get("reset_mask")
-        self._counter.restart(slice(None) if mask is None else np.asarray(mask, dtype=bool))
+        rows = slice(None) if mask is None else np.asarray(mask, dtype=bool)
+        self._counter.restart(rows)
+        self._resetting[rows] = False
+        if self.replays is not None:
+            started = np.arange(self.num_envs)[rows].tolist()
+            seeds = self.env.unwrapped.episode_seeds
+            self.replays.start(started, [int(seeds[row]) for row in started])
         return obs, info
 
     def metrics(self) -> dict[str, float]:
@@ -381,16 +420,44 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         self.log.advance(self._counter.played(_frame_numbers(info)))
+        replays = self.replays
+        if replays is not None:
+            resetting = self._resetting
+            replays.add(np.asarray(actions).tolist(), (~resetting).tolist())
+            if resetting.any():  # their new episode starts now, from the seed it drew
+                started = np.flatnonzero(resetting).tolist()
+                seeds = self.env.unwrapped.episode_seeds
+                replays.start(started, [int(seeds[row]) for row in started])
         key = "saber" if "_saber" in info else "episode"  # saber before info["saber"]
         if f"_{key}" in info:
             episode = info[key]
             for row in np.flatnonzero(info[f"_{key}"]).tolist():
-                self.log.write({name: values[row] for name, values in episode.items()}, row=row)
+                record = {name: values[row] for name, values in episode.items()}
+                extra = None
+                if replays is not None:
+                    extra = replays.finish(row, self.log.episodes, int(record["steps"]))
+                self.log.write(record, row=row, extra=extra)
+        if self._autoreset:
+            self._resetting = np.logical_or(terminated, truncated)
         return obs, rewards, terminated, truncated, info
 
     def close(self, **kwargs: Any) -> None:
         self.log.close()
         super().close(**kwargs)
+
+
+def _replays(env: gym.Env | gym.vector.VectorEnv, log: TrainingLog, rows: int) -> TrainingReplays:
+    """Replays for a recorder of ``env``, which now seeds every episode."""
+    if log.path is None:
+        raise SaberError("Recording training replays needs a log path: they are written beside it")
+    unwrapped = env.unwrapped
+    if not hasattr(unwrapped, "seed_each_episode"):
+        raise SaberError(
+            f"Recording training replays needs a SABER env underneath, actually "
+            f"{type(unwrapped).__name__}: use gymnasium.make or make_vec of SABER/<Game>"
+        )
+    unwrapped.seed_each_episode = True
+    return TrainingReplays(log.path, log.game, rows, saber_settings(env).as_dict())
 
 
 def saber_game(env: gym.Env | gym.vector.VectorEnv) -> str:

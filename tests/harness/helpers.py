@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -164,3 +167,53 @@ def hang_and_say_so():
         return np.zeros(len(observations), dtype=np.int64)
 
     return policy
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+def descendants(pid: int) -> set[int]:
+    """The ids of the live processes below ``pid`` (children, theirs...), from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z":
+            parents[int(stat.parent.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+    """Poll ``condition`` every 0.1 s for up to ``seconds``; its last value."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def start_hung_policies(
+    command: list[str], pids: Path, count: int, cwd: Path
+) -> tuple[subprocess.Popen, list[int]]:
+    """Start ``command`` (a saber eval of :func:`hang_and_say_so`), wait until ``count``
+    policies hang, and return the process and the ids of the processes they hang in."""
+    environment = {**os.environ, "SABER_TEST_PID_DIR": str(pids)}
+    process = subprocess.Popen(command, cwd=cwd, env=environment, stderr=subprocess.PIPE)
+    if not wait_for(lambda: len(list(pids.iterdir())) >= count, 300):
+        process.kill()
+        raise AssertionError(f"the policies never ran: {process.communicate()[1][-2000:]!r}")
+    return process, [int(path.name) for path in pids.iterdir()]

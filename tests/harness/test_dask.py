@@ -1,7 +1,10 @@
-"""The Dask backend on local clusters: a hung unit, a worker that cannot import the agent, TLS."""
+"""The Dask backend on local clusters: a hung unit, a worker that cannot import the agent, TLS,
+no process left behind when saber eval is killed outright."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -10,7 +13,15 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.harness import BackendError, Dask, PolicyError, evaluate
-from tests.harness.helpers import SleepOnEpisode, check_hung_episode_1, read_records
+from tests.harness.helpers import (
+    SleepOnEpisode,
+    alive,
+    check_hung_episode_1,
+    descendants,
+    read_records,
+    start_hung_policies,
+    wait_for,
+)
 
 distributed = pytest.importorskip("distributed")
 
@@ -85,3 +96,26 @@ def test_tls_scheduler_with_certificates(tmp_path: Path) -> None:
             BackendError, match="A tls:// scheduler needs the client's certificates"
         ):
             evaluate("random", "breakout", 1, out=tmp_path / "plain", backend=Dask(address, timeout=2), progress=False)  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+def test_no_process_of_a_local_cluster_outlives_a_parent_killed_outright(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    command = [sys.executable, "-m", "saber.cli", "eval", "--agent",
+               "tests.harness.helpers:hang_and_say_so", "--games", "breakout", "--episodes", "4",
+               "--backend", "dask", "--workers", "2", "--envs-per-worker", "2",
+               "--out", str(tmp_path / "run"), "--no-report"]  # fmt: skip
+    process, workers = start_hung_policies(command, pids, 2, Path(__file__).parents[2])
+    below = descendants(process.pid)  # the cluster's workers (and Python's helpers)
+    try:
+        assert set(workers) <= below and process.pid not in workers
+        process.kill()  # kill -9 of saber eval --backend dask while both policies hang
+        process.wait(timeout=30)
+        assert wait_for(lambda: not any(alive(pid) for pid in below), 30), below
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for pid in below:  # only if the test failed: leave nothing behind
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -27,7 +27,14 @@ from saber.harness.store import ResultsStore
 from saber.protocol import rundir
 from saber.protocol.rundir import EPISODES_FILE, RunFile, Session, read_run_file
 from saber.scoring import read_scores
-from tests.harness.helpers import short_settings, strip_timing
+from tests.harness.helpers import (
+    alive,
+    descendants,
+    short_settings,
+    start_hung_policies,
+    strip_timing,
+    wait_for,
+)
 
 EPISODES = 3
 EVAL_ARGS = ["eval", "--agent", "random", "--games", "breakout", "--episodes", str(EPISODES),
@@ -361,24 +368,6 @@ REPO = Path(__file__).parents[2]
 EVAL = [sys.executable, "-m", "saber.cli", "eval"]
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _wait_for(condition, seconds: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
-
-
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
 def test_no_worker_outlives_a_parent_killed_outright(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
@@ -386,15 +375,13 @@ def test_no_worker_outlives_a_parent_killed_outright(tmp_path: Path) -> None:
     command = [*EVAL, "--agent", "tests.harness.helpers:hang_and_say_so", "--games", "breakout",
                "--episodes", "4", "--workers", "2", "--envs-per-worker", "2",
                "--out", str(tmp_path / "run"), "--no-report"]  # fmt: skip
-    environment = {**os.environ, "SABER_TEST_PID_DIR": str(pids)}
-    process = subprocess.Popen(command, cwd=REPO, env=environment, stderr=subprocess.PIPE)
+    process, workers = start_hung_policies(command, pids, 2, REPO)
     try:
-        assert _wait_for(lambda: len(list(pids.iterdir())) == 2, 300), "the policies never ran"
-        workers = [int(path.name) for path in pids.iterdir()]
-        assert all(_alive(pid) for pid in workers) and process.pid not in workers
+        below = descendants(process.pid)
+        assert set(workers) <= below and process.pid not in workers
         process.kill()  # kill -9 of saber eval while both policies hang
         process.wait(timeout=30)
-        assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 30), workers
+        assert wait_for(lambda: not any(alive(pid) for pid in below), 30), below
     finally:
         if process.poll() is None:
             process.kill()
@@ -410,7 +397,7 @@ def test_two_sigterms_in_a_row_still_stop_cleanly_with_143(
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=group)
     episodes = out / EPISODES_FILE
     try:
-        assert _wait_for(
+        assert wait_for(
             lambda: episodes.exists() and len(episodes.read_text().splitlines()) >= 1, 300
         ), "no episode finished"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import imageio_ffmpeg
@@ -109,3 +110,43 @@ def episode_seed(dataset, index: int) -> int:  # type: ignore[no-untyped-def]
     """The seed Minari stored for an episode (its metadata)."""
     metadata = dataset.storage.get_episode_metadata([index])
     return int(next(iter(metadata))["seed"])
+
+
+def test_saber_export_writes_minari_datasets_and_names_bad_input_in_one_line(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    minari = pytest.importorskip("minari")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+
+    def export(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(main, ["export", *args])
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+        return result.exit_code, result.output
+
+    code, output = export(str(run), "--games", "Breakout", "--author", "me")
+    assert (code, output) == (
+        0,
+        "wrote Minari dataset saber/breakout/seed_0-v0: "
+        "minari.load_dataset('saber/breakout/seed_0-v0')\n",
+    )
+    dataset = minari.load_dataset("saber/breakout/seed_0-v0")
+    assert dataset.total_episodes == 2 and "me" in str(dataset.storage.metadata["author"])
+    damaged = Path(shutil.copytree(run, tmp_path / "damaged"))
+    replay = damaged / "replays" / "breakout" / "episode-1.saber-replay"
+    replay.write_bytes(replay.read_bytes()[:-1])
+    (tmp_path / "empty").mkdir()
+    for args, message in [
+        ([str(run)], "A Minari dataset 'saber/breakout/seed_0-v0' exists already"),
+        ([str(run), "--dataset-id", "bad id!"], "Malformed dataset id 'bad id!'"),
+        ([str(run), "--games", "pong"], "the run did not play pong (its games: breakout)"),
+        ([str(tmp_path / "empty")], "no run.json, so this is not a run directory"),
+        (
+            [str(damaged), "--dataset-id", "saber/damaged-v0"],
+            "episode-1.saber-replay is not the replay",
+        ),
+    ]:
+        code, output = export(*args)
+        assert code == 1 and message in output, output
+        assert len(output.strip().splitlines()) == 1, output
+    # A failed export leaves no dataset (whole or absent), nor a malformed id's folder.
+    assert list(minari.list_local_datasets()) == ["saber/breakout/seed_0-v0"]
