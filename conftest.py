@@ -11,3 +11,12 @@ collect_ignore = ["saber/harness/training.py", "saber/harness/video.py", "saber/
 # saber.jax imports JAX, which only the ``jax`` extra installs: without it, its modules are
 # not collected for doctests (the ``-m jax`` tests fail instead, saying what to install).
 collect_ignore_glob = [] if importlib.util.find_spec("jax") else ["saber/jax/*"]
+
+
+def pytest_configure(config) -> None:
+    """Kept quick-probe verdicts (saber.check.verdicts) go to a folder of this session, not
+    to the user's ~/.cache: every session probes afresh, and its runs share the verdict."""
+    import os
+    import tempfile
+
+    os.environ.setdefault("SABER_CACHE_DIR", tempfile.mkdtemp(prefix="saber-test-cache-"))

@@ -42,6 +42,10 @@ random actions it plays 2.9 million frames per side and round (about 4 minutes a
 2 cores); the NatureCNN and ppo-pong play other games than the one they were made for,
 and their episodes can run to the 5-minute stuck timeout (18,000 frames) or beyond, so
 plan on an hour or more per round with all three policies (not run in full here).
+Before the rounds, one short ``saber eval`` warms the machine up: it reads the libraries
+into the page cache and leaves the quick probe's pass on disk (saber.check.verdicts), so
+the rounds measure what every run after a machine's first one costs. The first run of an
+installed saber (or of an edited checkout) probes its env too: about 0.8 s of CPU more.
 With more episodes than sub-envs the least work resets with gymnasium's autoreset,
 while saber eval gives every episode its seeded reset (about 0.08 s of CPU, a ROM
 reload: the price of per-episode seeds), so part of any gap there is the protocol's.
@@ -183,6 +187,24 @@ def saber_eval(spec: str, games: list[str], episodes: int, out: Path) -> tuple[f
     return wall, cpu, frames
 
 
+def warm_up() -> None:
+    """One short ``saber eval``, untimed (see the module's docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [
+            str(Path(sys.executable).with_name("saber")),
+            "eval",
+            "--agent",
+            "random",
+            "--games",
+            "pong",
+            "--episodes",
+            "2",
+            "--out",
+            str(Path(tmp) / "warm-up"),
+        ]
+        subprocess.run(command, cwd=HERE, capture_output=True, check=True)
+
+
 def thread_probe() -> str:
     """What PyTorch's intra-op pool is in each worker of a default ``saber eval``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -229,6 +251,7 @@ def main() -> None:
         for games, episodes in [DEFAULT_JOBS[policy]]
         for item in (args.games or games).split(",")
     ]
+    warm_up()
     print(f"load average before: {os.getloadavg()}", flush=True)
     if "torch" in policies:
         print("saber eval workers (thread_probe):", thread_probe(), sep="\n", flush=True)

@@ -14,6 +14,7 @@ from typing import Any
 from saber.check.api import check
 from saber.check.result import CheckResult
 from saber.check.table import format_table
+from saber.check.verdicts import probe_key, remember_pass, was_passed
 from saber.errors import ProtocolError
 
 __all__ = ["require_saber", "require_saber_env"]
@@ -55,7 +56,9 @@ def require_saber_env(overrides: dict[str, Any] | None = None) -> None:
     which those games cannot run under). Reward clipping is probed like any option: the
     agent's rewards are clipped, the score recorded in ``info["saber"]`` stays raw (what
     the raw-reward rule checks). The verdict is kept for the process: the same settings
-    are probed once.
+    are probed once. A pass is also kept on disk under a key of saber's source, the
+    libraries' versions and the settings (:mod:`saber.check.verdicts`), so that later
+    runs of the same code skip the probe (about 0.8 s of CPU).
     """
     import ale_py
 
@@ -68,5 +71,9 @@ def require_saber_env(overrides: dict[str, Any] | None = None) -> None:
 def _require_once(game: str, options: str) -> None:
     from saber.envs import make_env
 
+    key = probe_key(game, options)
+    if was_passed(key):
+        return
     overrides = json.loads(options)
     require_saber(functools.partial(make_env, game, **overrides), f"saber env of {game}")
+    remember_pass(key)

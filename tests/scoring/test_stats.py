@@ -85,6 +85,20 @@ def test_iqm_cuts_a_quarter_of_all_entries_at_each_end():
     assert aggregate_iqm(row(1.0, 2.0, 6.0)) == 3.0
 
 
+@pytest.mark.parametrize("entries", [1, 2, 3, 4, 5])
+def test_iqm_is_scipys_trim_mean_bit_for_bit_below_and_at_four_entries(entries):
+    """Below 4 entries the IQM skips SciPy (it trims nothing): the same bits as trim_mean,
+    on scores whose sum depends on the order they are added in."""
+    import scipy.stats
+
+    rng = np.random.default_rng(entries)
+    scale = rng.choice([1e-3, 1.0, 1e6], size=(500, 1, 1))
+    samples = rng.normal(size=(500, 1, entries)) * scale + rng.choice([0.0, 1e3], (500, 1, 1))
+    expected = scipy.stats.trim_mean(samples.reshape(500, -1), 0.25, axis=-1)
+    assert np.array_equal(aggregate_iqm(samples), expected)
+    assert np.array_equal(aggregate_iqm(samples.transpose(0, 2, 1)), expected)
+
+
 def test_iqm_counts_infinite_as_200_when_it_is_not_cut():
     assert aggregate_iqm(counted_in_means(row(0.0, 50.0, INF, INF))) == pytest.approx(125.0)
 

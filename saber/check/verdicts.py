@@ -1,0 +1,123 @@
+"""Passed quick-probe verdicts kept on disk, so that ``saber eval`` probes an env stack once.
+
+The quick probe ``saber eval`` runs before playing (:mod:`saber.check.gate`) costs about
+0.8 s of CPU, most of it ROM loads: on a short evaluation (16 Pong episodes of random
+actions, 5 s on 2 cores) that is a sixth of the run, paid again by every run of the same
+code. Its verdict is a pure function of what it runs: saber's own code, the libraries
+under it (ale-py and its ROMs, NumPy, Gymnasium, OpenCV), the Python and the settings
+probed; it draws no random number that the seeds it is given do not fix. So a pass is
+kept under a key made of all of these, and a later run with the same key skips the
+probe. A failure is never kept (the probe runs again, and says why again). Any change of
+saber's source (an edit to an editable install included), of a library version or of the
+settings is another key.
+
+Where: ``$SABER_CACHE_DIR``, else ``$XDG_CACHE_HOME/saber``, else ``~/.cache/saber``, one
+small JSON file per key (``quick-probe-<key>.json``). Delete the folder to forget every
+verdict; ``SABER_CACHE_DIR=off`` keeps none and reads none. With ``ALE_ROMS_DIR`` set, the
+ROMs are files outside any version, so nothing is kept either. A folder that cannot be
+written is not an error: the probe then runs every time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["cache_dir", "probe_key", "remember_pass", "was_passed"]
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # saber/
+_OFF = "off"
+
+
+def cache_dir() -> Path | None:
+    """The folder of kept verdicts; None when ``SABER_CACHE_DIR=off``."""
+    chosen = os.environ.get("SABER_CACHE_DIR")
+    if chosen == _OFF:
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "saber"
+
+
+@functools.cache
+def _source_digest() -> str:
+    """SHA-256 of every ``.py`` file of the installed saber package (names and bytes):
+    about 3 ms for its hundred files."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def probe_key(game: str, options: str) -> str | None:
+    """The key of a quick probe of ``make_env(game, **json.loads(options))``; None when
+    its verdict must not be kept (``ALE_ROMS_DIR`` set, or ``SABER_CACHE_DIR=off``)."""
+    if "ALE_ROMS_DIR" in os.environ or cache_dir() is None:
+        return None
+    import ale_py
+    import cv2
+    import gymnasium
+    import numpy
+
+    inputs = {
+        "saber_source": _source_digest(),
+        "ale_py": ale_py.__version__,
+        "numpy": numpy.__version__,
+        "gymnasium": gymnasium.__version__,
+        "opencv": cv2.__version__,
+        "python": sys.version,
+        "machine": platform.machine(),
+        "game": game,
+        "options": options,
+    }
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _path(key: str) -> Path | None:
+    folder = cache_dir()
+    return None if folder is None else folder / f"quick-probe-{key}.json"
+
+
+def was_passed(key: str | None) -> bool:
+    """Whether a pass was kept under ``key`` (an unreadable or foreign file: no)."""
+    path = None if key is None else _path(key)
+    if path is None:
+        return False
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(kept, dict) and kept.get("key") == key and kept.get("verdict") == "passed"
+
+
+def remember_pass(key: str | None) -> None:
+    """Keep a pass under ``key``, whole or not at all (written aside, then renamed)."""
+    path = None if key is None else _path(key)
+    if path is None:
+        return
+    record = {
+        "key": key,
+        "verdict": "passed",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    with contextlib.suppress(OSError):  # a read-only home: probe every time, say nothing
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".quick-probe-")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(record, out)
+            os.replace(temporary, path)
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
+            raise
