@@ -128,8 +128,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200, help="scan length of one round")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--envs", type=int, nargs="+", default=[8, 32])
-    parser.add_argument("--games", nargs="+", default=list(ROM_IDS))
+    parser.add_argument("--games", nargs="+", default=list(ROM_IDS), help="Pong, Breakout")
     args = parser.parse_args()
+    # Any spelling (pong, PONG, Pong): ale-py's XLA env wants its own, the keys of ROM_IDS.
+    spellings = {name.lower(): name for name in ROM_IDS}
+    unknown = [game for game in args.games if game.lower() not in spellings]
+    if unknown:
+        parser.error(f"unknown game(s) {', '.join(unknown)}: choose among {', '.join(ROM_IDS)}")
+    args.games = [spellings[game.lower()] for game in args.games]
     print(
         f"jax {jax.__version__} on {jax.devices()[0].platform}; {args.rounds} rounds of "
         f"{args.steps} steps; median ratio of rounds (min-max)"

@@ -1,34 +1,46 @@
 """Where a finished ``saber eval`` run's CPU went: useful steps against idle rows and workers.
 
 Reads a run directory (``episodes.jsonl``, read only) and replays the harness's schedule
-from the recorded episode lengths, exactly as ``saber.harness.runner.run_episodes`` and
-``plan_units`` run it:
+from the recorded episode lengths, as ``plan_units``, ``LocalBackend`` and
+``saber.harness.runner.run_episodes`` run it (an event simulation in seconds):
 
-* inside a work unit, a vector env of ``--envs`` rows takes the unit's episodes in order;
-  a row whose episode ends takes the next one, and once the unit's queue is empty its
-  row keeps stepping (idle) until the unit's last episode ends. ``idle rows`` is that
-  share of the stepped rows: emulation that finishes no episode;
-* units go to ``--workers`` workers in order, each to the first worker free; ``idle
-  workers`` is the share of worker time spent waiting for the last unit of the run.
-  A unit's duration is its steps times the game's measured seconds per step (from the
-  records' ``seconds``, which include the run's own load).
+* a worker free takes the next unit and builds a vector env of ``min(--envs, the unit's
+  episodes)`` rows for its game; a row whose episode ends takes the next one;
+* once a worker's episodes have all started, a row that frees up takes the next unit
+  waiting if it is of the same game (it joins the vector env, as the runner's ``more``
+  does); otherwise the row steps idle until the env's last episode ends, and the worker
+  then takes the next unit (a new env). ``idle rows`` is that share of the stepped
+  row-time: emulation that finishes no episode;
+* ``idle workers`` is the share of worker time spent with nothing left to take while
+  another worker still plays (the run's tail).
 
-Run on the full random-agent run: ``python benchmarks/unit_tail.py runs/random-saber``.
+A step costs the game's measured seconds per step (from the records' ``seconds``, which
+include the run's own load).
+
+Run on a finished run: ``python benchmarks/unit_tail.py runs/random-saber``; on the shipped
+random-agent episodes (no seconds recorded: every step costs the same):
+``python benchmarks/unit_tail.py saber/data/saber_random_episodes.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import heapq
 import json
 import statistics
-from collections import defaultdict
+from collections import defaultdict, deque
 from pathlib import Path
 
 from saber.harness.work import plan_units
 
 
 def finished_records(run: Path) -> list[dict]:
+    """The finished episodes of a run directory, or of a CSV of episodes (``game,
+    episode, steps[, seconds]``, such as saber/data/saber_random_episodes.csv)."""
+    if run.suffix == ".csv":
+        with run.open(encoding="utf-8", newline="") as rows:
+            return sorted(csv.DictReader(rows), key=lambda r: (r["game"], int(r["episode"])))
     records: dict[tuple[str, int], dict] = {}
     with (run / "episodes.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
@@ -41,13 +53,70 @@ def finished_records(run: Path) -> list[dict]:
     return sorted(records.values(), key=lambda r: (r["game"], int(r["episode"])))
 
 
-def unit_steps(lengths: list[int], rows: int) -> int:
-    """Steps a vector env of ``rows`` rows runs to finish episodes of ``lengths`` steps, in order."""
-    free_at = [0] * min(rows, len(lengths))  # when each row is free (a heap)
-    heapq.heapify(free_at)
-    for length in lengths:
-        heapq.heappush(free_at, heapq.heappop(free_at) + length)
-    return max(free_at)
+class _Worker:
+    """One worker's vector env in the simulation."""
+
+    def __init__(self) -> None:
+        self.game: str | None = None
+        self.queue: deque[int] = deque()  # episode lengths (steps) not yet started
+        self.busy_rows = 0
+        self.rows = 0
+        self.started_at = 0.0
+        self.busy_until = 0.0  # when its last episode ends
+
+
+def simulate(
+    units: list, steps: dict[tuple[str, int], int], cost: dict[str, float], envs: int, workers: int
+) -> tuple[float, float, float, float, dict[str, float]]:
+    """Useful row-seconds, stepped row-seconds, summed worker busy seconds, the makespan
+    (seconds) and each game's stepped row-seconds, of the harness's schedule."""
+    pending = deque(units)
+    pool = [_Worker() for _ in range(workers)]
+    events: list[tuple[float, int]] = []  # (time a row frees up, worker)
+    useful = stepped = busy = makespan = 0.0
+    stepped_by_game: dict[str, float] = defaultdict(float)
+
+    def start_env(index: int, now: float) -> None:
+        nonlocal stepped, busy
+        worker = pool[index]
+        if not pending:
+            return
+        unit = pending.popleft()
+        worker.game = unit.game
+        worker.queue = deque(steps[(unit.game, episode)] for episode, _ in unit.episodes)
+        worker.rows = min(envs, len(worker.queue))
+        worker.started_at = now
+        worker.busy_rows = 0
+        for _ in range(worker.rows):
+            start_episode(index, now)
+
+    def start_episode(index: int, now: float) -> None:
+        nonlocal useful
+        worker = pool[index]
+        length = worker.queue.popleft()
+        useful += length * cost[worker.game]
+        worker.busy_rows += 1
+        heapq.heappush(events, (now + length * cost[worker.game], index))
+
+    for index in range(workers):
+        start_env(index, 0.0)
+    while events:
+        now, index = heapq.heappop(events)
+        worker = pool[index]
+        worker.busy_rows -= 1
+        if not worker.queue and pending and pending[0].game == worker.game:
+            unit = pending.popleft()  # joins this vector env
+            worker.queue.extend(steps[(unit.game, episode)] for episode, _ in unit.episodes)
+        if worker.queue:
+            start_episode(index, now)
+        elif worker.busy_rows == 0:  # the env's last episode ended: a new env, or done
+            span = now - worker.started_at
+            stepped += worker.rows * span
+            stepped_by_game[worker.game] += worker.rows * span
+            busy += span
+            makespan = max(makespan, now)
+            start_env(index, now)
+    return useful, stepped, busy, makespan, stepped_by_game
 
 
 def main() -> None:
@@ -64,37 +133,29 @@ def main() -> None:
     pending = {game: [(int(r["episode"]), 0) for r in rs] for game, rs in by_game.items()}
     units = plan_units(pending, args.workers, args.envs)
     steps = {(r["game"], int(r["episode"])): int(r["steps"]) for r in records}
-    seconds_per_step = {
-        game: sum(float(r["seconds"]) for r in rs) / sum(int(r["steps"]) for r in rs)
+    # Seconds per step of each game; without recorded seconds, one unit per step.
+    cost = {
+        game: sum(float(r.get("seconds") or 0) for r in rs) / sum(int(r["steps"]) for r in rs)
+        or 1.0
         for game, rs in by_game.items()
     }
-
-    useful = stepped = 0.0  # row-seconds
-    durations = []
-    worst = []
-    for unit in units:
-        lengths = [steps[(unit.game, episode)] for episode, _ in unit.episodes]
-        rows = min(args.envs, len(lengths))
-        span = unit_steps(lengths, rows)
-        cost = seconds_per_step[unit.game]
-        useful += sum(lengths) * cost
-        stepped += rows * span * cost
-        durations.append(span * cost)
-        worst.append((1 - sum(lengths) / (rows * span), unit.game, span, max(lengths)))
-
-    workers = [0.0] * args.workers
-    for duration in durations:  # each unit to the first worker free
-        workers[workers.index(min(workers))] += duration
-    makespan = max(workers)
-
+    useful, stepped, busy, makespan, by_game_stepped = simulate(
+        units, steps, cost, args.envs, args.workers
+    )
     print(
         f"{len(records)} episodes in {len(units)} units, {args.envs} rows, {args.workers} workers"
     )
     print(f"idle rows: {1 - useful / stepped:.1%} of the stepped row-time")
-    print(f"idle workers: {1 - sum(workers) / (args.workers * makespan):.1%} of worker time")
-    print("units with the most idle rows (share, game, unit steps, longest episode):")
-    for share, game, span, longest in sorted(worst, reverse=True)[:8]:
-        print(f"  {share:6.1%}  {game:<18} {span:>8,}  {longest:>8,}")
+    print(f"idle workers: {1 - busy / (args.workers * makespan):.1%} of worker time")
+    useful_by_game = {
+        game: sum(int(r["steps"]) for r in rs) * cost[game] for game, rs in by_game.items()
+    }
+    shares = sorted(
+        ((1 - useful_by_game[g] / by_game_stepped[g], g) for g in by_game_stepped), reverse=True
+    )
+    print("games with the most idle rows (share of their stepped row-time):")
+    for share, game in shares[:8]:
+        print(f"  {share:6.1%}  {game}")
     mean_steps = statistics.fmean(int(r["steps"]) for r in records)
     print(f"mean episode: {mean_steps:,.0f} steps")
 

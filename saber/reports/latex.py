@@ -2,8 +2,10 @@ r"""Rendering a report (the dict of :func:`saber.reports.build_report`) as LaTeX
 
 :func:`to_latex` gives a file to ``\input`` into a paper: booktabs tables, each a
 ``table`` float with a caption and a label, numbers as papers print them. The paper's
-preamble needs ``\usepackage{booktabs}`` and nothing else. Nothing is computed here: every
-number comes from the report, as in :mod:`saber.reports.tables`.
+preamble needs ``\usepackage{booktabs}`` and nothing else; where it also loads
+``graphicx``, a table wider than the line (a one-column paper, many agents) is scaled down
+to the line's width (``\saberfit``, :data:`FIT_DEFINITION`). Nothing is computed here:
+every number comes from the report, as in :mod:`saber.reports.tables`.
 
 Tables, in order (labels in brackets):
 
@@ -41,7 +43,7 @@ from saber.reports.tables import (
 )
 from saber.scoring import CLASS_NAMES
 
-__all__ = ["PREAMBLE_NEEDS", "ROWS_PER_TABLE", "escape", "to_latex"]
+__all__ = ["FIT_DEFINITION", "PREAMBLE_NEEDS", "ROWS_PER_TABLE", "escape", "to_latex"]
 
 PREAMBLE_NEEDS = r"\usepackage{booktabs}"
 
@@ -84,6 +86,18 @@ _ESCAPES = {
 _ESCAPES["-"] = "-{}"
 _ESCAPE_RE = re.compile("|".join([r"-(?=-)", *(re.escape(c) for c in _ESCAPES if c != "-")]))
 
+# \saberfit{tabular}: the tabular as it is when it fits the line; scaled down to the line's
+# width when it is wider and graphicx is loaded (a one-column paper: the aggregates of
+# many agents with their intervals are about 1.4 lines wide); as it is otherwise (an
+# overfull box, as without \saberfit), so that booktabs stays the only requirement.
+# \providecommand: a paper may define its own first.
+FIT_DEFINITION = (
+    r"\ifdefined\saberbox\else\newsavebox{\saberbox}\fi",
+    r"\providecommand{\saberfit}[1]{\sbox{\saberbox}{#1}%",
+    r"  \ifdim\wd\saberbox>\linewidth\ifdefined\resizebox",
+    r"    \resizebox{\linewidth}{!}{\usebox{\saberbox}}%",
+    r"  \else\usebox{\saberbox}\fi\else\usebox{\saberbox}\fi}",
+)
 ROWS_PER_TABLE = 32  # games in one per-game float: 32 rows of 8-pt text fit any page
 MINUS = "$-$"
 INFINITY = r"$\infty$"
@@ -160,12 +174,13 @@ def _tabular(columns: str, header: list[str], rows: list[list[str]], above: str 
 def _float(
     caption: str, label: str, body: str, notes_text: str = "", size: str = "", wide: bool = False
 ) -> str:
-    """A ``table`` float (``table*``, both columns of a two-column paper, when ``wide``)."""
+    r"""A ``table`` float (``table*``, both columns of a two-column paper, when ``wide``);
+    its tabular goes through ``\saberfit`` (:data:`FIT_DEFINITION`)."""
     env = "table*" if wide else "table"
     lines = [rf"\begin{{{env}}}[htbp]", r"\centering"]
     if size:
         lines.append(size)
-    lines += [rf"\caption{{{caption}}}", rf"\label{{{label}}}", body]
+    lines += [rf"\caption{{{caption}}}", rf"\label{{{label}}}", rf"\saberfit{{{body}}}"]
     if notes_text:
         lines += [r"\par\smallskip", rf"{{\footnotesize\raggedright {notes_text}\par}}"]
     lines.append(rf"\end{{{env}}}")
@@ -358,8 +373,10 @@ def to_latex(report: dict[str, Any]) -> str:
     lines = [
         f"% SABER report tables (saber {report.get('saber_version', '')}), "
         f"{report.get('format', '')}; \\input this file.",
-        f"% The preamble needs {PREAMBLE_NEEDS}.",
+        f"% The preamble needs {PREAMBLE_NEEDS}; with graphicx loaded, a table wider than",
+        "% the line (a one-column paper, many agents) is scaled down to fit.",
         r"\providecommand{\saberci}[2]{\,{\scriptsize[#1,\,#2]}}",
+        *FIT_DEFINITION,
     ]
     if not report["saber_compliant"]:
         lines.append(f"% Warning: {NOT_COMPLIANT}")

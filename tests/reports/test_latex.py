@@ -156,6 +156,48 @@ def test_the_tables_compile_with_pdflatex_and_booktabs(report, tmp_path, externa
     assert (tmp_path / "paper.pdf").stat().st_size > 1000
 
 
+def _compile(pdflatex: str, folder: Path, preamble: str, tex: str) -> str:
+    """pdflatex on a one-column article that inputs ``tex``; its log."""
+    (folder / "tables.tex").write_text(tex, encoding="utf-8")
+    (folder / "paper.tex").write_text(
+        f"\\documentclass{{article}}\n{preamble}\n\\begin{{document}}\n"
+        "\\input{tables}\n\\end{document}\n"
+    )
+    run = subprocess.run(
+        [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    return (folder / "paper.log").read_text(errors="replace")
+
+
+def test_a_table_wider_than_a_one_column_line_is_scaled_to_fit_with_graphicx(
+    report, tmp_path, external_tool
+):
+    """Two agents of 3 runs beside the paper's two, with a Time limit column: wider than a
+    one-column article's line. With graphicx, \\saberfit scales each such table down to
+    the line; without it (booktabs alone) the file still compiles, overfull as before."""
+    pdflatex = external_tool("pdflatex", "booktabs.sty")
+    tex = to_latex(report)
+    overfull = re.compile(r"Overfull \\hbox \(([\d.]+)pt too wide\)")
+    fitted = _compile(pdflatex, tmp_path, "\\usepackage{booktabs,graphicx}", tex)
+    # Tables only: the notes under them are text, which breaks into lines.
+    assert not overfull.findall(fitted)
+    unfitted = _compile(
+        pdflatex,
+        tmp_path,
+        "\\usepackage{booktabs,graphicx}\n\\newcommand{\\saberfit}[1]{#1}",
+        tex,
+    )
+    assert max(float(width) for width in overfull.findall(unfitted)) > 50
+    alone = _compile(pdflatex, tmp_path, "\\usepackage{booktabs}", tex)
+    assert overfull.findall(alone) and "Undefined control sequence" not in alone
+
+
 def test_cli_writes_latex_beside_json_with_the_same_numbers(tmp_path):
     (tmp_path / "s.csv").write_text("game,episode,score\npong,0,-21\npong,1,-19\nventure,0,0\n")
     out = CliRunner().invoke(
