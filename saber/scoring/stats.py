@@ -118,7 +118,7 @@ def aggregate_iqm(scores: ArrayLike) -> NDArray:
         # the order its partition on (0, n - 1) leaves them, sorted for n <= 3. The same
         # number without importing SciPy, about 0.6 s of CPU at the start of every short
         # `saber eval` (tested equal to trim_mean, bit for bit).
-        return np.mean(np.sort(flat, axis=-1), axis=-1)
+        return np.asarray(np.mean(np.sort(flat, axis=-1), axis=-1))
     import scipy.stats  # here, not at import: see above
 
     return np.asarray(scipy.stats.trim_mean(flat, proportiontocut=0.25, axis=-1))
