@@ -34,6 +34,7 @@ Pong episodes are long (about 26,000 frames), 8 episodes (a batch of 4 on each s
 
     python benchmarks/eval_least_work.py [--rounds 3] [--policies random,torch,ppo-pong]
     python benchmarks/eval_least_work.py --games atari5 --episodes 100 --rounds 1
+    python benchmarks/eval_least_work.py --policies torch --policy-process   # one policy copy
 
 ``--games`` takes comma-separated jobs; a group name (``atari5``) is one job of all its
 games (one ``saber eval --games atari5``; the least work plays the games one after the
@@ -164,7 +165,9 @@ def least_work(
     return wall, cpu, sum(int(out.split()[-1]) for out in outputs)
 
 
-def saber_eval(spec: str, games: list[str], episodes: int, out: Path) -> tuple[float, float, int]:
+def saber_eval(
+    spec: str, games: list[str], episodes: int, out: Path, extra: list[str]
+) -> tuple[float, float, int]:
     command = [
         str(Path(sys.executable).with_name("saber")),
         "eval",
@@ -176,6 +179,7 @@ def saber_eval(spec: str, games: list[str], episodes: int, out: Path) -> tuple[f
         str(episodes),
         "--out",
         str(out),
+        *extra,
     ]
     wall, cpu, _ = timed([command], dict(os.environ))
     frames = 0
@@ -236,6 +240,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--envs", type=int, default=8, help="sub-envs per least-work process")
+    parser.add_argument(
+        "--policy-process",
+        action="store_true",
+        help="saber eval with --policy-process (one copy of the policy for every worker)",
+    )
     args = parser.parse_args()
     if args.play:
         spec, games, episodes, envs = json.loads(args.play)
@@ -269,7 +278,8 @@ def main() -> None:
                         )
                     else:
                         out = Path(tmp) / f"run-{round_}-{index}"
-                        measured = saber_eval(SPECS[policy], games, episodes, out)
+                        extra = ["--policy-process"] if args.policy_process else []
+                        measured = saber_eval(SPECS[policy], games, episodes, out, extra)
                     results.setdefault((index, side), []).append(measured)
                     wall, cpu, frames = measured
                     print(

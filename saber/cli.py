@@ -503,6 +503,11 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     help="Envs per worker's vector env: the policy's batch size (8: within 2% of 16 with real policies, filled by half the episodes).",
 )
 @click.option(
+    "--policy-process",
+    is_flag=True,
+    help="Build the policy once, in a process of its own that acts for every worker on batches of workers x envs-per-worker (a policy on a GPU: one model, one CUDA context), instead of once per worker.",
+)
+@click.option(
     "--seed",
     "base_seed",
     default=0,
@@ -598,6 +603,7 @@ def eval_command(
     run_name: str | None,
     workers: int | None,
     envs_per_worker: int,
+    policy_process: bool,
     base_seed: int,
     unit_timeout: float,
     backend: str,
@@ -626,6 +632,10 @@ def eval_command(
 
     if backend == "dask" and workers == 0:
         raise click.ClickException("--workers must be >= 1 with --backend dask, actually: 0")
+    if policy_process and (backend == "dask" or workers == 0):
+        raise click.ClickException(
+            "--policy-process needs local worker processes (--workers 1 or more, no --backend dask)"
+        )
     tls = {
         name: value
         for name, value in (
@@ -647,8 +657,14 @@ def eval_command(
     elif address is not None:
         raise click.ClickException("--address needs --backend dask")
     else:
-        runs_on = Inline() if workers == 0 else Processes(workers)
-    if isinstance(runs_on, Processes):
+        runs_on = Inline() if workers == 0 else Processes(workers, policy_process)
+    if isinstance(runs_on, Processes) and policy_process:
+        click.echo(
+            f"{runs_on.parallelism} worker processes and one policy process, which acts for "
+            f"all of them on batches of {runs_on.parallelism * envs_per_worker}",
+            err=True,
+        )
+    elif isinstance(runs_on, Processes):
         from saber.harness.threads import policy_threads, thread_variables
 
         threads = policy_threads(runs_on.parallelism)

@@ -30,6 +30,7 @@ inline backend cannot stop its own process and has no deadline.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -46,6 +47,7 @@ from typing import Any, Protocol, Union
 
 from saber.errors import SaberError
 from saber.harness.policies import PolicyError, resolve_spec
+from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
 from saber.harness.runner import execute_unit, release_envs
 from saber.harness.threads import policy_threads, usable_cores, worker_environment
 from saber.harness.work import (
@@ -151,7 +153,11 @@ class _SpecVerdict:
 
 
 def _worker_main(
-    connection: multiprocessing.connection.Connection, job: Job, threads: int = 1
+    connection: multiprocessing.connection.Connection,
+    job: Job,
+    threads: int = 1,
+    slot: int = 0,
+    link: PolicyLink | None = None,
 ) -> None:
     """A local worker: run the units it is sent until it is sent ``None``.
 
@@ -168,7 +174,13 @@ def _worker_main(
     import cv2  # the frame resize's pool: the worker's share too (saber.harness.threads)
 
     cv2.setNumThreads(threads)
-    if isinstance(job.policy, str):
+    remote = None
+    if link is not None:
+        # --policy-process: the policy lives there; its build verdict is this worker's.
+        remote, verdict = remote_policy(link, slot)
+        connection.send(_SpecVerdict(verdict))
+        job = dataclasses.replace(job, policy=remote)
+    elif isinstance(job.policy, str):
         # Import the agent's module (PyTorch, say: seconds) now, while the main process
         # probes and plans, not when the first unit arrives; the verdict goes to the main
         # process, which checks a module:attr spec this way (LocalBackend.check_spec).
@@ -194,14 +206,20 @@ def _worker_main(
                 return
             for event in execute_unit(unit, job, more=more):
                 connection.send(event)
+            if remote is not None:
+                remote.rest()  # this vector env is done: the policy need not wait for it
     except (EOFError, OSError):
         return  # the main process is gone (killed outright): nothing to report to
 
 
 class _Worker:
-    def __init__(self, context: Any, job: Job, threads: int) -> None:
+    def __init__(
+        self, context: Any, job: Job, threads: int, slot: int, link: PolicyLink | None
+    ) -> None:
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, job, threads), daemon=True)
+        self.process = context.Process(
+            target=_worker_main, args=(child, job, threads, slot, link), daemon=True
+        )
         with worker_environment(threads):  # the policy's thread pools: its share of the cores
             self.process.start()
         child.close()  # so that the parent sees EOF when the worker dies
@@ -252,17 +270,35 @@ class LocalBackend:
         workers: number of processes (one per core is the default of ``evaluate``).
         unit_timeout: seconds without a message from a busy worker before it is killed
             (None: no deadline).
+        policy_process: build the policy once, in a process of its own that acts for
+            every worker (:mod:`saber.harness.policy_process`), instead of once per worker.
     """
 
-    def __init__(self, job: Job, workers: int, unit_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        job: Job,
+        workers: int,
+        unit_timeout: float | None = None,
+        policy_process: bool = False,
+    ) -> None:
         self.job = job
         self.unit_timeout = unit_timeout
         self._context = multiprocessing.get_context("spawn")
         self._pending: deque[WorkUnit] = deque()
         self.threads = policy_threads(workers)
-        self._workers = [_Worker(self._context, job, self.threads) for _ in range(workers)]
+        # The policy process gets the machine's default threads: it alone runs the policy.
+        self._policy: PolicyProcess | None = None
+        if policy_process:
+            self._policy = PolicyProcess(
+                self._context, job.policy, job.settings, workers, job.envs_per_worker
+            )
+        self._workers = [self._new_worker(slot) for slot in range(workers)]
         self._deaths_in_a_row = 0  # deaths with no message in between: workers cannot start
         self._spec_verdict: _SpecVerdict | None = None  # the first worker's, for a spec
+
+    def _new_worker(self, slot: int) -> _Worker:
+        link = self._policy.link if self._policy is not None else None
+        return _Worker(self._context, self.job, self.threads, slot, link)
 
     def check_spec(self) -> None:
         """Wait for the first worker's verdict on the agent spec (it imports the module at
@@ -336,7 +372,7 @@ class LocalBackend:
             last = worker.last_progress
             if worker.units and last is not None and now - last > self.unit_timeout:
                 worker.stop()
-                self._workers[index] = _Worker(self._context, self.job, self.threads)
+                self._workers[index] = self._new_worker(index)
                 failure, waiting = worker.failure("timeout", timeout_message(self.unit_timeout))
                 self._pending.extendleft(reversed(waiting))
                 yield failure
@@ -353,7 +389,7 @@ class LocalBackend:
                 "with workers=0 (--workers 0) to see the error in this process."
             )
         index = self._workers.index(worker)
-        self._workers[index] = _Worker(self._context, self.job, self.threads)
+        self._workers[index] = self._new_worker(index)
         if worker.units:
             failure, waiting = worker.failure(
                 "worker",
@@ -370,6 +406,9 @@ class LocalBackend:
             worker.stop()
         self._workers = []
         self._pending.clear()
+        if self._policy is not None:
+            self._policy.close()
+            self._policy = None
 
 
 def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
@@ -651,9 +690,14 @@ class Processes:
     Attributes:
         workers: worker processes; None: one per usable core (the CPU affinity:
             ``taskset`` or a batch system's allocation, else every core).
+        policy_process: one copy of the policy, in a process of its own that acts for
+            every worker on batches of ``workers x envs_per_worker`` observations (a policy
+            on a GPU: one model, one CUDA context; :mod:`saber.harness.policy_process`).
+            False (the default): each worker builds its own.
     """
 
     workers: int | None = None
+    policy_process: bool = False
 
     def __post_init__(self) -> None:
         if self.workers is not None:
@@ -675,7 +719,9 @@ class Processes:
     def start(self, job: Job, unit_timeout: float | None) -> Backend:
         """Start the workers (the job must pickle: each worker gets a copy)."""
         _check_picklable(job)
-        return LocalBackend(job, self.parallelism, unit_timeout=unit_timeout)
+        return LocalBackend(
+            job, self.parallelism, unit_timeout=unit_timeout, policy_process=self.policy_process
+        )
 
 
 @dataclass(frozen=True)

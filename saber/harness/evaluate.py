@@ -559,8 +559,6 @@ def evaluate(
     _check_positive("envs_per_worker", envs_per_worker)
     _check_positive("base_seed", base_seed, minimum=0)
     _check_positive("video", video, minimum=0)
-    if video:
-        require_video_extra()  # here, before any episode runs
     legacy = (workers, address, dask_timeout, dask_security) != (None,) * 4
     if legacy or isinstance(backend, str):
         backend = _legacy_backend(
@@ -576,6 +574,15 @@ def evaluate(
             "Expect `backend` to be Inline(), Processes(workers=N) or Dask(address=...) "
             f"(saber.harness), actually: {backend!r}"
         )
+    if video and isinstance(runs_on, Processes) and runs_on.policy_process:
+        # Filming an episode takes minutes, during which, in lockstep, every other worker
+        # would wait for this one (and could reach its unit deadline).
+        raise SaberError(
+            "Cannot film episodes (video) with one policy process for every worker "
+            "(policy_process, --policy-process): run the videos separately, or without it"
+        )
+    if video:
+        require_video_extra()  # here, before any episode runs
     if unit_timeout is not None and not unit_timeout > 0:
         raise SaberError(
             f"Expect `unit_timeout` to be positive or None, actually: {unit_timeout!r}"

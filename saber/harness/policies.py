@@ -55,6 +55,7 @@ __all__ = [
     "EpsilonConstantPolicy",
     "PerEpisodeGenerators",
     "Policy",
+    "PolicyCallError",
     "PolicyError",
     "RandomPolicy",
     "build_policy",
@@ -86,6 +87,12 @@ DEFAULT_EPSILON = 0.05  # the ALE paper's perturbed constant agent
 
 class PolicyError(SaberError, ValueError):
     """An agent spec that cannot be loaded, or a policy that broke the policy protocol."""
+
+
+class PolicyCallError(SaberError):
+    """The policy raised where it runs, in another process (``--policy-process``); the
+    message is that error as :func:`describe_error` wrote it there. An episode failure, as
+    the same error raised in the worker would be."""
 
 
 @runtime_checkable
@@ -299,6 +306,8 @@ def user_frame(error: BaseException) -> traceback.FrameSummary | None:
 def describe_error(error: BaseException) -> str:
     """``RuntimeError: boom (at agent.py:12)``: the message and the user's line that
     raised it (:func:`user_frame`); a saber error's own message only (it says where)."""
+    if isinstance(error, PolicyCallError):
+        return str(error)  # described where it was raised
     text = "".join(traceback.format_exception_only(type(error), error)).strip()
     if isinstance(error, SaberError):
         return text

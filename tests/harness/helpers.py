@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saber.agents.generators import PerEpisodeGenerators
 from saber.harness.work import episode_seed
 
 BASE_SEED = 0
@@ -217,3 +218,30 @@ def start_hung_policies(
         process.kill()
         raise AssertionError(f"the policies never ran: {process.communicate()[1][-2000:]!r}")
     return process, [int(path.name) for path in pids.iterdir()]
+
+
+class PixelsAndDice(PerEpisodeGenerators):
+    """Actions from the observation (its last frame's pixel sum) and a per-row generator:
+    exact integer arithmetic, so the same in any batch, and state per row."""
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        pixels = observations[:, -1].astype(np.int64).sum(axis=(1, 2))
+        dice = np.array([self.generator(row).integers(18) for row in range(len(observations))])
+        return (pixels + dice) % 18
+
+
+def counted_pixels_and_dice() -> PixelsAndDice:
+    """A factory that appends its process id to the file named by SABER_TEST_BUILDS."""
+    with open(os.environ["SABER_TEST_BUILDS"], "a", encoding="utf-8") as builds:
+        builds.write(f"{os.getpid()}\n")
+    return PixelsAndDice()
+
+
+class BrokenAgent:
+    """A policy class whose construction fails (its weights cannot be loaded)."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("cannot load the weights")
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        return np.zeros(len(observations), dtype=np.int64)
