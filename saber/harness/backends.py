@@ -286,12 +286,15 @@ class LocalBackend:
         self._context = multiprocessing.get_context("spawn")
         self._pending: deque[WorkUnit] = deque()
         self.threads = policy_threads(workers)
-        # The policy process gets the machine's default threads: it alone runs the policy.
         self._policy: PolicyProcess | None = None
         if policy_process:
-            self._policy = PolicyProcess(
-                self._context, job.policy, job.settings, workers, job.envs_per_worker
-            )
+            # One thread for the policy's CPU pools: on an accelerator it launches kernels
+            # and copies; a CPU policy ran as fast with one thread as with two on 2 cores,
+            # with 25% less CPU (idle pools spin while the workers emulate; docs/harness.md).
+            with worker_environment(1):
+                self._policy = PolicyProcess(
+                    self._context, job.policy, job.settings, workers, job.envs_per_worker
+                )
         self._workers = [self._new_worker(slot) for slot in range(workers)]
         self._deaths_in_a_row = 0  # deaths with no message in between: workers cannot start
         self._spec_verdict: _SpecVerdict | None = None  # the first worker's, for a spec
