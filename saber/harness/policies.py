@@ -25,8 +25,9 @@ Agent specs (``saber eval --agent SPEC``):
   inference, no PyTorch needed;
 * ``conv-actor:PATH``: a policy file of ``examples/ppo_saber.py`` (:mod:`saber.agents.convnet`);
 * ``module:attr`` (``mypkg.agents:load_agent``): imported; a class is instantiated with no
-  arguments, a callable with no required parameters is a factory called once per worker,
-  anything else callable is the policy itself.
+  arguments, a callable with no required parameters is a factory called once per worker
+  (once in all with ``--policy-process``: :mod:`saber.harness.policy_process`), anything
+  else callable is the policy itself.
 """
 
 from __future__ import annotations
