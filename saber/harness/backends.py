@@ -237,7 +237,9 @@ class _Worker:
             self.last_progress = None
         self.units.append(unit)
         self.drained = False
-        self.connection.send(unit)
+        # It may have died (at start, say): LocalBackend.events then reports it and re-queues.
+        with contextlib.suppress(OSError):
+            self.connection.send(unit)
 
     def done(self, unit_ids: Iterable[int]) -> None:
         ended = set(unit_ids)
@@ -393,7 +395,11 @@ class LocalBackend:
             )
         index = self._workers.index(worker)
         self._workers[index] = self._new_worker(index)
-        if worker.units:
+        if worker.units and worker.units[0].unit_id not in worker.started:
+            # It died before starting its first unit (at start: a script workers cannot
+            # import, say): none of its episodes ran, so none failed; they run elsewhere.
+            self._pending.extendleft(reversed(worker.units))
+        elif worker.units:
             failure, waiting = worker.failure(
                 "worker",
                 f"the worker process died (exit code {exit_code}) while running this episode",

@@ -37,3 +37,25 @@ def test_a_module_spec_is_imported_by_the_workers_not_here(
             backend=Processes(1), progress=False,
         )  # fmt: skip
     assert not (tmp_path / "bad").exists()
+
+
+def test_workers_that_cannot_start_give_one_clear_error_not_a_broken_pipe(tmp_path: Path) -> None:
+    """A script read from standard input cannot be imported again by spawned workers: they
+    die at start. The run stops with the message that says why, not a BrokenPipeError."""
+    import subprocess
+
+    script = (
+        "from saber.harness import Processes, evaluate\n"
+        f"evaluate('random', 'pong', 2, out={str(tmp_path / 'run')!r}, backend=Processes(2),"
+        " progress=False)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode != 0
+    # The workers' own tracebacks (they cannot find "<stdin>") come first; the run's
+    # error is the one that says what to do.
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("saber.harness.backends.BackendError: Worker processes keep dying")
+    assert "if __name__ == '__main__':" in last
+    assert "BrokenPipeError" not in done.stderr
