@@ -20,30 +20,16 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-from eval_least_work import HERE, SPECS, timed
+from eval_least_work import HERE, SPECS, eval_command, timed
 
 
 def run(spec: str, game: str, episodes: int, workers: int, envs: int, out: Path) -> tuple:
-    command = [
-        str(Path(sys.executable).with_name("saber")),
-        "eval",
-        "--agent",
-        spec,
-        "--games",
-        game,
-        "--episodes",
-        str(episodes),
-        "--workers",
-        str(workers),
-        "--envs-per-worker",
-        str(envs),
-        "--out",
-        str(out),
-    ]
+    command = eval_command(
+        spec, game, episodes, out, "--workers", str(workers), "--envs-per-worker", str(envs)
+    )
     wall, cpu, _ = timed([command], dict(os.environ))
     with (out / "episodes.jsonl").open(encoding="utf-8") as lines:
         frames = sum(json.loads(line).get("frames", 0) for line in lines)

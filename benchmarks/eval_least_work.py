@@ -165,22 +165,17 @@ def least_work(
     return wall, cpu, sum(int(out.split()[-1]) for out in outputs)
 
 
+def eval_command(spec: str, games: str, episodes: int, out: Path, *extra: str) -> list[str]:
+    """``saber eval --agent SPEC --games GAMES --episodes N --out OUT [EXTRA...]``."""
+    saber = str(Path(sys.executable).with_name("saber"))
+    options = ["--agent", spec, "--games", games, "--episodes", str(episodes), "--out", str(out)]
+    return [saber, "eval", *options, *extra]
+
+
 def saber_eval(
     spec: str, games: list[str], episodes: int, out: Path, extra: list[str]
 ) -> tuple[float, float, int]:
-    command = [
-        str(Path(sys.executable).with_name("saber")),
-        "eval",
-        "--agent",
-        spec,
-        "--games",
-        ",".join(games),
-        "--episodes",
-        str(episodes),
-        "--out",
-        str(out),
-        *extra,
-    ]
+    command = eval_command(spec, ",".join(games), episodes, out, *extra)
     wall, cpu, _ = timed([command], dict(os.environ))
     frames = 0
     with (out / "episodes.jsonl").open(encoding="utf-8") as lines:
@@ -194,38 +189,16 @@ def saber_eval(
 def warm_up() -> None:
     """One short ``saber eval``, untimed (see the module's docstring)."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = [
-            str(Path(sys.executable).with_name("saber")),
-            "eval",
-            "--agent",
-            "random",
-            "--games",
-            "pong",
-            "--episodes",
-            "2",
-            "--out",
-            str(Path(tmp) / "warm-up"),
-        ]
+        command = eval_command("random", "pong", 2, Path(tmp) / "warm-up")
         subprocess.run(command, cwd=HERE, capture_output=True, check=True)
 
 
 def thread_probe() -> str:
     """What PyTorch's intra-op pool is in each worker of a default ``saber eval``."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = [
-            str(Path(sys.executable).with_name("saber")),
-            "eval",
-            "--agent",
-            "torch_nature_cnn:thread_probe",
-            "--games",
-            "pong",
-            "--episodes",
-            "2",
-            "--out",
-            str(Path(tmp) / "probe"),
-            "--no-report",
-            "--no-replays",
-        ]
+        out = Path(tmp) / "probe"
+        spec = "torch_nature_cnn:thread_probe"
+        command = eval_command(spec, "pong", 2, out, "--no-report", "--no-replays")
         done = subprocess.run(command, cwd=HERE, capture_output=True, text=True, check=False)
     lines = [line for line in done.stderr.splitlines() if "threads" in line]
     return "\n".join(lines) or done.stderr[-2000:]
