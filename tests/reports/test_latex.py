@@ -133,46 +133,37 @@ def test_names_are_escaped_and_the_like_for_like_note_is_under_the_table(report)
     assert r"\begin{table}" not in tex
 
 
-def test_the_tables_compile_with_pdflatex_and_booktabs(report, tmp_path, external_tool):
-    pdflatex = external_tool("pdflatex", "booktabs.sty")
-    (tmp_path / "tables.tex").write_text(to_latex(report), encoding="utf-8")
-    (tmp_path / "paper.tex").write_text(
-        "\\documentclass[twocolumn]{article}\n\\usepackage{booktabs}\n"
-        "\\begin{document}\nAs Table~\\ref{tab:saber-aggregates} shows.\n"
+def _compile(
+    pdflatex: str, folder: Path, preamble: str, tex: str, options: str = "", text: str = ""
+) -> str:
+    """pdflatex on an article (``\\documentclass[options]``) whose body is ``text`` then
+    ``\\input`` of ``tex``, run twice (a ``\\ref`` resolves on the second); its log."""
+    (folder / "tables.tex").write_text(tex, encoding="utf-8")
+    (folder / "paper.tex").write_text(
+        f"\\documentclass[{options}]{{article}}\n{preamble}\n\\begin{{document}}\n{text}\n"
         "\\input{tables}\n\\end{document}\n"
     )
-    for _ in range(2):  # twice: the \ref resolves on the second run
+    for _ in range(2):
         run = subprocess.run(
             [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
-            cwd=tmp_path,
+            cwd=folder,
             capture_output=True,
             text=True,
             timeout=120,
             check=False,
         )
         assert run.returncode == 0, run.stdout[-3000:]
-    log = (tmp_path / "paper.log").read_text(errors="replace")
+    return (folder / "paper.log").read_text(errors="replace")
+
+
+def test_the_tables_compile_with_pdflatex_and_booktabs(report, tmp_path, external_tool):
+    pdflatex = external_tool("pdflatex", "booktabs.sty")
+    log = _compile(
+        pdflatex, tmp_path, "\\usepackage{booktabs}", to_latex(report), options="twocolumn",
+        text="As Table~\\ref{tab:saber-aggregates} shows.",
+    )  # fmt: skip
     assert "Undefined control sequence" not in log and "undefined" not in log.lower()
     assert (tmp_path / "paper.pdf").stat().st_size > 1000
-
-
-def _compile(pdflatex: str, folder: Path, preamble: str, tex: str) -> str:
-    """pdflatex on a one-column article that inputs ``tex``; its log."""
-    (folder / "tables.tex").write_text(tex, encoding="utf-8")
-    (folder / "paper.tex").write_text(
-        f"\\documentclass{{article}}\n{preamble}\n\\begin{{document}}\n"
-        "\\input{tables}\n\\end{document}\n"
-    )
-    run = subprocess.run(
-        [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout[-3000:]
-    return (folder / "paper.log").read_text(errors="replace")
 
 
 def test_a_table_wider_than_a_one_column_line_is_scaled_to_fit_with_graphicx(
