@@ -13,10 +13,22 @@ collect_ignore = ["saber/harness/training.py", "saber/harness/video.py", "saber/
 collect_ignore_glob = [] if importlib.util.find_spec("jax") else ["saber/jax/*"]
 
 
+_SESSION_CACHE: list[str] = []  # the verdict folder this session made (removed at its end)
+
+
 def pytest_configure(config) -> None:
     """Kept quick-probe verdicts (saber.check.verdicts) go to a folder of this session, not
     to the user's ~/.cache: every session probes afresh, and its runs share the verdict."""
     import os
     import tempfile
 
-    os.environ.setdefault("SABER_CACHE_DIR", tempfile.mkdtemp(prefix="saber-test-cache-"))
+    if "SABER_CACHE_DIR" not in os.environ:
+        _SESSION_CACHE.append(tempfile.mkdtemp(prefix="saber-test-cache-"))
+        os.environ["SABER_CACHE_DIR"] = _SESSION_CACHE[0]
+
+
+def pytest_unconfigure(config) -> None:
+    import shutil
+
+    for folder in _SESSION_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
