@@ -55,13 +55,16 @@ from saber.protocol.rundir import (
     SessionStatus,
     StoreWriteError,
     check_episodes_log,
+    checkpoint_of,
     complete_torn_line,
+    counts_of,
     episodes_log_checkpoint,
     is_failure,
     is_torn,
     lock_directory,
     now,
     read_episode_lines,
+    read_episodes_bytes,
     read_run_file,
     write_run_file,
 )
@@ -232,6 +235,7 @@ class ResultsStore:
         self.recovered = recovered
         self.written = 0  # records written by this session
         self.new_finished = 0  # episodes finished by this session
+        self._session_start = 0  # bytes episodes.jsonl held when this session began
         self._lock = lock
         self._appender: EpisodeAppender | None = EpisodeAppender(directory)
 
@@ -274,6 +278,7 @@ class ResultsStore:
             if torn is not None:
                 store._complete(torn)
             merged.sessions[-1].episodes_log = episodes_log_checkpoint(directory / EPISODES_FILE)
+            store._session_start = merged.sessions[-1].episodes_log["bytes"]
             write_run_file(directory, merged)
         except BaseException:
             store.close()
@@ -336,12 +341,19 @@ class ResultsStore:
         """
         if self._appender is None:
             raise SaberError("The results store is closed")
-        self._appender.append(
-            record, on_disk=f"{len(self.finished)} finished episodes are safely on disk; "
-        )
-        self.log.add(record)
-        self.written += 1
-        self.new_finished += not is_failure(record)
+        appender = self._appender
+        before = appender.size()
+        try:
+            appender.append(
+                record, on_disk=f"{len(self.finished)} finished episodes are safely on disk; "
+            )
+        finally:
+            # A Ctrl-C or SIGTERM can land just after the record reached the disk; what is
+            # known in memory (the summary of an interrupted session) still follows the file.
+            if appender.size() > before:
+                self.log.add(record)
+                self.written += 1
+                self.new_finished += not is_failure(record)
 
     def write_replay(self, relative: str, data: bytes) -> None:
         """Write an episode's replay file (whole or not at all), before its record.
@@ -375,10 +387,6 @@ class ResultsStore:
         session = self.run_file.sessions[-1]
         session.ended = now()
         session.status = status
-        session.counts = {
-            "episodes_finished": self.new_finished,
-            "attempts_failed": self.written - self.new_finished,
-        }
         session.summary = summary
         for key, value in (extra or {}).items():
             if value is None:
@@ -386,7 +394,9 @@ class ResultsStore:
             else:
                 self.run_file.extra[key] = value
         try:
-            session.episodes_log = episodes_log_checkpoint(self.directory / EPISODES_FILE)
+            data = read_episodes_bytes(self.directory / EPISODES_FILE)
+            session.counts = counts_of(data[self._session_start :])
+            session.episodes_log = checkpoint_of(data)
             write_run_file(self.directory, self.run_file)
         except (StoreWriteError, SaberError) as error:
             return f"{error}; the episodes are safe, only this session's summary is lost"

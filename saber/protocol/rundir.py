@@ -54,13 +54,16 @@ __all__ = [
     "Session",
     "StoreWriteError",
     "check_episodes_log",
+    "checkpoint_of",
     "complete_torn_line",
+    "counts_of",
     "episodes_log_checkpoint",
     "is_failure",
     "is_torn",
     "lock_directory",
     "now",
     "read_episode_lines",
+    "read_episodes_bytes",
     "read_run_file",
     "read_run_json",
     "write_atomically",
@@ -571,13 +574,49 @@ def _parse_line(path: Path, number: int, raw: bytes) -> dict[str, Any]:
 def episodes_log_checkpoint(path: str | Path) -> dict[str, Any]:
     """``{"bytes": N, "sha256": hex}`` of a whole ``episodes.jsonl`` as it is now (an
     absent file: 0 bytes), for :attr:`Session.episodes_log`."""
+    return checkpoint_of(read_episodes_bytes(path))
+
+
+def read_episodes_bytes(path: str | Path) -> bytes:
+    """The bytes of an ``episodes.jsonl`` (an absent file: none).
+
+    Raises:
+        RunDirectoryError: it exists but cannot be read.
+    """
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
-        data = b""
+        return b""
     except OSError as error:
         raise RunDirectoryError(f"Cannot read {path}: {error.strerror or error}") from error
+
+
+def checkpoint_of(data: bytes) -> dict[str, Any]:
+    """``{"bytes": N, "sha256": hex}`` of an ``episodes.jsonl``'s bytes."""
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def counts_of(appended: bytes) -> dict[str, int]:
+    """A session's :attr:`Session.counts` from the bytes it appended to ``episodes.jsonl``.
+
+    Counted from the file, not from counters kept beside the writes: a Ctrl-C or SIGTERM
+    lands between two Python statements, so it can stop a session after a record is on
+    disk and before a counter saw it. A last line without its line end (a write cut
+    short) is not counted: the next session completes it as a torn record.
+    """
+    finished = failed = 0
+    for raw in appended.split(b"\n")[:-1]:
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue  # not this session's to judge; check_episodes_log and resume report it
+        if not isinstance(line, dict) or is_torn(line):
+            continue
+        if is_failure(line):
+            failed += 1
+        else:
+            finished += 1
+    return {"episodes_finished": finished, "attempts_failed": failed}
 
 
 def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
@@ -800,6 +839,12 @@ class EpisodeAppender:
                 f"Cannot write to {self.path}: {error.strerror or error}. {on_disk}Free some "
                 "space and run the same command again to resume."
             ) from error
+
+    def size(self) -> int:
+        """The file's size now, in bytes."""
+        if self._fd is None:
+            raise SaberError(f"{self.path} is closed")
+        return os.fstat(self._fd).st_size
 
     def complete_torn(self, fragment: str) -> dict[str, Any]:
         """Append what makes a torn last line (``fragment``) one whole object; return it.

@@ -329,6 +329,59 @@ def test_a_full_disk_at_any_write_leaves_every_file_whole_and_resumes(
         assert json.loads((out / "report.json").read_text())
 
 
+class StopAfterWrite:
+    """Raises KeyboardInterrupt just after the ``n``-th write of
+    :func:`saber.protocol.rundir._write_all` put its bytes in the file: where a Ctrl-C or
+    SIGTERM lands when it arrives between the write and the bookkeeping that follows it."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.calls = 0
+        self.real = rundir._write_all
+
+    def __call__(self, fd: int, data: bytes) -> None:
+        self.real(fd, data)
+        self.calls += 1
+        if self.calls == self.n:
+            raise KeyboardInterrupt
+
+
+def test_a_stop_right_after_any_write_keeps_the_counts_true_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session's counts in run.json are what its lines on disk say, even when the stop
+    lands between a record's write and the counters (CI saw 1 counted of 2 written)."""
+    runner = CliRunner()
+    clean = tmp_path / "clean"
+    counter = DiskFull(None)
+    monkeypatch.setattr(rundir, "_write_all", counter)
+    assert runner.invoke(main, [*EVAL_ARGS, "--out", str(clean)]).exit_code == 0
+    expected = strip_timing(_lines(clean))
+    stopped_in_a_session = 0
+    for n in range(1, counter.calls + 1):
+        out = tmp_path / f"stop-{n}"
+        monkeypatch.setattr(rundir, "_write_all", StopAfterWrite(n))
+        result = runner.invoke(main, [*EVAL_ARGS, "--out", str(out)])
+        assert result.exit_code == 130, (n, result.output)
+        assert "Interrupted. Finished episodes are in" in result.output, (n, result.output)
+        assert "Traceback" not in result.output, (n, result.output)
+        monkeypatch.setattr(rundir, "_write_all", counter.real)
+        if (out / "run.json").exists():
+            _whole_or_absent(out)
+            (session,) = json.loads((out / "run.json").read_text())["sessions"]
+            if "counts" in session:  # the stop was not in the end's own run.json write
+                stopped_in_a_session += 1
+                assert session["counts"] == {
+                    "episodes_finished": len(_lines(out)),
+                    "attempts_failed": 0,
+                }, n
+        again = runner.invoke(main, [*EVAL_ARGS, "--out", str(out)])
+        assert again.exit_code == 0, (n, again.output)
+        _whole_or_absent(out)
+        assert strip_timing(_lines(out)) == expected, n
+    assert stopped_in_a_session >= EPISODES  # after each episode's record
+
+
 # --- undecodable input ---------------------------------------------------------------------
 
 
