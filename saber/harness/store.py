@@ -233,7 +233,6 @@ class ResultsStore:
         self.log = log
         self.finished = log.finished
         self.recovered = recovered
-        self.written = 0  # records written by this session
         self.new_finished = 0  # episodes finished by this session
         self._session_start = 0  # bytes episodes.jsonl held when this session began
         self._lock = lock
@@ -352,7 +351,6 @@ class ResultsStore:
             # known in memory (the summary of an interrupted session) still follows the file.
             if appender.size() > before:
                 self.log.add(record)
-                self.written += 1
                 self.new_finished += not is_failure(record)
 
     def write_replay(self, relative: str, data: bytes) -> None:
