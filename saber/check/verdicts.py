@@ -27,9 +27,10 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from saber.protocol.rundir import write_atomically
 
 __all__ = ["cache_dir", "probe_key", "remember_pass", "was_passed"]
 
@@ -113,11 +114,7 @@ def remember_pass(key: str | None) -> None:
     }
     with contextlib.suppress(OSError):  # a read-only home: probe every time, say nothing
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".quick-probe-")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(record, out)
-            os.replace(temporary, path)
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        # Two runs keeping the same key at once share the temporary file and write records
+        # that differ only in their time; a rename that fails then only means that run
+        # did not keep it, and a reader checks the key and the verdict alone.
+        write_atomically(path, json.dumps(record))
