@@ -7,6 +7,7 @@ Every ``import`` in saber/ (at module level or inside a function) is checked aga
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "replay": {"errors", "version", "protocol", "games", "envs"},
     "training": {"errors", "protocol", "games", "envs", "scoring", "reports", "replay"},
     # The behavioural probe of any env (saber check); the harness runs its quick part first.
-    "check": {"errors", "protocol", "games", "envs"},
+    "check": {"errors", "version", "protocol", "games", "envs"},
     # Built-in agents: the shipped trained policy (numpy inference) and per-episode generators.
     "agents": {"errors", "protocol"},
     "harness": {
@@ -110,6 +111,33 @@ print(sorted(name for name in ("gymnasium", "ale_py", "cv2") if name in sys.modu
 """
     process = _run(code)
     assert process.returncode == 0, process.stderr
+    assert process.stdout.splitlines()[-1] == "[]"
+
+
+def test_saber_eval_loads_no_emulator_in_its_main_process(tmp_path) -> None:
+    """The workers play; the main process plans, stores and reports. With the quick
+    probe's pass on disk (the first process keeps it), the main process of an evaluation
+    with worker processes imports neither the envs nor what they run on."""
+    first = "from saber.check.gate import require_saber_env; require_saber_env()"
+    code = f"""
+import sys
+from saber.harness import Processes, evaluate
+result = evaluate("random", "pong", 2, out={str(tmp_path / "run")!r}, backend=Processes(1))
+assert len(result.records) == 2, result.records
+names = ("gymnasium", "ale_py", "cv2", "saber.envs", "saber.harness.runner")
+print(sorted(name for name in names if name in sys.modules))
+"""
+    environment = {**os.environ, "SABER_CACHE_DIR": str(tmp_path / "cache")}
+    for step in (first, code):
+        process = subprocess.run(
+            [sys.executable, "-c", step],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=SABER.parent,
+            env=environment,
+        )
+        assert process.returncode == 0, process.stderr
     assert process.stdout.splitlines()[-1] == "[]"
 
 

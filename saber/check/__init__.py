@@ -11,15 +11,42 @@ fail or unknown (never a pass), with SABER's value, the measured one and the evi
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from saber.check.api import check, check_target
-from saber.check.result import CheckResult, RuleResult, Status
-from saber.check.subject import Subject
+if TYPE_CHECKING:
+    from saber.check.api import check, check_target
+    from saber.check.result import CheckResult, RuleResult, Status
+    from saber.check.subject import Subject
 
 __all__ = ["CheckResult", "RuleResult", "Status", "Subject", "check", "check_target"]
+
+# Public name -> its module, imported on first use: the harness imports saber.check.gate
+# and saber.check.verdicts before every evaluation, and with the quick probe's pass on
+# disk it needs neither the probes nor the envs (saber.harness.evaluate).
+_HOMES = {
+    "check": "saber.check.api",
+    "check_target": "saber.check.api",
+    "CheckResult": "saber.check.result",
+    "RuleResult": "saber.check.result",
+    "Status": "saber.check.result",
+    "Subject": "saber.check.subject",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 class _CallableModule(types.ModuleType):
@@ -27,6 +54,8 @@ class _CallableModule(types.ModuleType):
     package binds the name ``saber.check`` to it, so the package itself must be callable."""
 
     def __call__(self, env: Any, **kwargs: Any) -> CheckResult:
+        from saber.check.api import check
+
         return check(env, **kwargs)
 
 

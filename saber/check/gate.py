@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from saber.check.api import check
 from saber.check.result import CheckResult
 from saber.check.table import format_table
 from saber.check.verdicts import probe_key, remember_pass, was_passed
@@ -36,6 +35,8 @@ def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
         ProtocolError: a rule failed or could not be measured, with the table, and the way
             to run anyway (``allow_non_saber=True``, ``--allow-non-saber``).
     """
+    from saber.check.api import check  # the probes and the envs: only when probing
+
     result = check(factory, quick=True, target=target)
     if not result.probed_passed:
         raise ProtocolError(
@@ -60,20 +61,20 @@ def require_saber_env(overrides: dict[str, Any] | None = None) -> None:
     libraries' versions and the settings (:mod:`saber.check.verdicts`), so that later
     runs of the same code skip the probe (about 0.8 s of CPU).
     """
-    import ale_py
-
-    # As the harness's workers do: ale-py's banner would tear saber eval's progress bar.
-    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
     _require_once(GAME, json.dumps(overrides or {}, sort_keys=True, default=repr))
 
 
 @functools.lru_cache(maxsize=64)
 def _require_once(game: str, options: str) -> None:
-    from saber.envs import make_env
-
     key = probe_key(game, options)
     if was_passed(key):
-        return
+        return  # without importing the emulator: this process may play nothing
+    import ale_py
+
+    from saber.envs import make_env
+
+    # As the harness's workers do: ale-py's banner would tear saber eval's progress bar.
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
     overrides = json.loads(options)
     require_saber(functools.partial(make_env, game, **overrides), f"saber env of {game}")
     remember_pass(key)

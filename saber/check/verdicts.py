@@ -31,6 +31,15 @@ import time
 from pathlib import Path
 
 from saber.protocol.rundir import write_atomically
+from saber.version import installed_version
+
+# The names OpenCV (cv2) is installed under, in the order looked up.
+_OPENCV = (
+    "opencv-python-headless",
+    "opencv-python",
+    "opencv-contrib-python-headless",
+    "opencv-contrib-python",
+)
 
 __all__ = ["cache_dir", "probe_key", "remember_pass", "was_passed"]
 
@@ -66,17 +75,13 @@ def probe_key(game: str, options: str) -> str | None:
     its verdict must not be kept (``ALE_ROMS_DIR`` set, or ``SABER_CACHE_DIR=off``)."""
     if "ALE_ROMS_DIR" in os.environ or cache_dir() is None:
         return None
-    import ale_py
-    import cv2
-    import gymnasium
-    import numpy
-
     inputs = {
         "saber_source": _source_digest(),
-        "ale_py": ale_py.__version__,
-        "numpy": numpy.__version__,
-        "gymnasium": gymnasium.__version__,
-        "opencv": cv2.__version__,
+        # From the libraries' metadata, without importing them (saber.version).
+        "ale_py": installed_version("ale_py", "ale-py"),
+        "numpy": installed_version("numpy"),
+        "gymnasium": installed_version("gymnasium"),
+        "opencv": installed_version("cv2", *_OPENCV),
         "python": sys.version,
         "machine": platform.machine(),
         "game": game,

@@ -48,7 +48,6 @@ from typing import Any, Protocol, Union
 from saber.errors import SaberError
 from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
-from saber.harness.runner import execute_unit, release_envs
 from saber.harness.threads import policy_threads, usable_cores, worker_environment
 from saber.harness.work import (
     EpisodeDone,
@@ -118,10 +117,14 @@ class InlineBackend:
         self._pending.append(unit)
 
     def events(self, timeout: float) -> Iterator[Event]:
+        from saber.harness.runner import execute_unit
+
         if self._pending:
             yield from execute_unit(self._pending.popleft(), self.job)
 
     def close(self) -> None:
+        from saber.harness.runner import release_envs
+
         self._pending.clear()
         release_envs()  # the env kept between units: this process goes on without it
 
@@ -172,6 +175,10 @@ def _worker_main(
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _exit_with_parent()
     import cv2  # the frame resize's pool: the worker's share too (saber.harness.threads)
+
+    # The env stack is imported by the workers that play, not by the main process that
+    # imports this module to start them (saber.harness.evaluate's imports).
+    from saber.harness.runner import execute_unit
 
     cv2.setNumThreads(threads)
     remote = None
@@ -423,6 +430,8 @@ class LocalBackend:
 def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
     """A Dask task: run a unit, streaming records as events; return every message."""
     from distributed import get_worker
+
+    from saber.harness.runner import execute_unit
 
     worker = get_worker()
     events: list[Event] = []

@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 
-from saber.envs import SaberSettings
 from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
 from saber.harness.backends import Backend, Dask, Inline, LocalBackend, Processes, RunsOn
@@ -67,7 +66,12 @@ from saber.protocol.rundir import (
     StoreWriteError,
     write_atomically,
 )
-from saber.training.video import VideoRequest, require_video_extra, video_entries
+from saber.protocol.settings import SaberSettings
+
+# Imported where used: saber.training.video (it loads Gymnasium and the envs), and the env
+# stack (saber.envs, ale-py, OpenCV) not at all. This process plans, stores and reports;
+# the workers play. Importing the emulator here cost about 0.3 s of CPU on 2 cores before
+# the first worker started (benchmarks/eval_least_work.py, docs/harness.md).
 
 __all__ = [
     "DEFAULT_ENVS_PER_WORKER",
@@ -304,7 +308,11 @@ class _Progress:
     """A tqdm bar on stderr: episodes done / total, frames per second, time left."""
 
     def __init__(self, total: int, enabled: bool | None, agent: str) -> None:
-        from tqdm.auto import tqdm
+        # tqdm.auto's notebook check imports asyncio (about 30 ms): only where IPython runs.
+        if "IPython" in sys.modules:
+            from tqdm.auto import tqdm
+        else:
+            from tqdm import tqdm
 
         self.start = time.monotonic()
         self.frames = 0
@@ -582,6 +590,8 @@ def evaluate(
             "(policy_process, --policy-process): run the videos separately, or without it"
         )
     if video:
+        from saber.training.video import require_video_extra
+
         require_video_extra()  # here, before any episode runs
     if unit_timeout is not None and not unit_timeout > 0:
         raise SaberError(
@@ -601,24 +611,17 @@ def evaluate(
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     say = on_message or (lambda message: None)
 
-    run_info = provenance(
-        settings=settings.as_dict(),
-        deviations={name: list(pair) for name, pair in settings.deviations().items()},
-        agent=agent_name,
-        games=game_ids,
-        episodes=episodes,
-        base_seed=base_seed,
-        seed_scheme=SEED_SCHEME,
-        command=command,
-        run=run,
-    )
     overrides = dict(env_options or {})
     # Several processes: one emulation thread each, so W processes use W cores.
     threads = runs_on.emulation_threads()
     if emulation_threads is not None:
         _check_positive("emulation_threads", emulation_threads)
         threads = emulation_threads
-    films = VideoRequest(str(directory.resolve()), video) if video else None
+    films = None
+    if video:
+        from saber.training.video import VideoRequest
+
+        films = VideoRequest(str(directory.resolve()), video)
     job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run, replays)
     requested = [(game, index) for game in game_ids for index in range(episodes)]
     with (
@@ -631,6 +634,18 @@ def evaluate(
             require_saber_env(env_options)
         if in_worker and isinstance(started_backend, LocalBackend):
             started_backend.check_spec()  # PolicyError: as resolve_spec raises it here
+        # After the workers' start: reading the libraries' versions takes about 40 ms.
+        run_info = provenance(
+            settings=settings.as_dict(),
+            deviations={name: list(pair) for name, pair in settings.deviations().items()},
+            agent=agent_name,
+            games=game_ids,
+            episodes=episodes,
+            base_seed=base_seed,
+            seed_scheme=SEED_SCHEME,
+            command=command,
+            run=run,
+        )
         with ResultsStore.open(directory, run_info) as store:
             if store.recovered:
                 say(store.recovered)
@@ -664,9 +679,12 @@ def evaluate(
             finally:
                 bar.close()
                 result = _result(store, requested, started, runner, settings.is_compliant)
-                problem = store.end_session(
-                    result.summary(), status, video_entries(directory) if video else None
-                )
+                films_made = None
+                if video:
+                    from saber.training.video import video_entries
+
+                    films_made = video_entries(directory)
+                problem = store.end_session(result.summary(), status, films_made)
                 if problem:
                     say(f"warning: {problem}")
     return result

@@ -68,7 +68,7 @@ from saber.protocol.rundir import (
     read_run_file,
     write_run_file,
 )
-from saber.version import __version__
+from saber.version import __version__, installed_version
 
 __all__ = [
     "EPISODES_FILE",
@@ -92,15 +92,11 @@ class RunMismatchError(SaberError):
 
 
 def _versions() -> dict[str, str]:
-    import ale_py
-    import gymnasium
-    import numpy
-
     return {
         "saber": __version__,
-        "ale_py": ale_py.__version__,
-        "gymnasium": gymnasium.__version__,
-        "numpy": numpy.__version__,
+        "ale_py": installed_version("ale_py", "ale-py"),
+        "gymnasium": installed_version("gymnasium"),
+        "numpy": installed_version("numpy"),
         "python": platform.python_version(),
     }
 

@@ -79,6 +79,18 @@ def test_the_key_follows_saber_source_and_settings(monkeypatch):
     assert key != verdicts.probe_key("pong", "{}")
 
 
+@pytest.mark.parametrize("library", ["ale_py", "numpy", "gymnasium", "cv2"])
+def test_the_key_follows_each_librarys_version(monkeypatch, library):
+    key = verdicts.probe_key("pong", "{}")
+    real = verdicts.installed_version
+
+    def upgraded(module, *distributions):
+        return "99.0" if module == library else real(module, *distributions)
+
+    monkeypatch.setattr(verdicts, "installed_version", upgraded)
+    assert key != verdicts.probe_key("pong", "{}")
+
+
 @pytest.mark.parametrize("variable", ["SABER_CACHE_DIR", "ALE_ROMS_DIR"])
 def test_nothing_is_kept_when_off_or_with_roms_from_elsewhere(cache, monkeypatch, variable):
     if variable == "SABER_CACHE_DIR":
