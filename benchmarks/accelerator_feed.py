@@ -33,7 +33,10 @@ worker's own batch step (emulation, resize, rules) costs about 0.27 ms of CPU pe
 (benchmarks/env_throughput.py). Configurations run in interleaved rounds; medians.
 
 Run ``python benchmarks/accelerator_feed.py`` (``--quick`` for a short run; needs PyTorch
-for the CNN column, ``pip install torch``).
+for the CNN column, ``pip install torch``). On a machine with a CUDA GPU, two more
+columns: the same CNN's greedy actions for the batch on the GPU, from host memory to
+host memory (the copy there from pageable or from pinned memory, the forward pass, the
+actions back), in wall ms.
 """
 
 from __future__ import annotations
@@ -216,15 +219,11 @@ def memcpy_seconds(batch: int, repeats: int = 50) -> float:
     return (time.process_time() - start) / repeats
 
 
-def cnn_seconds(batch: int, threads: int, repeats: int) -> float | None:
-    """Wall seconds of a Nature-DQN CNN's greedy actions for one batch on this CPU."""
-    try:
-        import torch
-        from torch import nn
-    except ImportError:
-        return None
-    torch.set_num_threads(threads)
-    network = nn.Sequential(
+def nature_cnn() -> Any:
+    """A Nature-DQN CNN in PyTorch (weights: the default initialization), in eval mode."""
+    from torch import nn
+
+    return nn.Sequential(
         nn.Conv2d(4, 32, 8, stride=4),
         nn.ReLU(),
         nn.Conv2d(32, 64, 4, stride=2),
@@ -236,6 +235,16 @@ def cnn_seconds(batch: int, threads: int, repeats: int) -> float | None:
         nn.ReLU(),
         nn.Linear(512, NUM_ACTIONS),
     ).eval()
+
+
+def cnn_seconds(batch: int, threads: int, repeats: int) -> float | None:
+    """Wall seconds of a Nature-DQN CNN's greedy actions for one batch on this CPU."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(threads)
+    network = nature_cnn()
     observations = np.random.default_rng(0).integers(0, 256, (batch, *OBSERVATION), dtype=np.uint8)
     with torch.inference_mode():
 
@@ -244,6 +253,40 @@ def cnn_seconds(batch: int, threads: int, repeats: int) -> float | None:
             return values.argmax(dim=1).numpy()
 
         act()
+        start = time.perf_counter()
+        for _ in range(repeats):
+            act()
+        return (time.perf_counter() - start) / repeats
+
+
+def cuda_cnn_seconds(batch: int, pinned: bool, repeats: int) -> float | None:
+    """Wall seconds, on the first CUDA GPU, of a Nature-DQN CNN's greedy actions for one
+    batch that starts and ends in host memory: the ``uint8`` batch copied to the GPU
+    (from pinned memory, the design's registered block, or from ordinary pages), the
+    forward pass and the argmax there, the actions copied back (which waits for the GPU).
+    None without PyTorch or a CUDA GPU."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    device = torch.device("cuda")
+    network = nature_cnn().to(device)
+    frames = np.random.default_rng(0).integers(0, 256, (batch, *OBSERVATION), dtype=np.uint8)
+    host = torch.from_numpy(frames)
+    if pinned:
+        host = host.pin_memory()
+    with torch.inference_mode():
+
+        def act() -> np.ndarray:
+            on_device = host.to(device, non_blocking=pinned)
+            values = network(on_device.float() / 255.0)
+            return values.argmax(dim=1).cpu().numpy()
+
+        for _ in range(3):  # cuDNN's algorithm choice, the allocator's first blocks
+            act()
+        torch.cuda.synchronize()
         start = time.perf_counter()
         for _ in range(repeats):
             act()
@@ -284,6 +327,9 @@ def main() -> None:
     )
     header = ["batch B", "inline"] + [f"{t} W={w}" for t, w in configs[1:]]
     header += ["memcpy CPU", "CNN 1 thread", f"CNN {os.cpu_count()} threads"]
+    gpu = cuda_cnn_seconds(8, pinned=False, repeats=3) is not None
+    if gpu:
+        header += ["CNN on GPU, pageable", "CNN on GPU, pinned"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---:|" * len(header))
     for batch in args.batches:
@@ -301,6 +347,9 @@ def main() -> None:
         for threads in (1, os.cpu_count() or 1):
             seconds = cnn_seconds(batch, threads, repeats)
             cells.append("-" if seconds is None else f"{seconds * 1e3:.2f}")
+        for pinned in (False, True) if gpu else ():
+            seconds = cuda_cnn_seconds(batch, pinned, repeats=max(20, 2000 // batch))
+            cells.append(f"{seconds * 1e3:.3f}" if seconds is not None else "-")
         print("| " + " | ".join(cells) + " |")
     print(
         f"\nload average after: {os.getloadavg()[0]:.2f}; rounds = {rounds}, "

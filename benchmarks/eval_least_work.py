@@ -22,7 +22,9 @@ ratios; the table also shows each side's median frames/s and CPU seconds.
 
 Policies: ``random`` (SABER's random agent), ``torch`` (a NatureCNN in PyTorch written
 without any thread setting, ``torch_nature_cnn:make_policy`` beside this script) and
-``ppo-pong`` (the shipped trained agent, numpy). Before the rounds, a short ``saber eval``
+``ppo-pong`` (the shipped trained agent, numpy); on a machine with a CUDA GPU,
+``torch-cuda`` (the NatureCNN on the GPU, ``torch_nature_cnn:make_cuda_policy``: a copy
+per process on each side, or one for every worker with ``--policy-process``). Before the rounds, a short ``saber eval``
 of ``torch_nature_cnn:thread_probe`` prints how many intra-op threads PyTorch really
 uses in the harness's workers.
 
@@ -47,6 +49,12 @@ Before the rounds, one short ``saber eval`` warms the machine up: it reads the l
 into the page cache and leaves the quick probe's pass on disk (saber.check.verdicts), so
 the rounds measure what every run after a machine's first one costs. The first run of an
 installed saber (or of an edited checkout) probes its env too: about 0.8 s of CPU more.
+Before the warm-up, saber's modules (and this folder's) are byte-compiled, as ``pip
+install`` does for a user: a checkout installed in editable mode on a machine that sets
+``PYTHONDONTWRITEBYTECODE=1`` (this development machine does) keeps no bytecode, and
+every process compiles the saber modules it imports again (about 80 ms of CPU each:
+saber eval starts three processes, the least work two). The ``__pycache__`` folders this
+makes are removed at the end; ``--no-compile`` measures without them.
 With more episodes than sub-envs the least work resets with gymnasium's autoreset,
 while saber eval gives every episode its seeded reset (about 0.08 s of CPU, a ROM
 reload: the price of per-episode seeds), so part of any gap there is the protocol's.
@@ -55,14 +63,18 @@ reload: the price of per-episode seeds), so part of any gap there is the protoco
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -70,12 +82,14 @@ SPECS = {
     "random": "random",
     "torch": "torch_nature_cnn:make_policy",
     "ppo-pong": "ppo-pong",
+    "torch-cuda": "torch_nature_cnn:make_cuda_policy",  # a GPU machine only
 }
 # Per policy: the games (comma-separated jobs) and episodes per game of the default run.
 DEFAULT_JOBS = {
     "random": ("pong,freeway", 16),
     "torch": ("pong,freeway", 16),
     "ppo-pong": ("pong", 8),  # about 26,000 frames an episode: 8 episodes, a batch of 4 each
+    "torch-cuda": ("pong", 16),
 }
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
@@ -186,6 +200,24 @@ def saber_eval(
     return wall, cpu, frames
 
 
+@contextmanager
+def compiled_as_installed(enabled: bool) -> Iterator[None]:
+    """saber's modules and this folder's byte-compiled within the block, as ``pip install``
+    leaves them; the ``__pycache__`` folders that were not there before removed after."""
+    import saber
+
+    roots = [Path(saber.__file__).parent, HERE]
+    before = {path for root in roots for path in root.rglob("__pycache__")}
+    try:
+        if enabled:
+            for root in roots:
+                compileall.compile_dir(root, quiet=1)
+        yield
+    finally:
+        for path in {path for root in roots for path in root.rglob("__pycache__")} - before:
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def warm_up() -> None:
     """One short ``saber eval``, untimed (see the module's docstring)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,6 +250,11 @@ def main() -> None:
         action="store_true",
         help="saber eval with --policy-process (one copy of the policy for every worker)",
     )
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="leave saber's modules as installed (see the module's docstring)",
+    )
     args = parser.parse_args()
     if args.play:
         spec, games, episodes, envs = json.loads(args.play)
@@ -233,7 +270,15 @@ def main() -> None:
         for games, episodes in [DEFAULT_JOBS[policy]]
         for item in (args.games or games).split(",")
     ]
+    with compiled_as_installed(not args.no_compile):
+        measure(args, jobs)
+
+
+def measure(args: argparse.Namespace, jobs: list[tuple[str, list[str], int]]) -> None:
+    """Warm up, run the rounds and print the table."""
+    policies = args.policies.split(",")
     warm_up()
+    print(f"bytecode: {'as installed' if args.no_compile else 'compiled (pip install)'}")
     print(f"load average before: {os.getloadavg()}", flush=True)
     if "torch" in policies:
         print("saber eval workers (thread_probe):", thread_probe(), sep="\n", flush=True)

@@ -6,7 +6,9 @@ is the cost of the network (three convolutions and two dense layers on ``uint8``
 (n, 4, 84, 84), Mnih et al. 2015), not its play. Nothing here sets a thread count: how
 many threads PyTorch uses in a worker is whatever the harness (or the caller) set.
 
-``thread_probe`` is the same factory, whose policy writes ``torch intra-op threads: N``
+``make_cuda_policy`` is the same network on the first CUDA GPU (the observations copied
+to it, the actions back), for ``eval_least_work.py --policies torch-cuda`` on a GPU
+machine. ``thread_probe`` is the same factory, whose policy writes ``torch intra-op threads: N``
 to stderr at its first call (after PyTorch has run a batch), so the benchmark can check
 what a worker of ``saber eval`` really uses.
 """
@@ -52,6 +54,23 @@ def make_policy() -> Callable[[np.ndarray], np.ndarray]:
     def policy(observations: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             return model(torch.from_numpy(observations)).argmax(dim=1).numpy()
+
+    return policy
+
+
+def make_cuda_policy() -> Callable[[np.ndarray], np.ndarray]:
+    """``make_policy`` on the first CUDA GPU: each call copies the batch there and the
+    greedy actions back (the ``.cpu()`` waits for the GPU)."""
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch_nature_cnn:make_cuda_policy needs a CUDA GPU; none is here")
+    torch.manual_seed(0)
+    device = torch.device("cuda")
+    model = NatureCNN().to(device).eval()
+
+    def policy(observations: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            batch = torch.from_numpy(observations).to(device)
+            return model(batch).argmax(dim=1).cpu().numpy()
 
     return policy
 
