@@ -70,8 +70,8 @@ from saber.protocol.settings import SaberSettings
 
 # Imported where used: saber.training.video (it loads Gymnasium and the envs), and the env
 # stack (saber.envs, ale-py, OpenCV) not at all. This process plans, stores and reports;
-# the workers play. Importing the emulator here cost about 0.3 s of CPU on 2 cores before
-# the first worker started (benchmarks/eval_least_work.py, docs/harness.md).
+# the workers play. Importing the emulator here cost the main process about 0.2 s of CPU
+# a run on 2 cores, 0.05-0.1 s of it before the workers were spawned (docs/harness.md).
 
 __all__ = [
     "DEFAULT_ENVS_PER_WORKER",
