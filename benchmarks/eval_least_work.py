@@ -24,9 +24,9 @@ Policies: ``random`` (SABER's random agent), ``torch`` (a NatureCNN in PyTorch w
 without any thread setting, ``torch_nature_cnn:make_policy`` beside this script) and
 ``ppo-pong`` (the shipped trained agent, numpy); on a machine with a CUDA GPU,
 ``torch-cuda`` (the NatureCNN on the GPU, ``torch_nature_cnn:make_cuda_policy``: a copy
-per process on each side, or one for every worker with ``--policy-process``). Before the rounds, a short ``saber eval``
-of ``torch_nature_cnn:thread_probe`` prints how many intra-op threads PyTorch really
-uses in the harness's workers.
+per process on each side, or one for every worker with ``--policy-process``). Before the
+rounds, a short ``saber eval`` of ``torch_nature_cnn:thread_probe`` prints how many
+intra-op threads PyTorch really uses in the harness's workers.
 
 Default jobs: Pong (short for random actions: 3,700 frames an episode) and Freeway
 (8,192 frames, every episode), 16 episodes each (2 processes x 8 sub-envs: the default

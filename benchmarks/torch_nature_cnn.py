@@ -8,9 +8,9 @@ many threads PyTorch uses in a worker is whatever the harness (or the caller) se
 
 ``make_cuda_policy`` is the same network on the first CUDA GPU (the observations copied
 to it, the actions back), for ``eval_least_work.py --policies torch-cuda`` on a GPU
-machine. ``thread_probe`` is the same factory, whose policy writes ``torch intra-op threads: N``
-to stderr at its first call (after PyTorch has run a batch), so the benchmark can check
-what a worker of ``saber eval`` really uses.
+machine. ``thread_probe`` is the same factory, whose policy writes ``torch intra-op
+threads: N`` to stderr at its first call (after PyTorch has run a batch), so the
+benchmark can check what a worker of ``saber eval`` really uses.
 """
 
 from __future__ import annotations
