@@ -4,6 +4,7 @@ a library, read without importing it."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 
@@ -12,6 +13,7 @@ __all__ = ["__version__", "installed_version"]
 __version__ = "0.3.0"
 
 
+@functools.cache  # read once a process: the probe's key and run.json both ask
 def installed_version(module: str, *distributions: str) -> str:
     """The version of the library ``module``, as its installed metadata says.
 

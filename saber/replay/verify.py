@@ -48,7 +48,7 @@ from saber.protocol.rundir import (
 )
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.replay.simulate import Resimulation
-from saber.version import __version__
+from saber.version import __version__, installed_version
 
 __all__ = [
     "CHECKED_FIELDS",
@@ -255,10 +255,9 @@ class VerifyResult:
 
 
 def versions_here() -> dict[str, str]:
-    """The versions of saber and ale-py here: what a replay recorded here names."""
-    import ale_py
-
-    return {"saber": __version__, "ale_py": ale_py.__version__}
+    """The versions of saber and ale-py here: what a replay recorded here names (read as
+    ``run.json``'s are, :func:`saber.version.installed_version`)."""
+    return {"saber": __version__, "ale_py": installed_version("ale_py", "ale-py")}
 
 
 def _version_notes(checks: list[EpisodeCheck]) -> list[str]:
