@@ -89,6 +89,76 @@ def test_the_layers_form_no_cycle() -> None:
         order += sorted(ready)
 
 
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(SABER.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the saber modules it imports anywhere (module level or in a function).
+
+    ``from saber.x import y`` is an edge to ``saber.x.y`` when that is a module, else to
+    ``saber.x`` (its ``__init__``). A package's implicit import of its ``__init__`` on the
+    way to a submodule is not an edge: it would make every re-exporting package a circle.
+    """
+    modules = {_module_name(path): path for path in SABER.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    targets.add(submodule if submodule in modules else node.module)
+        graph[module] = {target for target in targets if target in modules and target != module}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_import_circle_between_modules() -> None:
+    """Layers form a DAG (above); inside a layer, modules must too: a circle (a module that
+    imports back, even inside a function) means two modules that are one job or share a
+    piece that wants its own module."""
+    assert _circles(_module_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+
+
 def _run(code: str, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *options, "-c", code],
