@@ -225,29 +225,34 @@ def test_import_saber_still_registers_the_envs(code: str) -> None:
     assert process.returncode == 0, process.stderr
 
 
-def test_moved_training_tools_warn_at_their_old_paths() -> None:
-    for old, name in (
-        ("saber.harness.training", "TrainingRecorder"),
-        ("saber.harness.training", "training_scores"),
-        ("saber.harness.video", "VideoRecorder"),
-        ("saber.harness.sb3", "SaberMetricsCallback"),
-    ):
-        process = _run(f"from {old} import {name}", "-W", "error::DeprecationWarning")
-        assert "DeprecationWarning" in process.stderr and "saber.training" in process.stderr, old
-        assert _run(f"from {old} import {name}", "-W", "ignore").returncode == 0, old
+# The homes saber 0.3 deprecated, removed in 0.4 (the CHANGELOG's migration table says
+# where each name lives now).
+REMOVED_HOMES = [
+    ("saber.harness.training", "saber.training"),
+    ("saber.harness.video", "saber.training.video"),
+    ("saber.harness.sb3", "saber.training.sb3"),
+    ("saber.envs.protocol", "saber.protocol.settings"),
+    ("saber.envs.records", "saber.protocol.limits"),
+    ("saber.envs.registration", "saber.registration"),
+]
 
 
-def test_internal_old_paths_import_without_a_warning() -> None:
-    code = """
-from saber.envs.records import TIME_LIMITS, EpisodeEnd, EpisodeRecord, TimeLimit, time_limit
-from saber.envs.protocol import CHECKPOINT_FRAMES, FRAMES_PER_SECOND, SaberSettings
-from saber.envs.rules import SABER_CAP_FRAMES, correct_rollover
-from saber.envs import CHECKPOINT_FRAMES as C, TIME_LIMITS as T, supported_rom_ids
-from saber.envs.registration import register_saber_envs
-assert CHECKPOINT_FRAMES == C == {"5min": 18000, "30min": 108000} and T is TIME_LIMITS
-"""
-    process = _run(code, "-W", "error::DeprecationWarning")
-    assert process.returncode == 0, process.stderr
+@pytest.mark.parametrize(("old", "new"), REMOVED_HOMES, ids=[old for old, _ in REMOVED_HOMES])
+def test_the_homes_deprecated_in_0_3_are_gone(old: str, new: str) -> None:
+    import importlib
+    import importlib.util
+
+    assert importlib.util.find_spec(old) is None, f"{old} is still there"
+    importlib.import_module(new)
+
+
+def test_the_names_deprecated_in_0_3_are_gone() -> None:
+    import saber.envs
+    import saber.scoring
+
+    for module, name in ((saber.scoring, "TIME_LIMITS"), (saber.envs, "TIME_LIMITS"),
+                         (saber.envs, "CHECKPOINT_FRAMES")):  # fmt: skip
+        assert not hasattr(module, name), f"{module.__name__}.{name}"
 
 
 def test_supported_rom_list_is_ale_pys() -> None:

@@ -134,11 +134,3 @@ __all__ = [
     "welch_t_test",
     "world_record_normalize",
 ]
-
-
-def __getattr__(name: str) -> object:
-    if name == "TIME_LIMITS":  # deprecated: scorefile warns and reads the registry
-        from saber.scoring import scorefile
-
-        return scorefile.__getattr__(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
