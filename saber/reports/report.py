@@ -95,10 +95,10 @@ from saber.scoring.stats import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
+    aggregate_optimality_gap,
     bootstrap_episode_means,
     bootstrap_runs,
     inter_algorithm_normalize,
-    optimality_gap,
     pairwise_improvement,
     percentile_interval,
     probability_of_improvement,
@@ -185,7 +185,7 @@ def _statistics(infinite_in_means: bool) -> dict[str, Statistic]:
         "median": aggregate_median,
         "mean": lambda x: aggregate_mean(means_view(x)),
         "iqm": lambda x: aggregate_iqm(means_view(x)),
-        "optimality_gap": optimality_gap,
+        "optimality_gap": aggregate_optimality_gap,
     }
 
 
