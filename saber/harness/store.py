@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import SaberError
+from saber.protocol.damage import check_run_directory
 from saber.protocol.replay import write_replay
 from saber.protocol.rundir import (
     EPISODES_FILE,
@@ -54,7 +55,6 @@ from saber.protocol.rundir import (
     Session,
     SessionStatus,
     StoreWriteError,
-    check_episodes_log,
     checkpoint_of,
     complete_torn_line,
     counts_of,
@@ -291,7 +291,7 @@ class ResultsStore:
                 )
             return session, EpisodeLog(), None
         on_disk = read_run_file(run_file)
-        check_episodes_log(on_disk.to_dict(), episodes_file)
+        check_run_directory(directory, on_disk.to_dict())
         differences = on_disk.differences(session)
         if differences:
             raise RunMismatchError(

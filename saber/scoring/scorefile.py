@@ -47,11 +47,11 @@ from numpy.typing import NDArray
 from saber.errors import ScoreFileError, UnknownGameError
 from saber.games import get_game
 from saber.protocol import limits
+from saber.protocol.damage import check_run_directory
 from saber.protocol.rundir import (
     EPISODES_FILE,
     RUN_FILE,
     FailureSummary,
-    check_episodes_log,
     is_torn,
     read_episode_lines,
     read_run_json,
@@ -578,8 +578,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             "(agent, settings, versions, seeds, what was asked for) is missing, so nothing "
             "shows that these are SABER scores of the whole run"
         )
-    else:
-        check_episodes_log(run, episodes_file)
+    check_run_directory(directory, found_run)  # the same advice as saber eval and verify
     request = _Request.of(run, str(run_file))
     run_name = str(run.get("run") or directory.resolve().name or DEFAULT_RUN)
     table.sources.append(str(episodes_file))
