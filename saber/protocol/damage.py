@@ -13,8 +13,9 @@ the same reading of the file, :func:`examine`. The kinds of damage (:data:`DAMAG
   writing it, and resuming completes it (:mod:`saber.harness.store`);
 * ``nul``: lines holding NUL bytes (a power loss can extend a file with zeros);
 * ``not_json``: lines that are not a JSON record (garbage, not UTF-8, an edit);
-* ``unattested``: records written after the run's last session ended, which no session of
-  ``run.json`` counts (saber writes nothing after a session ends);
+* ``unattested``: records of the run's request written after its last session ended, which
+  contradict ``run.json``'s counts (saber writes nothing after a session ends; a record
+  outside the request is no damage: readers leave it out and name it);
 * ``run_json``: ``run.json`` itself cut short or not text (:func:`run_json_damage`).
 
 Telling damage from a ``run.json`` of another run: both break the checkpoint of
@@ -140,6 +141,15 @@ def _checkpoint(run: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, b
     return (checkpoints[-1] if checkpoints else None), ended
 
 
+def _object(text: str) -> dict[str, Any] | None:
+    """The JSON object of a text, or None."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def _classify(raw: bytes, last: bool) -> tuple[str | None, str, dict[str, Any] | None]:
     """The kind of one line (None: a record to keep), why, and its object."""
     if b"\x00" in raw:
@@ -147,15 +157,13 @@ def _classify(raw: bytes, last: bool) -> tuple[str | None, str, dict[str, Any] |
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        if last and not raw.endswith(b"\n"):
-            text = raw.decode("utf-8", errors="replace")  # a cut inside a character
-        else:
+        # A cut inside a character: a torn last line, or one completed as a torn record.
+        text = raw.decode("utf-8", errors="replace")
+        completed = _object(text)
+        if not (last and not raw.endswith(b"\n")) and not (completed and is_torn(completed)):
             byte = raw[error.start]
-            return (
-                "not_json",
-                f"not UTF-8 text, byte 0x{byte:02x} at column {error.start + 1}",
-                None,
-            )
+            why = f"not UTF-8 text, byte 0x{byte:02x} at column {error.start + 1}"
+            return "not_json", why, None
     if not text.strip():
         return None, "", None
     try:
@@ -176,6 +184,13 @@ def _classify(raw: bytes, last: bool) -> tuple[str | None, str, dict[str, Any] |
         except (KeyError, TypeError, ValueError):
             return "not_json", "a JSON object without a game and an episode", None
     return None, "", record
+
+
+def _counted(record: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
+    """Whether ``run.json``'s counts would count a record: one the run asked for, neither
+    torn nor outside the request (a record outside it is left out by every reader, and
+    named: it contradicts no count)."""
+    return not is_torn(record) and _asked_for(record, run)
 
 
 def _asked_for(record: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
@@ -225,7 +240,7 @@ def examine(directory: str | Path, run: Mapping[str, Any] | None) -> Examination
         kind, why, record = _classify(raw, last)
         after_attested = found.attested is not None and attested_intact and start >= found.attested
         if kind is None and record is not None:
-            if after_attested and ended and not is_torn(record):
+            if after_attested and ended and run is not None and _counted(record, run):
                 kind = "unattested"
             else:
                 found.records[number] = record
