@@ -38,7 +38,6 @@ from saber.protocol.rundir import (
     RunDamageError,
     check_episodes_log,
     complete_torn_line,
-    is_failure,
     is_torn,
     read_episodes_bytes,
     repair_advice,
@@ -178,11 +177,8 @@ def _classify(raw: bytes, last: bool) -> tuple[str | None, str, dict[str, Any] |
         return "not_json", f"not JSON: {error}", None
     if not isinstance(record, dict):
         return "not_json", "not a JSON object", None
-    if not is_torn(record) and not is_failure(record):
-        try:
-            str(record["game"]), int(record["episode"])
-        except (KeyError, TypeError, ValueError):
-            return "not_json", "a JSON object without a game and an episode", None
+    # A JSON object with missing or bad keys is no damage of the file but a bad record,
+    # which each reader names precisely ("record without a game").
     return None, "", record
 
 
@@ -212,14 +208,16 @@ def _asked_for(record: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
     return True
 
 
-def examine(directory: str | Path, run: Mapping[str, Any] | None) -> Examination:
+def examine(
+    directory: str | Path, run: Mapping[str, Any] | None, episodes_file: str | Path | None = None
+) -> Examination:
     """Read ``episodes.jsonl`` of ``directory`` line by line against ``run.json``'s object
     ``run`` (None: there is none) and find its damage (see the module docstring).
 
     Raises:
         RunDirectoryError: the file cannot be read.
     """
-    path = Path(directory) / EPISODES_FILE
+    path = Path(directory) / EPISODES_FILE if episodes_file is None else Path(episodes_file)
     data = read_episodes_bytes(path)
     found = Examination(path=path, size=len(data))
     checkpoint, ended = _checkpoint(run)
@@ -258,10 +256,14 @@ def examine(directory: str | Path, run: Mapping[str, Any] | None) -> Examination
     return found
 
 
-def check_run_directory(directory: str | Path, run: Mapping[str, Any] | None) -> Examination:
+def check_run_directory(
+    directory: str | Path, run: Mapping[str, Any] | None, episodes_file: str | Path | None = None
+) -> Examination:
     """Check a run directory's ``episodes.jsonl`` against ``run.json`` (its object ``run``,
     None: there is none) before reading its records: ``saber eval``, ``saber report`` and
     ``saber verify`` call it, so that they give the same advice for the same damage.
+    ``episodes_file``: the records, when not ``directory/episodes.jsonl`` (a report of a
+    ``.jsonl`` file of another name).
 
     Returns:
         The examination (no damage; perhaps a last line cut short by a crash, which a
@@ -272,7 +274,7 @@ def check_run_directory(directory: str | Path, run: Mapping[str, Any] | None) ->
         RunDirectoryError: ``run.json`` does not belong to ``episodes.jsonl`` (another run's,
             or a file rewritten): :func:`~saber.protocol.rundir.check_episodes_log`.
     """
-    found = examine(directory, run)
+    found = examine(directory, run, episodes_file)
     if found.foreign and run is not None:
         check_episodes_log(run, found.path)
     damage = found.describe()

@@ -191,12 +191,20 @@ def _kept(found: Examination) -> bytes:
     )
 
 
+def _finished(records: list[dict[str, Any]]) -> set[tuple[str, Any]]:
+    """``(game, episode)`` of the finished episodes among ``records`` (a record without
+    them, which readers name, finishes none)."""
+    return {
+        (str(r["game"]), r["episode"])
+        for r in records
+        if not is_failure(r) and not is_torn(r) and "game" in r and "episode" in r
+    }
+
+
 def _summary(records: list[dict[str, Any]], run: RunFile) -> tuple[dict[str, Any], int]:
     """The run's ``summary`` (as ``saber eval`` writes it) and the episodes it asks for
     that are not finished."""
-    finished = {
-        (r["game"], int(r["episode"])) for r in records if not is_failure(r) and not is_torn(r)
-    }
+    finished = _finished(records)
     failures = FailureSummary.of(records, finished)
     summary = {
         "finished": len(finished),
@@ -255,8 +263,8 @@ def _repair(directory: Path, command: list[str] | None) -> RepairResult:
     stamp = _stamp()
     kept = _kept(found)
     records = [found.records[number] for number in sorted(found.records)]
-    result.finished = len({(r["game"], r["episode"]) for r in records if "error" not in r})
-    result.other = len(records) - sum("error" not in r for r in records)
+    result.finished = len(_finished(records))
+    result.other = sum(is_failure(r) for r in records)
     if found.damage(crash_torn=True):
         original = episodes_path.read_bytes()
         result.set_aside.append(_set_aside(episodes_path, original, stamp))

@@ -578,7 +578,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             "(agent, settings, versions, seeds, what was asked for) is missing, so nothing "
             "shows that these are SABER scores of the whole run"
         )
-    check_run_directory(directory, found_run)  # the same advice as saber eval and verify
+    check_run_directory(directory, found_run, episodes_file)  # the advice of eval and verify
     request = _Request.of(run, str(run_file))
     run_name = str(run.get("run") or directory.resolve().name or DEFAULT_RUN)
     table.sources.append(str(episodes_file))
