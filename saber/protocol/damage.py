@@ -16,7 +16,8 @@ the same reading of the file, :func:`examine`. The kinds of damage (:data:`DAMAG
 * ``unattested``: records of the run's request written after its last session ended, which
   contradict ``run.json``'s counts (saber writes nothing after a session ends; a record
   outside the request is no damage: readers leave it out and name it);
-* ``run_json``: ``run.json`` itself cut short or not text (:func:`run_json_damage`).
+* and ``run.json`` itself cut short or not text: reading it says so
+  (:func:`~saber.protocol.rundir.read_run_json`), with the same advice.
 
 Telling damage from a ``run.json`` of another run: both break the checkpoint of
 :func:`~saber.protocol.rundir.check_episodes_log`. It is damage when the file holds damaged
@@ -55,7 +56,6 @@ __all__ = [
 
 # Each kind, as counted for people: "{count} {label}".
 DAMAGE_KINDS: dict[str, str] = {
-    "run_json": "run.json cut short or damaged (not valid JSON)",
     "cut": "byte(s) of what run.json attests missing (a cut)",
     "torn": "last line cut short",
     "nul": "line(s) holding NUL bytes",

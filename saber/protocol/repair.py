@@ -141,6 +141,14 @@ def salvage_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
+# run.json writes these first (RunFile.to_dict), seed_scheme last: a rebuilt object that
+# has them all has the run's settings whole (a value cut short closes, so a cut inside the
+# settings would keep half of them, and a resume would refuse the run as another).
+_WHOLE_RUN_KEYS = frozenset(
+    ("format", "settings", "agent", "games", "episodes", "base_seed", "seed_scheme")
+)
+
+
 def _read_run(run_path: Path) -> tuple[dict[str, Any] | None, bytes | None]:
     """``run.json``'s object (rebuilt if damaged; None: there is none) and, when it was
     damaged, its original bytes."""
@@ -154,7 +162,7 @@ def _read_run(run_path: Path) -> tuple[dict[str, Any] | None, bytes | None]:
         run = json.loads(data.decode("utf-8"))
     except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
         salvaged = salvage_json_object(data.decode("utf-8", errors="replace"))
-        if salvaged is None or not {"format", "settings", "agent"} <= salvaged.keys():
+        if salvaged is None or not salvaged.keys() >= _WHOLE_RUN_KEYS:
             raise RunDirectoryError(
                 f"{run_path} is damaged before the run's settings end, so the run cannot be "
                 "rebuilt; restore run.json from a backup, or evaluate again in another "

@@ -224,3 +224,14 @@ def test_a_cut_run_json_is_rebuilt_from_every_cut_point_after_its_settings(
         assert rebuilt is not None, cut
         for key in ("settings", "agent", "games", "episodes", "base_seed", "seed_scheme"):
             assert rebuilt[key] == whole[key], (cut, key)
+
+
+def test_a_run_json_cut_inside_its_settings_is_refused(clean_run: Path, tmp_path: Path) -> None:
+    directory = Path(shutil.copytree(clean_run, tmp_path / "run"))
+    text = (directory / RUN_FILE).read_text()
+    (directory / RUN_FILE).write_text(text[: text.index('"settings"') + 40])
+    before = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+    result = CliRunner().invoke(main, ["repair", str(directory)])
+    assert result.exit_code == 1 and "damaged before the run's settings end" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()} == before
