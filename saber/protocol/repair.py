@@ -10,13 +10,13 @@ What it does, in this order, under the directory's lock (so that no run writes m
    records of crashes), dropping the damaged ones (:data:`~saber.protocol.damage.DAMAGE_KINDS`)
    and a last line cut short by a crash;
 3. writes each damaged original aside first, as ``<name>.damaged-<UTC time>`` (evidence is
-   never deleted), then the repaired ``episodes.jsonl`` (written aside, fsynced, renamed:
-   whole or absent), then ``run.json`` with one more session (status ``"repaired"``,
-   what was dropped, and the checkpoint of the repaired file).
+   never deleted), then ``run.json`` with one more session (status ``"repaired"``, what
+   was dropped, and the checkpoint of the repaired file), then the repaired
+   ``episodes.jsonl`` (each written aside, fsynced, renamed: whole or absent).
 
-A crash at any point leaves files that read: the originals, or a repaired
-``episodes.jsonl`` whose ``run.json`` is not yet updated, which ``saber repair`` repairs
-again. The episodes it drops are not finished, so the run's ``saber eval`` command plays
+A crash at any point leaves whole files: the originals, or the damaged ``episodes.jsonl``
+under the new checkpoint, which it breaks (the lines repair drops are still in it), so
+that every command calls it damage again and ``saber repair`` finishes the job. The episodes it drops are not finished, so the run's ``saber eval`` command plays
 them again. A ``run.json`` of another run is not damage and is not repaired.
 """
 
@@ -38,7 +38,7 @@ from saber.protocol.rundir import (
     Session,
     StoreWriteError,
     check_episodes_log,
-    episodes_log_checkpoint,
+    checkpoint_of,
     is_failure,
     is_torn,
     lock_directory,
@@ -273,17 +273,14 @@ def _repair(directory: Path, command: list[str] | None) -> RepairResult:
     records = [found.records[number] for number in sorted(found.records)]
     result.finished = len(_finished(records))
     result.other = sum(is_failure(r) for r in records)
-    if found.damage(crash_torn=True):
-        original = episodes_path.read_bytes()
+    rewrite = bool(found.damage(crash_torn=True))
+    original = b"".join(raw for _, raw, _ in found.lines)  # the bytes examined
+    if rewrite:
         result.set_aside.append(_set_aside(episodes_path, original, stamp))
-        try:
-            write_atomically(episodes_path, kept)
-        except OSError as error:
-            raise StoreWriteError(
-                f"Cannot write {episodes_path}: {error.strerror or error}; the original is intact"
-            ) from error
     if damaged_run is not None:
         result.set_aside.append(_set_aside(run_path, damaged_run, stamp))
+    # run.json before episodes.jsonl: a crash between the two leaves the damaged file
+    # under a checkpoint it breaks, which every command then calls damage again.
     if run_file is not None:
         summary, result.missing = _summary(records, run_file)
         started = now()
@@ -296,7 +293,7 @@ def _repair(directory: Path, command: list[str] | None) -> RepairResult:
                 status="repaired",
                 counts={"episodes_finished": 0, "attempts_failed": 0},
                 summary=summary,
-                episodes_log=episodes_log_checkpoint(episodes_path),
+                episodes_log=checkpoint_of(kept if rewrite else original),
                 extra={
                     "repair": {
                         "dropped": list(result.dropped.values()),
@@ -306,4 +303,12 @@ def _repair(directory: Path, command: list[str] | None) -> RepairResult:
             )
         )
         write_run_file(directory, run_file)
+    if rewrite:
+        try:
+            write_atomically(episodes_path, kept)
+        except OSError as error:
+            raise StoreWriteError(
+                f"Cannot write {episodes_path}: {error.strerror or error}; the original is "
+                "intact: run saber repair again"
+            ) from error
     return result

@@ -17,8 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import SaberError
 from saber.harness import Inline, evaluate
-from saber.protocol.repair import salvage_json_object
+from saber.protocol import rundir
+from saber.protocol.repair import repair_run, salvage_json_object
 from saber.protocol.rundir import EPISODES_FILE, RUN_FILE, read_run_file
 from saber.scoring import read_scores
 from tests.harness.helpers import short_settings
@@ -193,6 +195,39 @@ def test_each_damage_gets_one_advice_and_saber_repair_keeps_every_intact_episode
     records = [json.loads(line) for line in _lines(directory)]
     assert _scores(records) == _scores(clean)
     assert CliRunner().invoke(main, ["report", str(directory)]).exit_code == 0
+
+
+@pytest.mark.parametrize("damage", ["middle", "nul"])
+def test_a_full_disk_at_any_write_of_a_repair_leaves_it_to_finish_on_a_second_try(
+    clean_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    make, _, _, intact = DAMAGES[damage]
+    clean = [json.loads(line) for line in _lines(clean_run)]
+    real = rundir._write_all
+    for n in (1, 2, 3):  # the original set aside, run.json, episodes.jsonl
+        directory = Path(shutil.copytree(clean_run, tmp_path / f"run-{n}"))
+        make(directory)
+        calls = []
+
+        def full_disk(fd: int, data: bytes, n: int = n, calls: list = calls) -> None:
+            calls.append(fd)
+            if len(calls) == n:
+                real(fd, data[: len(data) // 2])
+                raise OSError(28, "No space left on device")
+            real(fd, data)
+
+        monkeypatch.setattr(rundir, "_write_all", full_disk)
+        with pytest.raises(SaberError, match="No space left on device") as error:
+            repair_run(directory)
+        assert "\n" not in str(error.value)
+        monkeypatch.setattr(rundir, "_write_all", real)
+        assert not list(directory.glob("*.tmp"))
+        said = _advice(directory)  # still damage, with the same advice from every command
+        assert said[0] == said[1] == said[2] and "saber repair" in said[0], (n, said)
+        repair_run(directory)
+        records = [json.loads(line) for line in _lines(directory)]
+        assert _scores(records) == _scores([clean[i] for i in intact]), n
+        assert CliRunner().invoke(main, ["report", str(directory)]).exit_code == 0
 
 
 def test_a_run_json_of_another_run_is_not_repaired(clean_run: Path, tmp_path: Path) -> None:
