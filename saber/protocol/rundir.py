@@ -292,8 +292,8 @@ class Session:
         versions: package versions it ran with (``saber``, ``ale_py``, ...).
         ended: when it ended; None while it runs (or if it was killed outright).
         status: ``"finished"``, ``"interrupted"`` (Ctrl-C, SIGTERM), ``"failed"`` (an
-            error stopped it), ``"running"``, ``"repaired"`` (``saber repair``); None for a session of saber 0.2, which
-            did not say (its history is kept as it was written).
+            error stopped it), ``"running"``, ``"repaired"`` (``saber repair``); None for a
+            session of saber 0.2, which did not say (its history is kept as it was written).
         counts: what it did: ``episodes_finished`` and ``attempts_failed`` (this
             session's lines); empty for a session of saber 0.2.
         summary: the run's counts when it ended (``finished``, ``failed``, ...).

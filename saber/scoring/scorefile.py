@@ -559,7 +559,9 @@ def read_harness_results(path: str | Path) -> ScoreTable:
 
     Raises:
         ScoreFileError: unreadable lines, missing keys, duplicates (``file:line``, game),
-            or a ``run.json`` that belongs to another directory.
+            or a ``run.json`` that belongs to another directory. Damaged files (a cut, NUL
+            bytes, lines that are not JSON, ...): the advice of ``saber eval`` and ``saber
+            verify`` (:func:`saber.protocol.damage.check_run_directory`).
         UnknownGameError: an unknown game, with ``file:line``.
     """
     path = Path(path)
