@@ -6,8 +6,9 @@ and exit status 1, without a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -676,28 +677,58 @@ def eval_command(
         )
     if write_report:
         _import_in_background("saber.reports")
-    result = evaluate(
-        agent,
-        games,
-        episodes,
-        out=out,
-        backend=runs_on,
-        envs_per_worker=envs_per_worker,
-        base_seed=base_seed,
-        agent=agent_name,
-        run=run_name,
-        env_options=_env_options(env_option),
-        allow_non_saber=allow_non_saber,
-        progress=progress,
-        command=sys.argv,
-        video=video,
-        replays=replays,
-        unit_timeout=unit_timeout,
-        on_message=lambda message: click.echo(message, err=True),
-    )
+    with _prints_to_stderr():  # stdout carries only the report: saber eval ... > report.md
+        result = evaluate(
+            agent,
+            games,
+            episodes,
+            out=out,
+            backend=runs_on,
+            envs_per_worker=envs_per_worker,
+            base_seed=base_seed,
+            agent=agent_name,
+            run=run_name,
+            env_options=_env_options(env_option),
+            allow_non_saber=allow_non_saber,
+            progress=progress,
+            command=sys.argv,
+            video=video,
+            replays=replays,
+            unit_timeout=unit_timeout,
+            on_message=lambda message: click.echo(message, err=True),
+        )
     _finish_eval(result, out, write_report)
     if result.failed:
         sys.exit(1)
+
+
+@contextlib.contextmanager
+def _prints_to_stderr() -> Iterator[None]:
+    """While the agent is imported, built and run: its prints go to stderr, so that stdout
+    carries only the report.
+
+    Python's ``sys.stdout`` is redirected for this process, and file descriptor 1 as well:
+    the worker processes and the policy process started meanwhile inherit it (their
+    ``print`` writes to it), and so does C code writing to fd 1 directly. Where fd 1 is
+    closed, only ``sys.stdout`` is redirected.
+    """
+    import os
+    import sys
+
+    sys.stdout.flush()
+    try:
+        saved: int | None = os.dup(1)
+    except OSError:
+        saved = None
+    else:
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _import_in_background(module: str) -> None:
@@ -776,6 +807,29 @@ def verify_command(run_dir: Path, sample: int | None, seed: int, workers: int | 
     click.echo(result.summary(), err=True)
     if not result.ok:
         sys.exit(1)
+
+
+@main.command("repair")
+@click.argument(
+    "run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@_saber_errors_as_messages
+def repair_command(run_dir: Path) -> None:
+    """Make a damaged run directory (saber eval --out RUN) whole again.
+
+    Keeps every intact record of RUN/episodes.jsonl and drops the damaged lines (a cut,
+    a torn line, NUL bytes, lines that are not JSON, records written after the run ended);
+    rebuilds a run.json cut short from its whole part. Each damaged original is kept as
+    <name>.damaged-<UTC time>. Prints one line per kind of damage it dropped, with counts.
+    Running the run's saber eval command again then plays the dropped episodes. Exit
+    status 0 when RUN is whole afterwards (or was already).
+    """
+    import sys
+
+    from saber.protocol.repair import repair_run
+
+    for line in repair_run(run_dir, command=sys.argv).lines():
+        click.echo(line)
 
 
 @main.command("replay")

@@ -49,6 +49,7 @@ __all__ = [
     "EpisodeLines",
     "FailedAttempt",
     "FailureSummary",
+    "RunDamageError",
     "RunDirectoryError",
     "RunFile",
     "Session",
@@ -62,10 +63,12 @@ __all__ = [
     "is_torn",
     "lock_directory",
     "now",
+    "parse_run_file",
     "read_episode_lines",
     "read_episodes_bytes",
     "read_run_file",
     "read_run_json",
+    "repair_advice",
     "write_atomically",
     "write_run_file",
 ]
@@ -82,14 +85,30 @@ TORN_ERROR = (
 # can change scores. Workers, envs per worker and backend cannot, so they may change.
 # ``run`` is the run name (``--run``): absent for unnamed runs, as before names existed.
 IDENTITY_KEYS = ("settings", "agent", "base_seed", "seed_scheme", "ale_py", "run")
-SessionStatus = Literal["running", "finished", "interrupted", "failed"]
-SESSION_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
+# "repaired": a session of saber repair, which set damaged lines aside and played nothing.
+SessionStatus = Literal["running", "finished", "interrupted", "failed", "repaired"]
+SESSION_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed", "repaired")
 
 
 class RunDirectoryError(ScoreFileError):
     """A run directory whose files cannot be read: a damaged line or ``run.json``, or a
     format of another saber version. A :class:`~saber.errors.ScoreFileError` too, since
     reports read run directories as score files."""
+
+
+class RunDamageError(RunDirectoryError):
+    """A run directory whose files are damaged (a cut, a torn line, NUL bytes, a line that
+    is not JSON, records no session wrote, a ``run.json`` cut short): the message is
+    :func:`repair_advice`, the same from every command that reads the directory."""
+
+
+def repair_advice(directory: str | Path, what: str) -> str:
+    """The one advice for a damaged run directory (one line), after ``what`` is wrong."""
+    return (
+        f"{what}. Run saber repair {directory}: it keeps every intact episode, sets the "
+        "damaged files aside (*.damaged-<time>) and says what it dropped; the run's saber "
+        "eval command then re-runs the dropped episodes."
+    )
 
 
 class StoreWriteError(SaberError, OSError):
@@ -273,8 +292,8 @@ class Session:
         versions: package versions it ran with (``saber``, ``ale_py``, ...).
         ended: when it ended; None while it runs (or if it was killed outright).
         status: ``"finished"``, ``"interrupted"`` (Ctrl-C, SIGTERM), ``"failed"`` (an
-            error stopped it), ``"running"``; None for a session of saber 0.2, which
-            did not say (its history is kept as it was written).
+            error stopped it), ``"running"``, ``"repaired"`` (``saber repair``); None for a
+            session of saber 0.2, which did not say (its history is kept as it was written).
         counts: what it did: ``episodes_finished`` and ``attempts_failed`` (this
             session's lines); empty for a session of saber 0.2.
         summary: the run's counts when it ended (``finished``, ``failed``, ...).
@@ -682,19 +701,24 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise
     except UnicodeDecodeError as error:
-        raise RunDirectoryError(
-            f"{run_file} is damaged (not UTF-8 text: byte 0x{error.object[error.start]:02x} at "
-            f"offset {error.start}); the episodes in {run_file.with_name(EPISODES_FILE)} are "
-            "intact. Restore run.json from a backup to resume, or use another directory."
-        ) from None
+        why = f"not UTF-8 text: byte 0x{error.object[error.start]:02x} at offset {error.start}"
+        raise _run_json_damage(run_file, why) from None
     except OSError as error:
         raise RunDirectoryError(f"Cannot read {run_file}: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
-        raise RunDirectoryError(
-            f"{run_file} is damaged (not valid JSON: {error.msg}, line {error.lineno}); the "
-            f"episodes in {run_file.with_name(EPISODES_FILE)} are intact. Restore run.json "
-            "from a backup to resume, or use another directory."
-        ) from None
+        why = f"not valid JSON: {error.msg}, line {error.lineno}"
+        raise _run_json_damage(run_file, why) from None
+
+
+def _run_json_damage(run_file: Path, why: str) -> RunDamageError:
+    """The error of a ``run.json`` that is not valid JSON or not text (``why``)."""
+    return RunDamageError(
+        repair_advice(
+            run_file.parent,
+            f"{run_file} is damaged ({why}); the episodes in {run_file.with_name(EPISODES_FILE)} "
+            "are intact",
+        )
+    )
 
 
 def read_run_file(path: str | Path) -> RunFile:
@@ -707,7 +731,15 @@ def read_run_file(path: str | Path) -> RunFile:
     """
     path = Path(path)
     run_file = path / RUN_FILE if path.is_dir() else path
-    on_disk = read_run_json(run_file)
+    return parse_run_file(read_run_json(run_file), run_file)
+
+
+def parse_run_file(on_disk: Any, run_file: str | Path) -> RunFile:
+    """Check the JSON object of ``run.json`` (``run_file``, named in errors) and type it.
+
+    Raises:
+        RunDirectoryError: as :func:`read_run_file`.
+    """
     if not isinstance(on_disk, dict) or "format" not in on_disk:
         raise RunDirectoryError(
             f"{run_file} is not the provenance of a saber run (no 'format' key); use "
