@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from saber.errors import SaberError
+from saber.errors import OutputExistsError, SaberError
 from saber.games import get_game
 from saber.protocol.rundir import read_run_file
 from saber.replay.dataset import recorded_episodes
@@ -54,6 +54,7 @@ def export_minari(
     dataset_id: str | None = None,
     games: list[str] | None = None,
     author: str | None = None,
+    replace: bool = False,
 ) -> list[str]:
     """Write the finished episodes of a run directory as Minari datasets, one per game.
 
@@ -63,6 +64,8 @@ def export_minari(
             one); None: ``saber/<game>/<run or agent>-v0``.
         games: the games to export (any spelling); None: every game of the run.
         author: the dataset's author, in its metadata.
+        replace: delete a dataset of the same id first (``saber export --force``);
+            without it, an existing dataset is an error and nothing is written.
 
     Returns:
         The ids of the datasets written (``minari.load_dataset(id)`` reads one).
@@ -110,11 +113,15 @@ def export_minari(
     written: list[str] = []
     for game in wanted:
         identifier = dataset_id or f"saber/{game}/{name}-v0"
-        if identifier in minari.list_local_datasets():
-            raise SaberError(
-                f"A Minari dataset {identifier!r} exists already; delete it "
-                f"(minari.delete_dataset({identifier!r})) or choose another dataset_id"
+        if identifier in minari.list_local_datasets() and not replace:
+            raise OutputExistsError(
+                f"A Minari dataset {identifier!r} exists already; pass --force (replace=True) "
+                f"to replace it, delete it (minari.delete_dataset({identifier!r})) or choose "
+                "another dataset_id"
             )
+        if identifier in minari.list_local_datasets():
+            with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
+                minari.delete_dataset(identifier)
         try:
             _export_game(minari, EpisodeBuffer, directory, run, game, identifier, author)
         except BaseException:
