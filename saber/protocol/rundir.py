@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from saber.errors import SaberError, ScoreFileError
+from saber.errors import SaberError, ScoreFileError, os_error_message
 from saber.protocol.episode import EpisodeRecord
 from saber.version import __version__
 
@@ -67,8 +67,8 @@ __all__ = [
     "read_run_file",
     "read_run_json",
     "write_atomically",
-    "writing_atomically",
     "write_run_file",
+    "writing_atomically",
 ]
 
 EPISODES_FILE = "episodes.jsonl"
@@ -822,7 +822,7 @@ def write_run_file(directory: str | Path, run: RunFile) -> None:
     try:
         write_atomically(path, json.dumps(run.to_dict(), indent=2) + "\n")
     except OSError as error:
-        raise StoreWriteError(f"Cannot write {path}: {error}") from error
+        raise StoreWriteError(os_error_message(error)) from error  # names path, says what to do
 
 
 def lock_directory(directory: str | Path) -> Any:

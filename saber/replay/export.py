@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -124,13 +125,28 @@ def export_minari(
                 minari.delete_dataset(identifier)
         try:
             _export_game(minari, EpisodeBuffer, directory, run, game, identifier, author)
-        except BaseException:
-            if identifier in minari.list_local_datasets():  # whole or absent
-                with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
-                    minari.delete_dataset(identifier)
+        except BaseException as error:
+            _remove_dataset(identifier)  # whole or absent
+            if isinstance(error, OSError) and error.filename is None and error.errno:
+                # h5py's errors name no file: name the dataset's folder, for the message
+                path = str(_dataset_path(identifier))
+                raise OSError(error.errno, error.strerror, path) from error
             raise
         written.append(identifier)
     return written
+
+
+def _dataset_path(identifier: str) -> Path:
+    """The folder of Minari dataset ``identifier`` (under MINARI_DATASETS_PATH)."""
+    from minari.storage import get_dataset_path
+
+    return Path(get_dataset_path(identifier))
+
+
+def _remove_dataset(identifier: str) -> None:
+    """Delete what a failed export left of dataset ``identifier``: a full disk can leave a
+    folder that Minari no longer lists as a dataset (only warns about), so it goes too."""
+    shutil.rmtree(_dataset_path(identifier), ignore_errors=True)
 
 
 def _export_game(

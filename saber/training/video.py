@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
+import os
 import subprocess
 import threading
 import warnings
@@ -53,7 +55,7 @@ import gymnasium as gym
 import numpy as np
 
 from saber.envs import SaberSettings, saber_settings
-from saber.errors import SaberError
+from saber.errors import SaberError, os_error_message
 from saber.protocol.replay import Replay, ReplayHeader, decode_replay, encode_replay
 from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import FRAMES_PER_SECOND
@@ -171,7 +173,10 @@ class VideoWriter:
         status = self._process.returncode
         said = "; ".join(line for line in self._errors if line) or f"exit status {status}"
         self._abandon()
-        return VideoWriteError(f"Cannot write {self.path}: ffmpeg failed ({said})")
+        for code in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG):
+            if os.strerror(code) in said:  # a file-system error: say what to do about it
+                return VideoWriteError(os_error_message(OSError(code, "", str(self.path))))
+        return VideoWriteError(f"Cannot write {self.path}: ffmpeg failed ({said[-300:]})")
 
     def close(self) -> Path | None:
         """Finish the file; returns its path, or None when no frame was written.
