@@ -28,7 +28,7 @@ REMEDY = {
     "full": "the disk is full: free some space and run the same command again",
     "read-only": "the file system is read-only: choose a writable place",
     "immutable": "not permitted: choose a place you may write, or change its permissions",
-    "file": "it exists and is not a directory: choose another path",
+    "file": "not a directory: choose another path",  # ENOTDIR or EEXIST, by the call
 }
 
 

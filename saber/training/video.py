@@ -173,7 +173,14 @@ class VideoWriter:
         status = self._process.returncode
         said = "; ".join(line for line in self._errors if line) or f"exit status {status}"
         self._abandon()
-        for code in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG):
+        for code in (
+            errno.ENOSPC,
+            errno.EDQUOT,
+            errno.EROFS,
+            errno.EACCES,
+            errno.EPERM,
+            errno.EFBIG,
+        ):
             if os.strerror(code) in said:  # a file-system error: say what to do about it
                 return VideoWriteError(os_error_message(OSError(code, "", str(self.path))))
         return VideoWriteError(f"Cannot write {self.path}: ffmpeg failed ({said[-300:]})")
