@@ -53,6 +53,7 @@ __all__ = [
     "RunFile",
     "Session",
     "StoreWriteError",
+    "append_whole",
     "check_episodes_log",
     "checkpoint_of",
     "complete_torn_line",
@@ -797,6 +798,24 @@ def writing_atomically(path: str | Path) -> Iterator[Path]:
         if unnamed and error.errno is not None and not isinstance(error, SaberError):
             raise OSError(error.errno, error.strerror, str(path)) from error
         raise
+
+
+def append_whole(fd: int, data: bytes, path: str | Path) -> None:
+    """Append ``data`` to the file open as ``fd`` (``O_APPEND``) whole or not at all: a
+    write that fails part-way (a full disk) is cut off again, so a log of lines never
+    ends in half of one. For a file with one writer (a training log): the cut would
+    also take another writer's line written meanwhile.
+
+    Raises:
+        OSError: the write failed; ``filename`` is ``path``.
+    """
+    size = os.fstat(fd).st_size
+    try:
+        _write_all(fd, data)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
+        raise OSError(error.errno, error.strerror, str(path)) from error
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -57,7 +57,7 @@ import numpy as np
 from saber.envs import SaberSettings, saber_settings
 from saber.errors import SaberError, os_error_message
 from saber.protocol.replay import Replay, ReplayHeader, decode_replay, encode_replay
-from saber.protocol.rundir import writing_atomically
+from saber.protocol.rundir import write_atomically, writing_atomically
 from saber.protocol.settings import FRAMES_PER_SECOND
 
 __all__ = [
@@ -449,7 +449,7 @@ def _keep_note(video: Path, message: str) -> None:
     note = _error_note(video)
     with contextlib.suppress(OSError):
         note.parent.mkdir(parents=True, exist_ok=True)
-        note.write_text(message + "\n", encoding="utf-8")
+        write_atomically(note, message + "\n")
 
 
 def _error_note(video: Path) -> Path:
