@@ -25,10 +25,10 @@ from tests.mounts import Mounts, fill
 
 SHORT = ["--env-option", "max_frames_without_reward=400", "--allow-non-saber"]
 REMEDY = {
-    "full": "the disk is full: free some space and run the same command again",
-    "read-only": "the file system is read-only: choose a writable place",
-    "immutable": "not permitted: choose a place you may write, or change its permissions",
-    "file": "not a directory: choose another path",  # ENOTDIR or EEXIST, by the call
+    "full": "No space left on device; free some space and run the same command again",
+    "read-only": "Read-only file system; choose a writable place",
+    "immutable": "Operation not permitted; choose a place you may write",
+    "file": "choose another path",  # Not a directory or File exists, by the call
 }
 
 

@@ -182,7 +182,9 @@ class VideoWriter:
             errno.EFBIG,
         ):
             if os.strerror(code) in said:  # a file-system error: say what to do about it
-                return VideoWriteError(os_error_message(OSError(code, "", str(self.path))))
+                return VideoWriteError(
+                    os_error_message(OSError(code, os.strerror(code), str(self.path)))
+                )
         return VideoWriteError(f"Cannot write {self.path}: ffmpeg failed ({said[-300:]})")
 
     def close(self) -> Path | None:
