@@ -189,6 +189,24 @@ def test_minari_export_on_a_full_disk(mounts: Mounts, run_dir: Path) -> None:
     assert not dataset.exists() and leftovers(disk) == []
 
 
+def test_a_training_log_on_a_full_disk_keeps_whole_lines(mounts: Mounts) -> None:
+    """A line that the disk cannot hold is cut off again: the log ends with a whole line."""
+    from saber.training.recorders import TrainingLog
+
+    disk = mounts.room(size="64k")
+    log = TrainingLog(disk / "training.jsonl", "pong")
+    episode = {"score": 1.0, "frames": 400, "end": "game_over"}
+    log.write(episode)
+    fill(disk)  # the log's last page still has room: lines go there until it is full
+    with pytest.raises(OSError, match="No space left on device") as error:
+        for _ in range(100):  # about 190 bytes a line: a 4 kB page holds 21
+            log.write({**episode, "padding": "x" * 80})
+    log.close()
+    assert error.value.filename == str(disk / "training.jsonl")
+    text = (disk / "training.jsonl").read_text()
+    assert text.endswith("\n") and all(json.loads(line) for line in text.splitlines())
+
+
 # --- every command x every kind of OS error -------------------------------------------
 
 
@@ -275,6 +293,26 @@ def test_every_os_error_is_one_line_naming_the_path(
     else:
         assert REMEDY[kind] in error, error
     assert str(named).startswith(str(place))
+
+
+@pytest.mark.parametrize("command", ["verify", "report", "replay", "export"])
+def test_a_directory_where_a_file_is_read_is_one_line(
+    tmp_path: Path, run_dir: Path, command: str
+) -> None:
+    """The readers of a run directory: ``episodes.jsonl`` that is a directory."""
+    broken = Path(shutil.copytree(run_dir, tmp_path / "run"))
+    (broken / "episodes.jsonl").unlink()
+    (broken / "episodes.jsonl").mkdir()
+    args = {
+        "verify": ["verify", broken, "--workers", "0"],
+        "report": ["report", broken],
+        "replay": ["replay", broken, "--game", "breakout", "--episode", "0"],
+        "export": ["export", broken],
+    }[command]
+    if command == "export":
+        pytest.importorskip("minari")
+    result = saber(*args, env={"MINARI_DATASETS_PATH": str(tmp_path / "minari")})
+    assert_one_line_error(result, f"{broken}")
 
 
 def test_missing_parent_directories_are_created(tmp_path: Path, run_dir: Path) -> None:
