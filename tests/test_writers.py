@@ -295,6 +295,18 @@ def test_every_os_error_is_one_line_naming_the_path(
     assert str(named).startswith(str(place))
 
 
+def test_the_reported_read_only_cases(mounts: Mounts, run_dir: Path) -> None:
+    """The reported tracebacks: ``--out`` an existing read-only directory (``OSError ...
+    .lock``), ``saber report --plots`` into a read-only place."""
+    read_only = mounts.read_only()
+    result = saber(*eval_args(read_only))
+    assert_one_line_error(result, f"Cannot write {read_only}/.lock: {REMEDY['read-only']}")
+    result = saber("report", run_dir, "--plots", read_only)
+    assert_one_line_error(result, f"Cannot write {read_only}/")
+    assert REMEDY["read-only"] in result.output
+    assert list(read_only.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", ["verify", "report", "replay", "export"])
 def test_a_directory_where_a_file_is_read_is_one_line(
     tmp_path: Path, run_dir: Path, command: str
@@ -364,6 +376,13 @@ def test_training_refuses_to_overwrite_without_force(tmp_path: Path, training_lo
     assert existing.read_text() == "mine\n"
     assert saber(*args, "--force").exit_code == 0
     assert json.loads(existing.read_text())[0]["game"] == "pong"
+    figure = tmp_path / "training_pong.png"
+    figure.write_text("mine\n")
+    args = ["training", training_log, "--at", "10M", "--plots", tmp_path]
+    assert_one_line_error(saber(*args), f"{figure} exists already; pass --force")
+    assert figure.read_text() == "mine\n"
+    assert saber(*args, "--force").exit_code == 0
+    assert figure.read_bytes().startswith(b"\x89PNG")
 
 
 def test_eval_rewrites_its_own_report_on_resume(tmp_path: Path) -> None:
