@@ -147,7 +147,8 @@ def test_a_video_that_the_disk_cannot_hold_is_absent_and_made_on_resume(mounts: 
     fill(disk)
     reserve.unlink()
     out = disk / "run"
-    result = saber(*eval_args(out, 1, "--video", "1", "--no-report"))
+    with pytest.warns(RuntimeWarning, match=r"No video of .*No space left on device"):
+        result = saber(*eval_args(out, 1, "--video", "1", "--no-report"))  # in this process
     video = out / "videos" / "breakout" / "episode-0.mp4"
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert f"no video {video}: " in result.output
