@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError
+from saber.errors import SaberError, os_error_remedy
 from saber.protocol.damage import check_run_directory
 from saber.protocol.replay import write_replay
 from saber.protocol.rundir import (
@@ -264,7 +264,7 @@ class ResultsStore:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StoreWriteError(
-                f"Cannot create the run directory {directory}: {error}"
+                f"Cannot create the run directory {directory}: {os_error_remedy(error)}"
             ) from error
         lock = lock_directory(directory)
         try:

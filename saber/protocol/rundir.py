@@ -26,13 +26,13 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from saber.errors import SaberError, ScoreFileError
+from saber.errors import SaberError, ScoreFileError, os_error_message
 from saber.protocol.episode import EpisodeRecord
 from saber.version import __version__
 
@@ -54,6 +54,7 @@ __all__ = [
     "RunFile",
     "Session",
     "StoreWriteError",
+    "append_whole",
     "check_episodes_log",
     "checkpoint_of",
     "complete_torn_line",
@@ -71,6 +72,7 @@ __all__ = [
     "repair_advice",
     "write_atomically",
     "write_run_file",
+    "writing_atomically",
 ]
 
 EPISODES_FILE = "episodes.jsonl"
@@ -783,23 +785,82 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
         data: its content; text is written as UTF-8.
 
     Raises:
-        OSError: the file could not be written.
+        OSError: the file could not be written; its ``filename`` is ``path`` (not the
+            temporary file), so a message names the file the user asked for.
+    """
+    content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    with writing_atomically(path) as temporary:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, content)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def writing_atomically(path: str | Path) -> Iterator[Path]:
+    """The one way saber writes a file of record: yields a temporary path beside ``path``
+    for the caller (or a library: matplotlib, ffmpeg) to write; when the block ends
+    without an error, the temporary file is fsynced and renamed to ``path`` (and the
+    directory fsynced), else removed. So ``path`` holds its old content or the whole new
+    one, never part of one: a full disk, a crash or a failed encoder leaves nothing new
+    under the final name.
+
+    The temporary file is ``<name>.tmp``: a writer that infers the format from the file
+    name must be told the format.
+
+    Raises:
+        OSError: the file could not be written, with ``filename`` set to ``path``.
     """
     path = Path(path)
     temporary = path.with_name(path.name + ".tmp")
-    content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
+        yield temporary
+        fd = os.open(temporary, os.O_RDONLY)
         try:
-            _write_all(fd, content)
             os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temporary, path)
-    except BaseException:
+        _fsync_directory(path.parent)
+    except BaseException as error:
         with contextlib.suppress(OSError):
             temporary.unlink()
+        unnamed = isinstance(error, OSError) and error.filename in (None, str(temporary), temporary)
+        if unnamed and error.errno is not None and not isinstance(error, SaberError):
+            raise OSError(error.errno, error.strerror, str(path)) from error
         raise
+
+
+def append_whole(fd: int, data: bytes, path: str | Path) -> None:
+    """Append ``data`` to the file open as ``fd`` (``O_APPEND``) whole or not at all: a
+    write that fails part-way (a full disk) is cut off again, so a log of lines never
+    ends in half of one. For a file with one writer (a training log): the cut would
+    also take another writer's line written meanwhile.
+
+    Raises:
+        OSError: the write failed; ``filename`` is ``path``.
+    """
+    size = os.fstat(fd).st_size
+    try:
+        _write_all(fd, data)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
+        raise OSError(error.errno, error.strerror, str(path)) from error
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (where directories can be opened: POSIX)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # Windows: a directory cannot be opened; its renames are durable enough
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_run_file(directory: str | Path, run: RunFile) -> None:
@@ -812,7 +873,7 @@ def write_run_file(directory: str | Path, run: RunFile) -> None:
     try:
         write_atomically(path, json.dumps(run.to_dict(), indent=2) + "\n")
     except OSError as error:
-        raise StoreWriteError(f"Cannot write {path}: {error}") from error
+        raise StoreWriteError(os_error_message(error)) from error  # names path, says what to do
 
 
 def lock_directory(directory: str | Path) -> Any:
