@@ -1,16 +1,45 @@
-"""saber.version: a library's installed version, read from its metadata without importing
-it, is the version the library itself reports (what run.json and the quick probe's key
-record)."""
+"""saber.version: saber's own version is one number everywhere it is shown; a library's
+installed version, read from its metadata without importing it, is the version the library
+itself reports (what run.json and the quick probe's key record)."""
 
 from __future__ import annotations
+
+import importlib.metadata
+import re
+from pathlib import Path
 
 import ale_py
 import cv2
 import gymnasium
 import numpy
+from click.testing import CliRunner
 
+import saber
+from saber.cli import main
 from saber.harness.store import provenance
 from saber.version import installed_version
+
+CHANGELOG = Path(__file__).resolve().parents[1] / "CHANGELOG.md"
+
+
+def test_the_version_is_one_number_everywhere_it_is_shown() -> None:
+    """``saber --version``, ``saber.__version__``, the installed metadata (what pip and
+    run.json's readers see) and the CHANGELOG's top release heading agree: a release whose
+    package says 0.3.0 under a CHANGELOG that heads 0.4.0 fails here."""
+    printed = CliRunner().invoke(main, ["--version"])
+    assert printed.exit_code == 0, printed.output
+    (from_cli,) = re.findall(r"version (\S+)", printed.output)
+    heading = re.search(r"^## (\d+\.\d+\.\d+)\b", CHANGELOG.read_text(encoding="utf-8"), re.M)
+    assert heading is not None, "CHANGELOG.md has no '## X.Y.Z' release heading"
+    versions = {
+        "saber --version": from_cli,
+        "saber.__version__": saber.__version__,
+        "installed metadata (pip install -e . again after a bump)": importlib.metadata.version(
+            "saber-ale"
+        ),
+        "CHANGELOG.md top heading": heading.group(1),
+    }
+    assert len(set(versions.values())) == 1, versions
 
 
 def test_installed_versions_are_the_libraries_own() -> None:

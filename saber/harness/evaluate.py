@@ -287,7 +287,7 @@ def _legacy_backend(
     warnings.warn(
         "evaluate(workers=, backend='local'|'dask', address=, dask_timeout=, dask_security=) "
         "is deprecated: pass backend=Inline(), Processes(workers=N) or Dask(address=..., "
-        "workers=N, timeout=..., security=...) from saber.harness; the keywords go in saber 0.4",
+        "workers=N, timeout=..., security=...) from saber.harness; the keywords go in saber 0.5",
         DeprecationWarning,
         stacklevel=3,
     )
@@ -547,7 +547,7 @@ def evaluate(
             ``replay`` key, as before saber 0.4).
         workers, address, dask_timeout, dask_security: deprecated (saber 0.2's keywords,
             and ``backend="local"``/``"dask"``): they still work, with a warning, until
-            saber 0.4; use a backend object.
+            saber 0.5; use a backend object.
 
     Returns:
         An :class:`EvaluationResult`; ``.report()`` gives the SABER report.
