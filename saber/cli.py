@@ -359,17 +359,18 @@ def _only_games(table: Any, spec: str) -> Any:
 
 
 @main.command()
-@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("log", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--at",
     "at_frames",
     default="10M,50M,100M,200M",
     show_default=True,
     metavar="FRAMES",
-    help="Checkpoints in training frames; at each, the mean of the 100 consecutive episodes "
-    "that ended last.",
+    help="Checkpoints in training frames; at each one the log reached, the mean of the 100 "
+    "consecutive episodes that ended last (one the log did not reach: not reached).",
 )
 @_output_file("--json", "json_out", "Also write the scores as JSON here.")
+@_output_file("--csv", "csv_out", "Also write the scores as CSV here.")
 @click.option(
     "--reference",
     default=None,
@@ -385,14 +386,16 @@ def training(
     log: Path,
     at_frames: str,
     json_out: Path | None,
+    csv_out: Path | None,
     reference: str | None,
     plots_dir: Path | None,
     plot_format: str | None,
     dpi: int | None,
     force: bool,
 ) -> None:
-    """Training-time scores from LOG, a log of saber.training.TrainingRecorder: a
-    Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
+    """Training-time scores from LOG, the log of a saber.training recorder (.jsonl, or
+    .jsonl.gz): a Markdown table on stdout (game, checkpoint, mean of 100 episodes; a
+    checkpoint past the log's last frames reads "not reached")."""
     import json
 
     from saber.protocol.training import parse_frames
@@ -400,6 +403,7 @@ def training(
         check_training_reference,
         compare_training,
         format_training_comparison,
+        training_csv,
     )
     from saber.reports.training_log import format_training_scores, training_scores
 
@@ -433,9 +437,12 @@ def training(
         else format_training_comparison(compared),
         nl=False,
     )
+    rows = compared or scores
     if json_out is not None:
-        rows = [row.as_dict() for row in (compared or scores)]
-        click.echo(f"wrote {_write(json_out, json.dumps(rows, indent=2) + chr(10))}")
+        text = json.dumps([row.as_dict() for row in rows], indent=2) + "\n"
+        click.echo(f"wrote {_write(json_out, text)}")
+    if csv_out is not None:
+        click.echo(f"wrote {_write(csv_out, training_csv(rows))}")
     if plots_dir is not None:
         from saber.reports.training_plots import save_training_plots
 

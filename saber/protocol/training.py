@@ -12,10 +12,19 @@ log readers (:mod:`saber.reports.training_log`) both read these.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from saber.errors import SaberError
 
-__all__ = ["TRAINING_CHECKPOINTS", "WINDOW", "checkpoint_label", "parse_frames"]
+__all__ = [
+    "TRAINING_CHECKPOINTS",
+    "WINDOW",
+    "checkpoint_label",
+    "is_evaluation_line",
+    "is_training_line",
+    "parse_frames",
+]
 
 TRAINING_CHECKPOINTS = (10_000_000, 50_000_000, 100_000_000, 200_000_000)  # frames
 WINDOW = 100  # consecutive training episodes averaged at each checkpoint
@@ -50,3 +59,24 @@ def parse_frames(text: str) -> int:
     if value < 0 or value != int(value):
         raise SaberError(f"Expect a whole, non-negative number of frames, actually: {text!r}")
     return int(value)
+
+
+def is_training_line(record: Mapping[str, Any]) -> bool:
+    """Whether a JSON line is a training recorder's: it has ``episode_frames`` (the
+    episode's own frames) beside ``frames`` (cumulative training frames), and no ``agent``.
+
+    >>> is_training_line({"game": "pong", "frames": 52736, "score": -21.0, "episode_frames": 3296})
+    True
+    """
+    return "episode_frames" in record and "agent" not in record
+
+
+def is_evaluation_line(record: Mapping[str, Any]) -> bool:
+    """Whether a JSON line is an evaluation's (``saber eval``'s ``episodes.jsonl``): it names
+    its ``agent``, and its ``frames`` are the episode's own, not cumulative training frames
+    (it has no ``episode_frames``).
+
+    >>> is_evaluation_line({"game": "pong", "episode": 0, "agent": "random", "frames": 3296})
+    True
+    """
+    return "agent" in record and "episode_frames" not in record

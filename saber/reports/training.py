@@ -35,7 +35,10 @@ from saber.games import get_game
 from saber.reports.tables import NOT_SABER_MARK
 from saber.reports.training_log import (
     CheckpointScore,
+    episodes_cell,
     game_training_scores,
+    mean_cell,
+    not_reached_note,
     read_training_log,
 )
 from saber.scoring import dopamine
@@ -49,6 +52,7 @@ __all__ = [
     "check_training_reference",
     "compare_training",
     "format_training_comparison",
+    "training_csv",
     "training_curves",
 ]
 
@@ -85,9 +89,12 @@ class TrainingRow:
         at_frames: the checkpoint, cumulative training frames.
         mean: the user's agent: mean of the last ``episodes`` training episodes (None if
             none had ended).
-        episodes: episodes averaged (100, or fewer).
+        episodes: episodes averaged (100, or fewer; 0 when not reached).
         references: reference agent -> its score here; None when it published none at
             this checkpoint or for this game.
+        reached: whether the user's log reached the checkpoint (its last ``frames`` >= it;
+            :mod:`saber.reports.training_log`); not reached: ``mean`` None.
+        log_frames: the user's log's last recorded cumulative training frames (this game).
     """
 
     game: str
@@ -95,6 +102,8 @@ class TrainingRow:
     mean: float | None
     episodes: int
     references: dict[str, ReferenceScore | None]
+    reached: bool = True
+    log_frames: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
@@ -185,7 +194,17 @@ def compare_training(
         cells: dict[str, ReferenceScore | None] = {}
         for agent, by_frames in published.items():
             cells[agent] = by_frames.get(score.at_frames, {}).get(game)
-        rows.append(TrainingRow(game, score.at_frames, score.mean, score.episodes, cells))
+        rows.append(
+            TrainingRow(
+                game,
+                score.at_frames,
+                score.mean,
+                score.episodes,
+                cells,
+                score.reached,
+                score.log_frames,
+            )
+        )
     return rows
 
 
@@ -214,14 +233,16 @@ def format_training_comparison(rows: Sequence[TrainingRow]) -> str:
     header = ["game", "frames", "mean score", "episodes", *marked]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for row in rows:
-        mean = "n/a" if row.mean is None else f"{row.mean:,.1f}"
-        note = "" if row.episodes == 100 else " (fewer than 100)"
+        mean = mean_cell(row.mean, row.reached)
         cells = [_cell(row.references.get(a)) for a in agents]
         lines.append(
-            f"| {row.game} | {row.at_frames:,} | {mean} | {row.episodes}{note} | "
+            f"| {row.game} | {row.at_frames:,} | {mean} | {episodes_cell(row.episodes, row.reached)} | "
             + " | ".join(cells)
             + " |"
         )
+    note = not_reached_note(rows)
+    if note:
+        lines.append(note.rstrip("\n"))
     if any(_is_dopamine(a) for a in agents):
         used = sorted(
             {
@@ -239,6 +260,43 @@ def format_training_comparison(rows: Sequence[TrainingRow]) -> str:
             f"Each value is the mean training return of one iteration of 1M frames: {where}.",
         ]
     return "\n".join(lines) + "\n"
+
+
+TRAINING_CSV_COLUMNS = ("game", "frames", "reached", "mean_score", "episodes", "log_frames")
+
+
+def training_csv(rows: Sequence[CheckpointScore] | Sequence[TrainingRow]) -> str:
+    """``saber training --csv``: one row per game and checkpoint, columns
+    ``game,frames,reached,mean_score,episodes,log_frames``, then one column per reference
+    agent (rows of :func:`compare_training`). An empty cell has no score: ``mean_score``
+    not reached (``reached`` false) or no episode ended by then; a reference's, not
+    published. ``inf``: a reference's infinite gameplay.
+    """
+    import csv
+    import io
+
+    agents = list(dict.fromkeys(a for row in rows for a in getattr(row, "references", {})))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*TRAINING_CSV_COLUMNS, *agents])
+    for row in rows:
+        references = getattr(row, "references", {})
+        cells = [
+            "" if cell is None else "inf" if cell.infinite else repr(cell.score)
+            for cell in (references.get(agent) for agent in agents)
+        ]
+        writer.writerow(
+            [
+                row.game,
+                row.at_frames,
+                str(row.reached).lower(),
+                "" if row.mean is None else repr(row.mean),
+                row.episodes,
+                "" if row.log_frames is None else row.log_frames,
+                *cells,
+            ]
+        )
+    return out.getvalue()
 
 
 def _frames(iteration: int) -> str:
@@ -278,7 +336,7 @@ class TrainingCurve:
         frames: where the user's curve is evaluated: episode ends, cumulative frames.
         mean: the training-time score there (mean of the last 100 episodes).
         checkpoints: the user's :class:`~saber.reports.training_log.CheckpointScore` at each
-            checkpoint the log reached.
+            checkpoint (``reached`` False, no score, where the log ends before it).
         references: the references' curves.
     """
 
@@ -348,9 +406,7 @@ def training_curves(
         ]
         # The log is read once: each game's scores come from the episodes in hand.
         along = game_training_scores(game, episodes, ends.tolist())
-        marks = [
-            s for s in game_training_scores(game, episodes, checkpoints) if s.at_frames <= ends[-1]
-        ]
+        marks = game_training_scores(game, episodes, checkpoints)
         references = (
             []
             if reference is None

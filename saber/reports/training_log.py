@@ -2,12 +2,26 @@
 training checkpoints (``saber training LOG --at 10M,50M,100M,200M``).
 
 Each line of the log is one finished training episode with ``game``, ``frames`` (the
-cumulative training frames when it ended), ``score`` and ``episode``.
+cumulative training frames when it ended), ``score`` and ``episode``. The log may be
+gzipped (``.jsonl.gz``, as the shipped ppo-pong log is): it is read the same.
+
+**Reached.** A log reaches a checkpoint C when its last recorded ``frames`` (of that game)
+is at least C: the log shows the training played that far. A training that went on past
+its last finished episode is not known to have reached C, so a checkpoint beyond the log's
+last line gets no score (``reached`` False, ``mean`` None) in every output, never the
+score of the last 100 episodes repeated. At a reached checkpoint, only the episodes that
+ended at or before C count (an episode that ends after C counts toward a later one).
+
+A file that is not a training log (an evaluation's ``episodes.jsonl`` or ``run.json``, a
+run directory, a score-table CSV, binary data) is refused with one line saying what it is
+and which command reads it (:class:`TrainingLogError`).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,15 +30,36 @@ from typing import Any
 import numpy as np
 
 from saber.errors import SaberError
-from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, parse_frames
+from saber.protocol.training import (
+    TRAINING_CHECKPOINTS,
+    WINDOW,
+    is_evaluation_line,
+    parse_frames,
+)
 
 __all__ = [
+    "NOT_REACHED",
     "CheckpointScore",
+    "TrainingLogError",
+    "episodes_cell",
     "format_training_scores",
     "game_training_scores",
+    "mean_cell",
+    "not_reached_note",
     "read_training_log",
     "training_scores",
 ]
+
+GZIP_MAGIC = b"\x1f\x8b"
+READS = (
+    "saber training reads the JSON-lines log of a TrainingRecorder (one line per training "
+    "episode: game, frames, score), as .jsonl or .jsonl.gz"
+)
+
+
+class TrainingLogError(SaberError, ValueError):
+    """A file that is not a training log, or a training log that cannot be read: one line
+    naming the file (and line), what it is, and which command reads it."""
 
 
 @dataclass(frozen=True)
@@ -34,9 +69,15 @@ class CheckpointScore:
     Attributes:
         game: ale id.
         at_frames: the checkpoint, in cumulative training frames.
-        mean: mean score of the episodes averaged (None when none had ended).
-        episodes: how many were averaged (100, or fewer if fewer had ended).
+        mean: mean score of the episodes averaged (None when none had ended, or when the
+            log did not reach the checkpoint).
+        episodes: how many were averaged (100, or fewer if fewer had ended; 0 when not
+            reached).
         first_episode, last_episode: the ``episode`` numbers of the window.
+        reached: whether the log reached the checkpoint (its last ``frames`` >= it); a
+            checkpoint not reached has no score.
+        log_frames: the log's last recorded cumulative training frames for this game
+            (None when not known).
     """
 
     game: str
@@ -45,31 +86,118 @@ class CheckpointScore:
     episodes: int
     first_episode: int | None
     last_episode: int | None
+    reached: bool = True
+    log_frames: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
         return dict(self.__dict__)
 
 
-def read_training_log(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """The episodes of a training log by game: ``frames``, ``score``, ``episode`` each.
+def _log_text(path: Path) -> str:
+    """The text of the log at ``path``: plain or gzipped UTF-8.
 
     Raises:
-        SaberError: a line that is not a training-log line, naming file and line, or a
-            file that is not UTF-8 text.
+        TrainingLogError: a directory, an unreadable file, a damaged gzip, or bytes that
+            are not UTF-8 text.
     """
-    by_game: dict[str, list[dict[str, Any]]] = {}
+    if path.is_dir():
+        raise TrainingLogError(_directory(path))
     try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        from saber.scoring.scorefile import not_utf8
+        data = path.read_bytes()
+    except OSError as error:
+        raise TrainingLogError(f"Cannot read {path}: {error.strerror or error}") from error
+    if data.startswith(GZIP_MAGIC):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise TrainingLogError(
+                f"{path}: a damaged gzip file ({error}); {READS}"
+            ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise TrainingLogError(
+            f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} at line {line}), so not "
+            f"a training log; {READS}"
+        ) from None
 
-        raise SaberError(f"{path}: {not_utf8(path)}") from None
-    for number, line in enumerate(lines, start=1):
+
+def _directory(path: Path) -> str:
+    """What to say of a directory given as a training log."""
+    if (path / "episodes.jsonl").is_file() or (path / "run.json").is_file():
+        return (
+            f"{path}: an evaluation's run directory (saber eval), not a training log; "
+            f"saber report {path} reads it"
+        )
+    logs = sorted(path.glob("*.jsonl")) + sorted(path.glob("*.jsonl.gz"))
+    if logs:
+        return f"{path}: a directory, not a training log; give the log itself, e.g. {logs[0]}"
+    return f"{path}: a directory, not a training log; {READS}"
+
+
+def _not_json_lines(path: Path, text: str, first: str) -> str:
+    """What a file whose first line is not a JSON object is, for people."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, dict):
+        kind = str(document.get("format", ""))
+        if kind.startswith("saber-run") or "sessions" in document:
+            return (
+                f"{path}: an evaluation's run.json (the provenance of a saber eval run), not "
+                f"a training log; saber report {path.parent} reads its run"
+            )
+        if kind.startswith("saber-report"):
+            return f"{path}: a report (saber report --json), not a training log; {READS}"
+        return f"{path}: one JSON document, not a training log; {READS}"
+    header = [cell.strip().strip('"').lower() for cell in first.split(",")]
+    if "game" in header and "score" in header:
+        return (
+            f"{path}: a score table (CSV with game, score), not a training log; "
+            f"saber report {path} reads it"
+        )
+    return f"{path}:1: not a training log (not a JSON object per line); {READS}"
+
+
+def _evaluation(where: str, path: Path) -> str:
+    return (
+        f"{where}: an evaluation's episode record (saber eval's episodes.jsonl: one line per "
+        f"evaluation episode, no training frames), not a training log; saber report "
+        f"{path.parent if path.name == 'episodes.jsonl' else path} reads it"
+    )
+
+
+def read_training_log(path: str | Path) -> dict[str, list[dict[str, Any]]]:
+    """The episodes of a training log by game: ``frames``, ``score``, ``episode`` each.
+
+    The log may be gzipped. Blank lines are skipped.
+
+    Raises:
+        TrainingLogError: a file that is not a training log (saying what it is and which
+            command reads it), or a line that is not a training-log line (naming file and
+            line).
+    """
+    path = Path(path)
+    text = _log_text(path)
+    by_game: dict[str, list[dict[str, Any]]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        where = f"{path}:{number}"
         try:
             record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or str(record.get("format", "")).startswith("saber-"):
+            if not by_game:  # the first line: say what the file is
+                raise TrainingLogError(_not_json_lines(path, text, line))
+            raise TrainingLogError(f"{where}: not a JSON object; {READS}")
+        if is_evaluation_line(record):
+            raise TrainingLogError(_evaluation(where, path))
+        try:
             by_game.setdefault(str(record["game"]), []).append(
                 {
                     "frames": int(record["frames"]),
@@ -78,8 +206,8 @@ def read_training_log(path: Path) -> dict[str, list[dict[str, Any]]]:
                 }
             )
         except (ValueError, KeyError, TypeError):
-            raise SaberError(
-                f"{path}:{number}: not a training-log line (game, frames, score)"
+            raise TrainingLogError(
+                f"{where}: not a training-log line (game, frames, score); {READS}"
             ) from None
     return by_game
 
@@ -89,21 +217,25 @@ def training_scores(
 ) -> list[CheckpointScore]:
     """The paper's training-time scores from a recorder log.
 
-    At each checkpoint C (cumulative training frames), the mean score of the ``WINDOW``
-    (100) consecutive episodes that ended last at or before C; fewer when fewer had ended
-    (``episodes`` says how many).
+    At each checkpoint C (cumulative training frames) that the log reached (its last
+    ``frames`` >= C), the mean score of the ``WINDOW`` (100) consecutive episodes that
+    ended last at or before C; fewer when fewer had ended (``episodes`` says how many). A
+    checkpoint the log did not reach has no score: ``reached`` False, ``mean`` None.
 
     Args:
         path: a log written by :class:`saber.training.TrainingRecorder` or
-            :class:`saber.training.VectorTrainingRecorder`.
+            :class:`saber.training.VectorTrainingRecorder` (``.jsonl``, or gzipped).
         at_frames: checkpoints, as ints or strings like ``"10M"``.
 
     Returns:
         One :class:`CheckpointScore` per game of the log and checkpoint, game by game.
+
+    Raises:
+        TrainingLogError: no such file, or a file that is not a training log.
     """
     path = Path(path)
-    if not path.is_file():
-        raise SaberError(f"{path}: no such training log")
+    if not path.exists():
+        raise TrainingLogError(f"{path}: no such training log")
     checkpoints = [parse_frames(c) if isinstance(c, str) else int(c) for c in at_frames]
     results = []
     for game, episodes in read_training_log(path).items():
@@ -119,8 +251,14 @@ def game_training_scores(
     log already."""
     episodes = sorted(episodes, key=lambda e: (e["frames"], e["episode"]))
     ends = np.array([e["frames"] for e in episodes])
+    log_frames = int(ends[-1]) if ends.size else None
     results = []
     for checkpoint in checkpoints:
+        if log_frames is None or checkpoint > log_frames:
+            results.append(
+                CheckpointScore(game, checkpoint, None, 0, None, None, False, log_frames)
+            )
+            continue
         stop = int(np.searchsorted(ends, checkpoint, side="right"))
         window = episodes[max(0, stop - WINDOW) : stop]
         results.append(
@@ -131,16 +269,54 @@ def game_training_scores(
                 episodes=len(window),
                 first_episode=window[0]["episode"] if window else None,
                 last_episode=window[-1]["episode"] if window else None,
+                reached=True,
+                log_frames=log_frames,
             )
         )
     return results
 
 
+NOT_REACHED = "not reached"
+
+
+def mean_cell(mean: float | None, reached: bool) -> str:
+    """A mean score as the tables print it: ``-5.3``, ``n/a`` (no episode had ended by the
+    checkpoint) or ``not reached`` (the log ends before it)."""
+    if not reached:
+        return NOT_REACHED
+    return "n/a" if mean is None else f"{mean:,.1f}"
+
+
+def episodes_cell(episodes: int, reached: bool) -> str:
+    """The episodes averaged, as the tables print them (``-`` when not reached)."""
+    if not reached:
+        return "-"
+    return f"{episodes}" + ("" if episodes == WINDOW else " (fewer than 100)")
+
+
+def not_reached_note(scores: Iterable[Any]) -> str:
+    """The line under a table that says where each log ended, when a checkpoint was not
+    reached (empty otherwise). ``scores``: rows with ``game``, ``reached``, ``log_frames``."""
+    ends = {s.game: s.log_frames for s in scores if not s.reached}
+    if not ends:
+        return ""
+    where = "; ".join(
+        f"{game}: {'no episode' if frames is None else f'last episode at {frames:,} frames'}"
+        for game, frames in ends.items()
+    )
+    return (
+        f"\n{NOT_REACHED}: the log ends before the checkpoint ({where}); a checkpoint "
+        "counts once the log's training frames reach it.\n"
+    )
+
+
 def format_training_scores(scores: Sequence[CheckpointScore]) -> str:
-    """A Markdown table of :func:`training_scores` (game, frames, mean, episodes)."""
+    """A Markdown table of :func:`training_scores` (game, frames, mean, episodes); a
+    checkpoint the log did not reach reads ``not reached``, with a note under the table."""
     lines = ["| game | frames | mean score | episodes |", "|---|---:|---:|---:|"]
     for score in scores:
-        mean = "n/a" if score.mean is None else f"{score.mean:,.1f}"
-        note = "" if score.episodes == WINDOW else " (fewer than 100)"
-        lines.append(f"| {score.game} | {score.at_frames:,} | {mean} | {score.episodes}{note} |")
-    return "\n".join(lines) + "\n"
+        mean = mean_cell(score.mean, score.reached)
+        episodes = episodes_cell(score.episodes, score.reached)
+        lines.append(f"| {score.game} | {score.at_frames:,} | {mean} | {episodes} |")
+    return "\n".join(lines) + "\n" + not_reached_note(scores)
+

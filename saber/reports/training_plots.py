@@ -2,7 +2,8 @@
 
 One figure per game of the log. The user's curve is SABER's training-time score (the mean
 of the last 100 training episodes) against cumulative training frames, with a filled
-marker at each SABER checkpoint (10M, 50M, 100M, 200M) the training reached. A reference
+marker at each SABER checkpoint (10M, 50M, 100M, 200M) the training reached; the caption
+names the checkpoints the log did not reach (no marker, no score). A reference
 is drawn in grey and dashed, so it never passes for the user's: Dopamine's agents as the
 mean over their 5 runs at every iteration with the 95% bootstrap band over runs, and a
 hollow marker with its interval at each checkpoint; the SABER paper's Rainbow-IQN as its
@@ -125,7 +126,7 @@ def plot_training_curve(curve: TrainingCurve, agent: str = "your agent") -> Figu
             lows.append(reference.frames.min())
             highs.append(reference.frames.max())
         checkpoints = sorted(
-            {s.at_frames for s in curve.checkpoints}
+            {s.at_frames for s in curve.checkpoints if s.reached}  # the axis stops at the log
             | {f for r in curve.references for f in r.checkpoints}
         )
         highs += checkpoints
@@ -146,6 +147,14 @@ def plot_training_curve(curve: TrainingCurve, agent: str = "your agent") -> Figu
         ax.grid(axis="y", alpha=0.25, linewidth=0.5)
         _legend_above(fig, handles, labels)
         caption = ["cumulative training frames (log scale); checkpoints dotted"]
+        unreached = [s for s in curve.checkpoints if not s.reached]
+        if unreached:
+            ended = unreached[0].log_frames
+            caption.append(
+                f"{agent}: {', '.join(checkpoint_label(s.at_frames) for s in unreached)} not "
+                f"reached (the log ends at {'no episode' if ended is None else f'{ended:,}'} "
+                "frames): no score there"
+            )
         if any(np.isfinite(r.low).any() for r in curve.references):
             caption.append(
                 "bands and bars: 95% bootstrap intervals over the reference's runs; "

@@ -57,6 +57,7 @@ from saber.protocol.rundir import (
     read_run_json,
 )
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
+from saber.protocol.training import is_training_line
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -580,6 +581,11 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             continue
         if "game" not in record:
             raise ScoreFileError(f"{where}: record without a game")
+        if is_training_line(record):  # its frames are cumulative training frames
+            raise ScoreFileError(
+                f"{where}: a training log's line (a saber.training recorder's), not an "
+                f"evaluation's episode; saber training {episodes_file} reads it"
+            )
         game = _game_id(str(record["game"]), where)
         why = request.outside(record, game)
         if why is not None:

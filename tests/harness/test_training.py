@@ -108,15 +108,18 @@ def hand_log(tmp_path: Path) -> Path:
 
 
 def test_training_scores_average_the_last_100_episodes(hand_log: Path) -> None:
-    scores = training_scores(hand_log, ["500", "50k", 100_000, "150k", "1M"])
-    assert [(s.at_frames, s.mean, s.episodes) for s in scores] == [
-        (500, None, 0),
-        (50_000, 24.5, 50),  # episodes 0..49: fewer than 100 had ended
-        (100_000, 49.5, 100),  # 0..99
-        (150_000, 99.5, 100),  # 50..149
-        (1_000_000, 199.5, 100),  # 150..249
+    scores = training_scores(hand_log, ["500", "50k", 100_000, "150k", "250k", "250001", "1M"])
+    assert [(s.at_frames, s.mean, s.episodes, s.reached) for s in scores] == [
+        (500, None, 0, True),  # reached, but no episode had ended
+        (50_000, 24.5, 50, True),  # episodes 0..49: fewer than 100 had ended
+        (100_000, 49.5, 100, True),  # 0..99
+        (150_000, 99.5, 100, True),  # 50..149
+        (250_000, 199.5, 100, True),  # 150..249: the log's last line is at 250,000
+        (250_001, None, 0, False),  # past the log's end: not reached, no score
+        (1_000_000, None, 0, False),
     ]
     assert (scores[3].first_episode, scores[3].last_episode) == (50, 149)
+    assert {s.log_frames for s in scores} == {250_000}
 
 
 def test_report_training_cli(hand_log: Path, tmp_path: Path) -> None:

@@ -60,7 +60,14 @@ def test_training_curves_have_every_iteration(log):
     assert (reference.low <= reference.mean).all() and (reference.mean <= reference.high).all()
     assert reference.deviations == dopamine.deviation_label()
     assert curve.mean[-1] == pytest.approx(99.5)  # the last 100 of 150 episodes: 50..149
-    assert [s.at_frames for s in curve.checkpoints] == [10_000_000]  # the log ends at 15M
+    # The log ends at 15M: 10M is marked, the later checkpoints are there, not reached.
+    assert [(s.at_frames, s.reached) for s in curve.checkpoints] == [
+        (10_000_000, True),
+        (50_000_000, False),
+        (100_000_000, False),
+        (200_000_000, False),
+    ]
+    assert [s.mean for s in curve.checkpoints[1:]] == [None, None, None]
 
 
 def test_plots_writes_one_figure_per_game(log, tmp_path):
