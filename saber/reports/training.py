@@ -234,11 +234,10 @@ def format_training_comparison(rows: Sequence[TrainingRow]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for row in rows:
         mean = mean_cell(row.mean, row.reached)
+        episodes = episodes_cell(row.episodes, row.reached)
         cells = [_cell(row.references.get(a)) for a in agents]
         lines.append(
-            f"| {row.game} | {row.at_frames:,} | {mean} | {episodes_cell(row.episodes, row.reached)} | "
-            + " | ".join(cells)
-            + " |"
+            f"| {row.game} | {row.at_frames:,} | {mean} | {episodes} | " + " | ".join(cells) + " |"
         )
     note = not_reached_note(rows)
     if note:

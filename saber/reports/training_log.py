@@ -111,9 +111,7 @@ def _log_text(path: Path) -> str:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as error:
-            raise TrainingLogError(
-                f"{path}: a damaged gzip file ({error}); {READS}"
-            ) from None
+            raise TrainingLogError(f"{path}: a damaged gzip file ({error}); {READS}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -319,4 +317,3 @@ def format_training_scores(scores: Sequence[CheckpointScore]) -> str:
         episodes = episodes_cell(score.episodes, score.reached)
         lines.append(f"| {score.game} | {score.at_frames:,} | {mean} | {episodes} |")
     return "\n".join(lines) + "\n" + not_reached_note(scores)
-
