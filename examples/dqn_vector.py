@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"checkpoint: {args.checkpoint}\ntraining log: {args.log}")
     if envs.log.episodes:
         # The score now: mean of the last 100 training episodes (the paper's training score).
-        print(format_training_scores(training_scores(args.log, [envs.total_frames])))
+        frames = envs.total_frames  # the training went on past its last logged episode
+        print(format_training_scores(training_scores(args.log, [frames], trained_frames=frames)))
 
 
 if __name__ == "__main__":

@@ -395,7 +395,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     summary = train(args)
     print(json.dumps({k: v for k, v in summary.items() if k != "args"}))
-    print(format_training_scores(training_scores(args.out / "training.jsonl", [args.frames])))
+    log = args.out / "training.jsonl"
+    frames = summary["frames"]  # the training's frames: it went on past its last logged episode
+    print(format_training_scores(training_scores(log, [args.frames], trained_frames=frames)))
 
 
 if __name__ == "__main__":

@@ -260,7 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     envs.close()
     if recorder.log.episodes:
         # The training score now: mean of the last 100 training episodes.
-        print(format_training_scores(training_scores(log, [recorder.total_frames])))
+        frames = recorder.total_frames  # the training went on past its last logged episode
+        print(format_training_scores(training_scores(log, [frames], trained_frames=frames)))
     print(f"model: {model_path}\ntraining log: {log}")
 
     if args.eval_episodes == 0:

@@ -211,7 +211,9 @@ def read_training_log(path: str | Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def training_scores(
-    path: str | Path, at_frames: Iterable[int | str] = TRAINING_CHECKPOINTS
+    path: str | Path,
+    at_frames: Iterable[int | str] = TRAINING_CHECKPOINTS,
+    trained_frames: int | None = None,
 ) -> list[CheckpointScore]:
     """The paper's training-time scores from a recorder log.
 
@@ -224,6 +226,9 @@ def training_scores(
         path: a log written by :class:`saber.training.TrainingRecorder` or
             :class:`saber.training.VectorTrainingRecorder` (``.jsonl``, or gzipped).
         at_frames: checkpoints, as ints or strings like ``"10M"``.
+        trained_frames: the training's cumulative frames, when the caller knows them (a
+            recorder's ``total_frames`` at the end): a training goes on past its last
+            logged episode, and the checkpoints up to ``trained_frames`` count as reached.
 
     Returns:
         One :class:`CheckpointScore` per game of the log and checkpoint, game by game.
@@ -237,12 +242,15 @@ def training_scores(
     checkpoints = [parse_frames(c) if isinstance(c, str) else int(c) for c in at_frames]
     results = []
     for game, episodes in read_training_log(path).items():
-        results += game_training_scores(game, episodes, checkpoints)
+        results += game_training_scores(game, episodes, checkpoints, trained_frames)
     return results
 
 
 def game_training_scores(
-    game: str, episodes: list[dict[str, Any]], checkpoints: Iterable[int]
+    game: str,
+    episodes: list[dict[str, Any]],
+    checkpoints: Iterable[int],
+    trained_frames: int | None = None,
 ) -> list[CheckpointScore]:
     """:func:`training_scores` of one game's episodes (as :func:`read_training_log` gives
     them) at ``checkpoints`` (cumulative training frames), for a caller that has read the
@@ -250,9 +258,10 @@ def game_training_scores(
     episodes = sorted(episodes, key=lambda e: (e["frames"], e["episode"]))
     ends = np.array([e["frames"] for e in episodes])
     log_frames = int(ends[-1]) if ends.size else None
+    reach = max(log_frames or 0, trained_frames or 0) if episodes or trained_frames else None
     results = []
     for checkpoint in checkpoints:
-        if log_frames is None or checkpoint > log_frames:
+        if reach is None or checkpoint > reach:
             results.append(
                 CheckpointScore(game, checkpoint, None, 0, None, None, False, log_frames)
             )
