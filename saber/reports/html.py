@@ -4,9 +4,14 @@
 with their intervals, the notes, the comparisons, the figures and the per-game tables.
 Everything is in the one file: the figures are PNG images inlined as ``data:`` URIs, the
 style sheet is inline, there is no script and no link to fetch, so it opens offline and
-as an e-mail attachment. The layout follows the screen: tables scroll sideways inside
-their box on a phone (the first column stays in view), figures shrink to the width, and
-on a laptop the one-column figures sit side by side.
+as an e-mail attachment. The layout follows the screen, and the page is never wider than
+it. On a laptop a table too wide for the page breaks its cells before an interval or a
+share ("19.5%" over "[18.0%, 20.7%]") rather than hide its last columns behind a
+scrollbar, and the one-column figures sit side by side. On a phone or a tablet (64rem,
+1024 px, and narrower) every table is stacked, one box per row with each cell under its
+column's name, and every figure shrinks to the width (pinch to zoom). A table wider still
+(a dozen agents side by side) scrolls inside its own box, never the page. Measured in
+headless Chromium at 375 and 1366 px (tests/reports/test_html.py).
 
 The tables are those of the Markdown (:mod:`saber.reports.tables`), cell for cell; the
 figures those of ``--plots`` (:mod:`saber.reports.plots`, needs matplotlib), drawn once
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 import struct
 from typing import Any
 
@@ -67,7 +73,8 @@ p, li { max-width: 48rem; }
 .scroll { overflow-x: auto; margin: 0.5rem 0 1rem; border: 1px solid var(--rule);
   width: fit-content; max-width: 100%; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.9rem; }
-th, td { padding: 0.3rem 0.6rem; border-bottom: 1px solid var(--rule); white-space: nowrap; }
+th, td { padding: 0.3rem 0.6rem; border-bottom: 1px solid var(--rule); }
+.nb { white-space: nowrap; }
 thead th { background: var(--band); border-bottom: 2px solid var(--ink); vertical-align: bottom;
   white-space: normal; }
 td.r, th.r { text-align: right; }
@@ -83,14 +90,27 @@ figure { margin: 0; }
 figure.wide { grid-column: 1 / -1; }
 figure img { display: block; max-width: 100%; height: auto; }
 figcaption { color: var(--muted); font-size: 0.85rem; margin-top: 0.25rem; }
-@media (max-width: 40rem) {
+@media (max-width: 80rem) {  /* a small laptop: tighter tables before any scrolling */
+  table { font-size: 0.82rem; }
+  th, td { padding: 0.25rem 0.4rem; }
+}
+@media (max-width: 64rem) {
   body { font-size: 15px; }
   main { padding: 0.6rem; }
-  th, td { padding: 0.25rem 0.4rem; }
-  tbody th:first-child { white-space: normal; min-width: 8rem; max-width: 10rem; }
-  /* A two-column figure keeps a readable size and scrolls sideways in its box. */
-  figure.wide { overflow-x: auto; }
-  figure.wide img { max-width: none; width: 44rem; }
+  /* Stacked tables: one box per row, each cell under its column's name (data-label). */
+  .scroll { border: 0; width: auto; }
+  .scroll table, .scroll tbody, .scroll tr, .scroll th, .scroll td { display: block; }
+  .scroll table { width: 100%; }
+  .scroll thead { position: absolute; width: 1px; height: 1px; overflow: hidden;
+    clip-path: inset(50%); }
+  .scroll tr { border: 1px solid var(--rule); margin: 0 0 0.6rem; }
+  .scroll tbody th { position: static; background: var(--band); border-right: 0;
+    font-weight: 600; }
+  .scroll td { display: flex; justify-content: space-between; gap: 0.75rem;
+    padding: 0.2rem 0.5rem; border-bottom: 1px solid #ececec; text-align: right; }
+  .scroll td::before { content: attr(data-label); text-align: left; color: var(--muted); }
+  .scroll td:first-child { position: static; border-right: 0; }
+  tbody tr:nth-child(even) td { background: #ffffff; }
 }
 """
 
@@ -112,18 +132,38 @@ def _without_limit_column(table: Table) -> Table:
     return Table(drop(table.header), [drop(row) for row in table.rows], align)
 
 
+# An interval or a share after a value: "19.5% [18.0%, 20.7%]", "98.7 (98.7%)".
+_INTERVAL = re.compile(r" (\[[^\]]*\]|\([^)]*\))")
+
+
+def _cell(text: str) -> str:
+    """A cell's text as HTML that may break only where a reader expects: before an
+    interval or a share in brackets (``19.5%`` over ``[18.0%, 20.7%]``, ``98.7`` over
+    ``(98.7%)``) and after the ``@`` of an agent's name (``rainbow-iqn@`` over
+    ``saber-paper``); never inside a number, an interval, or between a value and its mark
+    (``19.9% †``)."""
+    pieces = []
+    for i, part in enumerate(_INTERVAL.split(text)):  # value, interval, rest, ...
+        if i % 2:  # an interval, after the space the split took
+            pieces.append(f' <span class="nb">{_e(part)}</span>')
+        elif part:
+            words = re.split("(?<=@)", part)  # "rainbow-iqn@", "saber-paper"
+            pieces.append("<wbr>".join(f'<span class="nb">{_e(w)}</span>' for w in words if w))
+    return "".join(pieces)
+
+
 def _table(table: Table, caption: str | None = None) -> str:
     head = "".join(
-        f'<th class="{a}" scope="col">{_e(h)}</th>'
+        f'<th class="{a}" scope="col">{_e(h).replace("@", "@<wbr>")}</th>'
         for h, a in zip(table.header, table.align, strict=True)
     )
     body = "".join(
         "<tr>"
         + "".join(
-            f'<th class="l" scope="row">{_e(cell)}</th>'
+            f'<th class="l" scope="row">{_cell(cell)}</th>'
             if i == 0
-            else f'<td class="{a}">{_e(cell)}</td>'
-            for i, (cell, a) in enumerate(zip(row, table.align, strict=True))
+            else f'<td class="{a}" data-label="{_e(label)}"><span>{_cell(cell)}</span></td>'
+            for i, (cell, a, label) in enumerate(zip(row, table.align, table.header, strict=True))
         )
         + "</tr>"
         for row in table.rows

@@ -8,7 +8,9 @@ the first agent's colour (Okabe-Ito blue, #0072B2) is drawn only by the figures.
 from __future__ import annotations
 
 import base64
+import html
 import io
+import json
 import re
 import subprocess
 import sys
@@ -106,7 +108,7 @@ def _pixels_of(image: Image.Image, colour: tuple[int, int, int]) -> int:
     return sum(1 for pixel in image.getdata() if pixel == colour)
 
 
-@pytest.mark.parametrize(("width", "height"), [(1280, 5000), (390, 9000)], ids=["laptop", "phone"])
+@pytest.mark.parametrize(("width", "height"), [(1280, 5000), (390, 18000)], ids=["laptop", "phone"])
 def test_chromium_shows_the_figures_on_a_laptop_and_a_phone(
     page, tmp_path, external_tool, width, height
 ):
@@ -119,6 +121,94 @@ def test_chromium_shows_the_figures_on_a_laptop_and_a_phone(
     # The page's background reaches the right edge: nothing wider than the screen.
     right = shot.crop((width - 4, 0, width, 600))
     assert set(right.getdata()) <= {(255, 255, 255)}
+
+
+# Run inside the page: how wide the page and each table box and figure are laid out, and how
+# wide their content is; posted to the frame around it (a page in a file:// frame is of
+# another origin: postMessage is how it may tell).
+_MEASURE = """<script>
+const root = document.documentElement;
+const boxes = [...document.querySelectorAll('.scroll, figure')].map(box => ({
+  kind: box.tagName.toLowerCase(), what: (box.querySelector('caption') || box.querySelector('figcaption') || {}).textContent,
+  content: box.scrollWidth, shown: box.clientWidth}));
+parent.postMessage(JSON.stringify({content: root.scrollWidth, shown: root.clientWidth, boxes}), '*');
+</script>"""
+
+
+def _widths(chromium: str, page: Path, tmp_path: Path, width: int) -> dict:
+    """The page laid out ``width`` CSS px wide (in a frame of that width: headless Chromium
+    makes no window narrower than 500 px), measured by the browser: the page's and every
+    table box's and figure's scrollWidth (``content``) and clientWidth (``shown``)."""
+    framed = page.read_text(encoding="utf-8").replace("</main>", "</main>" + _MEASURE)
+    outer = tmp_path / f"frame-{width}.html"
+    outer.write_text(
+        '<!DOCTYPE html><html><body><pre id="widths"></pre><script>addEventListener("message",'
+        ' e => { document.getElementById("widths").textContent = e.data; });</script>'
+        f'<iframe style="border:0;width:{width}px;height:900px" '
+        f'srcdoc="{html.escape(framed, quote=True)}"></iframe></body></html>',
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / f'profile-{width}'}",
+            "--window-size=1400,900",
+            "--virtual-time-budget=10000",  # the frame's message arrives before the dump
+            "--dump-dom",
+            outer.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = re.search(r'<pre id="widths">(.+?)</pre>', run.stdout, re.S)
+    assert found, run.stdout[-3000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.fixture(scope="module")
+def wide_page(tmp_path_factory) -> Path:
+    """Your agents with the SABER paper's and Dopamine's six at 10M: twelve columns in the
+    per-game table at 30 minutes, and summary tables wider than a 1366 px laptop's page."""
+    folder = tmp_path_factory.mktemp("wide")
+    (folder / "s.csv").write_text(ROWS)
+    tables = [read_scores(folder / "s.csv"), reference_table("saber-paper")]
+    table = merge_tables([*tables, reference_table("dopamine@10M")])
+    path = folder / "report.html"
+    path.write_text(to_html(build_report(table, n_resamples=100)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("width", [375, 1366], ids=["phone", "laptop"])
+@pytest.mark.parametrize("which", ["page", "wide_page"])
+def test_nothing_is_wider_than_the_screen(request, external_tool, tmp_path, which, width):
+    """No horizontal overflow, measured by Chromium: neither the page nor any table box or
+    figure has content wider than it shows (before the fix, the summary tables of a report
+    with --reference saber-paper hid their last columns behind a scrollbar: on a phone,
+    734-1005 px of table in a 354 px box; on a laptop, with Dopamine's agents too)."""
+    chromium = external_tool("chromium")
+    widths = _widths(chromium, request.getfixturevalue(which), tmp_path, width)
+    assert widths["shown"] == width
+    assert widths["content"] <= widths["shown"]
+    kinds = [box["kind"] for box in widths["boxes"]]
+    assert kinds.count("div") == 5 and kinds.count("figure") >= FIGURES  # 2 summary, 3 per game
+    wider = [box for box in widths["boxes"] if box["content"] > box["shown"]]
+    assert wider == []
+
+
+def test_a_phone_stacks_each_row_under_the_column_names(page):
+    """On a phone each cell shows its column's name (``data-label``); an interval is never
+    cut, and an agent's name may break after its ``@``."""
+    text = page.read_text(encoding="utf-8")
+    assert '<td class="r" data-label="Median [95% CI]"><span><span class="nb">' in text
+    assert re.search(r'<span class="nb">\[[0-9.]+%, [0-9.]+%\]</span>', text)
+    assert '<span class="nb">rainbow-iqn@</span><wbr><span class="nb">saber-paper</span>' in text
 
 
 def test_chromium_loads_every_figure(page, external_tool, tmp_path):

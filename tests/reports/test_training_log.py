@@ -142,6 +142,13 @@ def test_a_checkpoint_is_reached_at_the_log_s_last_frames(tmp_path: Path) -> Non
         (3_500, True, pytest.approx(14 / 3), 3),
         (3_501, False, None, 0),
     ]
+    # A caller that knows the training went on to 4,000 frames (a recorder's total_frames).
+    known = training_scores(log, [3_501, 4_000, 4_001], trained_frames=4_000)
+    assert [(s.reached, s.mean, s.log_frames) for s in known] == [
+        (True, pytest.approx(14 / 3), 3_500),
+        (True, pytest.approx(14 / 3), 3_500),
+        (False, None, 3_500),
+    ]
 
 
 @pytest.fixture(scope="module")
