@@ -75,6 +75,7 @@ p, li { max-width: 48rem; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.9rem; }
 th, td { padding: 0.3rem 0.6rem; border-bottom: 1px solid var(--rule); }
 .nb { white-space: nowrap; }
+.h { display: inline-block; width: min-content; min-width: 100%; }
 thead th { background: var(--band); border-bottom: 2px solid var(--ink); vertical-align: bottom;
   white-space: normal; }
 td.r, th.r { text-align: right; }
@@ -132,16 +133,18 @@ def _without_limit_column(table: Table) -> Table:
     return Table(drop(table.header), [drop(row) for row in table.rows], align)
 
 
-# An interval or a share after a value: "19.5% [18.0%, 20.7%]", "98.7 (98.7%)".
-_INTERVAL = re.compile(r" (\[[^\]]*\]|\([^)]*\))")
+# An interval or a share after a value: "19.5% [18.0%, 20.7%]", "98.7 (98.7%)"; not the
+# words of a name ("SABER (unlimited)").
+_INTERVAL = re.compile(r" (\[[^\]]*\]|\([-−+]?[0-9][^)]*\))")
 
 
 def _cell(text: str) -> str:
-    """A cell's text as HTML that may break only where a reader expects: before an
-    interval or a share in brackets (``19.5%`` over ``[18.0%, 20.7%]``, ``98.7`` over
-    ``(98.7%)``) and after the ``@`` of an agent's name (``rainbow-iqn@`` over
-    ``saber-paper``); never inside a number, an interval, or between a value and its mark
-    (``19.9% †``)."""
+    """A cell's text as HTML that may break only before an interval or a share in
+    brackets (``19.5%`` over ``[18.0%, 20.7%]``, ``98.7`` over ``(98.7%)``) and after the
+    ``@`` of an agent's name (``rainbow-iqn@`` over ``saber-paper``); never inside a
+    number, an interval, a phrase (``SABER (unlimited)``), or between a value and its mark
+    (``19.9% †``). A cell breaks only when its table is too wide for the page: a header
+    (``.h``) asks for no more width than its longest word, and wraps first."""
     pieces = []
     for i, part in enumerate(_INTERVAL.split(text)):  # value, interval, rest, ...
         if i % 2:  # an interval, after the space the split took
@@ -154,7 +157,7 @@ def _cell(text: str) -> str:
 
 def _table(table: Table, caption: str | None = None) -> str:
     head = "".join(
-        f'<th class="{a}" scope="col">{_e(h).replace("@", "@<wbr>")}</th>'
+        f'<th class="{a}" scope="col"><span class="h">{_e(h).replace("@", "@<wbr>")}</span></th>'
         for h, a in zip(table.header, table.align, strict=True)
     )
     body = "".join(

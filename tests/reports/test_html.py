@@ -204,8 +204,10 @@ def test_nothing_is_wider_than_the_screen(request, external_tool, tmp_path, whic
 
 def test_a_phone_stacks_each_row_under_the_column_names(page):
     """On a phone each cell shows its column's name (``data-label``); an interval is never
-    cut, and an agent's name may break after its ``@``."""
+    cut, and an agent's name may break after its ``@``; a header asks for no more width
+    than its longest word (``.h``), so a table too wide wraps its headers first."""
     text = page.read_text(encoding="utf-8")
+    assert '<th class="r" scope="col"><span class="h">Median [95% CI]</span></th>' in text
     assert '<td class="r" data-label="Median [95% CI]"><span><span class="nb">' in text
     assert re.search(r'<span class="nb">\[[0-9.]+%, [0-9.]+%\]</span>', text)
     assert '<span class="nb">rainbow-iqn@</span><wbr><span class="nb">saber-paper</span>' in text
