@@ -430,7 +430,7 @@ def training(
 
         curves = training_curves(log, reference, checkpoints)
     figures = [plots_dir / f"training_{c.game}.{fmt}" for c in curves for fmt in formats]
-    _refuse_overwrite([json_out, *figures], force)  # before any file is written
+    _refuse_overwrite([json_out, csv_out, *figures], force)  # before any file is written
     click.echo(
         format_training_scores(scores)
         if compared is None

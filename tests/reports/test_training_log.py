@@ -86,6 +86,14 @@ def test_every_output_shows_not_reached(shipped_log: Path, tmp_path: Path, cells
         ("200000000", "false", ""),
     ]
     assert {r["log_frames"] for r in table} == {str(LOG_END)}
+    # The CSV is a file the command names: not replaced without --force, like --json.
+    again = _one_error_line(
+        CliRunner().invoke(main, ["training", str(shipped_log), "--csv", str(csv_out)])
+    )
+    assert (
+        again
+        == f"Error: {csv_out} exists already; pass --force to replace it, or choose another name"
+    )
 
 
 def test_the_reference_comparison_shows_not_reached_beside_the_paper(
