@@ -83,9 +83,10 @@ class SaberVectorSeams:
     ALE seed, its clock of frames since a reward and its engine's step (the seam where
     the engine's output can be tampered with before the env's rules read it).
 
-    At construction the env is switched to :data:`FOLLOWED_GAME` (a new engine of that
-    ROM built with the env's own settings: the analogue of the probes loading their game
-    under a single env, whose ALE keeps its settings); wrappers above the env stay.
+    At construction the env is switched to :data:`FOLLOWED_GAME` (a new engine of the
+    env's kind, threaded or sequential, for that ROM, built with the env's own settings:
+    the analogue of the probes loading their game under a single env, whose ALE keeps its
+    settings); the env's rules and the wrappers above it stay as they are.
 
     Args:
         env: the ``SaberVectorEnv`` (``gymnasium.make_vec("SABER/<Game>").unwrapped``).
@@ -94,9 +95,7 @@ class SaberVectorSeams:
     reward_clock = "SaberVectorEnv._last_reward_frame"
 
     def __init__(self, env: Any) -> None:
-        from saber.envs.emulator import legal_action_count
         from saber.envs.vector import _SequentialEngine, _ThreadedEngine
-        from saber.protocol.settings import NUM_ACTIONS
 
         self.env = env
         # The game the env was made with (kept on it: each probe makes its own adapter).
@@ -105,7 +104,9 @@ class SaberVectorSeams:
         engine = env._engine
         if engine is not None and env.rom_id != FOLLOWED_GAME:
             settings, rows = env.saber_settings, env.num_envs
-            threaded = legal_action_count(FOLLOWED_GAME) == NUM_ACTIONS
+            # The same engine as the env's (ale-py's threaded one, or the single env's
+            # code row by row, which a game with fewer than 18 legal actions runs).
+            threaded = isinstance(engine, _ThreadedEngine)
             engine.close()
             env._engine = (
                 _ThreadedEngine(FOLLOWED_GAME, rows, settings, 0)
