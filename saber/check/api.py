@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from saber.check.probes import FOLLOWED, FOLLOWED_QUICK, FULL, QUICK, RULES
+from saber.check.probes import FOLLOWED, FOLLOWED_QUICK, FULL, QUICK, RAM_FOLLOWED, RULES
 from saber.check.probes.base import SABER, ProbeError
 from saber.check.result import CheckResult, RuleResult, Status
 from saber.check.subject import ChainedSubject, Subject, resolve_target, subject_of
@@ -51,13 +51,18 @@ def check(
     first = _first_env(factory, target)
     # An env whose emulators are out of reach but can be followed (saber's JAX envs, a
     # SaberVectorEnv under any vector interface).
-    followed = bool(getattr(_subject(first, target), "followable", False))
+    seen = _subject(first, target)
+    followed = bool(getattr(seen, "followable", False))
+    # An env whose RAM is reported (envpool): followed by its RAM, quick or not.
+    by_ram = bool(getattr(seen, "ram_followable", False))
     probes = {
         (False, False): FULL,
         (False, True): QUICK,
         (True, False): FOLLOWED,
         (True, True): FOLLOWED_QUICK,
     }[followed, quick]
+    if by_ram:
+        probes, followed = RAM_FOLLOWED, True
     if quick:  # one env for every probe: a new env or a reset loads a ROM
         shared = first
         # One episode shared by the probes too, but a follower starts from a real reset.

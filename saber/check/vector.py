@@ -316,6 +316,12 @@ class Sb3VecSubject(_Followable):
         self.env.close()
 
 
+def _is_rom(rom_id: str) -> bool:
+    from ale_py import roms
+
+    return roms.get_rom_path(rom_id) is not None
+
+
 def is_envpool_like(env: Any) -> bool:
     """envpool's API (``send``, ``recv``, ``async_reset``), duck-typed."""
     return all(callable(getattr(env, name, None)) for name in ("send", "recv", "async_reset"))
@@ -343,9 +349,26 @@ class EnvpoolSubject(_Followable):
         self.step_counters: list[Any] = []
         self.seams = _seams(env, None)
         config = getattr(env, "config", None)
-        self.num_envs = int(config["num_envs"] if isinstance(config, dict) else len(env))
+        config = config if isinstance(config, dict) else {}
+        self.num_envs = int(config.get("num_envs") or len(env))
+        # The game (envpool's "task" is the ALE's ROM id), for following env 0 by the RAM
+        # envpool reports (saber.check.probes.ram_followed); its settings are not read.
+        task = config.get("task")
+        self._task = task if isinstance(task, str) and _is_rom(task) else None
         self._waiting: np.ndarray | None = None  # ids received and not yet sent again
         self._in_flight = 0  # envs sent whose results have not come back
+
+    @property
+    def rom_id(self) -> str:
+        if self.seams is not None:
+            return self.seams.rom_id
+        assert self._task is not None
+        return self._task
+
+    @property
+    def ram_followable(self) -> bool:
+        """Env 0 can be followed by its RAM (``info["ram"]``): its game is known."""
+        return self.seams is None and self._task is not None
 
     def _until_env_zero(self, action: int) -> tuple[Any, ...]:
         """Receive batches until one holds env 0, sending ``action`` to the envs of each
