@@ -86,7 +86,8 @@ class SaberVectorSeams:
     At construction the env is switched to :data:`FOLLOWED_GAME` (a new engine of the
     env's kind, threaded or sequential, for that ROM, built with the env's own settings:
     the analogue of the probes loading their game under a single env, whose ALE keeps its
-    settings); the env's rules and the wrappers above it stay as they are.
+    settings); the env's rules and the wrappers above it stay as they are. An env given
+    to ``saber.check`` itself (not a factory) is left on that game.
 
     Args:
         env: the ``SaberVectorEnv`` (``gymnasium.make_vec("SABER/<Game>").unwrapped``).
@@ -343,14 +344,14 @@ class EnvpoolSubject(_Followable):
 
     def __init__(self, env: Any) -> None:
         self.env = env
-        space = getattr(env, "single_action_space", None) or env.action_space
-        self.action_space = space
+        single = getattr(env, "single_action_space", None)  # envpool's is action_space
+        self.action_space = single if single is not None else env.action_space
         self.emulator = None  # envpool's emulators run in C++, out of reach
         self.step_counters: list[Any] = []
         self.seams = _seams(env, None)
         config = getattr(env, "config", None)
         config = config if isinstance(config, dict) else {}
-        self.num_envs = int(config.get("num_envs") or len(env))
+        self.num_envs = int(config.get("num_envs") or getattr(env, "num_envs", None) or len(env))
         # The game (envpool's "task" is the ALE's ROM id), for following env 0 by the RAM
         # envpool reports (saber.check.probes.ram_followed); its settings are not read.
         task = config.get("task")
