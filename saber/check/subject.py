@@ -230,8 +230,9 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
             ) from error
         if not callable(factory):
             raise SaberError(
-                f"{target} is an object of type {type(factory).__name__}, not callable; saber check needs a "
-                "factory that takes no argument (with --game, the game alone) and returns an env"
+                f"{target} is an object of type {type(factory).__name__}, not callable; "
+                "saber check needs a factory that takes no argument (with --game, the game "
+                "alone) and returns an env"
             )
         _check_signature(target, factory, game)
         return (lambda: factory(game)) if game is not None else factory

@@ -5,8 +5,9 @@ saber's JAX envs (:class:`saber.check.subject.FunctionalSubject`) run their emul
 ale-py's C++ engine behind XLA: no RAM to write a score into, no frame counter to move.
 What the env's rules read, though, all comes through one seam, the engine's step
 (``SaberJaxEnv._engine_step``; a ``SaberVectorEnv``'s engine step,
-:class:`saber.check.vector.SaberVectorSeams`). The probes pass the engine's output through a tamper
-there, the JAX analogue of what the Gymnasium probes write into the emulator:
+:class:`saber.check.vector.SaberVectorSeams`). The probes pass the engine's output
+through a tamper there, the JAX analogue of what the Gymnasium probes write into the
+emulator:
 
 - ``frame_cap``: one step after a seeded reset, with the engine's episode frame counter
   set to a chosen frame and one point of reward (so that the stuck timeout cannot fire,
