@@ -152,7 +152,8 @@ def probe_ram_followed(subject: Any) -> list[RuleResult]:
     if start is None or skip is None:
         why = f"{game}: no start or first step of the twin matches the env's RAM"
         rules = ("action_set", "sticky_actions", "frame_skip", "observation", "raw_rewards")
-        return [*results, *(unknown(rule, why) for rule in rules), _stack(obs.shape, stacks)]
+        found = [unknown(rule, why) for rule in rules]
+        return [*results, *found, _stack(obs.shape, stacks), _lives(lives_in_info, [], why)]
     observed: list[set[str]] = []
     rewards: list[tuple[float, set[float]]] = []
     life_loss_ends: list[int] = []
