@@ -7,16 +7,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from saber.check.probes import FOLLOWED, FOLLOWED_QUICK, FULL, QUICK, RULES
+from saber.check.probes import FOLLOWED, FOLLOWED_QUICK, FULL, QUICK, RAM_FOLLOWED, RULES
 from saber.check.probes.base import SABER, ProbeError
 from saber.check.result import CheckResult, RuleResult, Status
-from saber.check.subject import (
-    ChainedSubject,
-    FunctionalSubject,
-    Subject,
-    resolve_target,
-    subject_of,
-)
+from saber.check.subject import ChainedSubject, Subject, resolve_target, subject_of
+from saber.errors import SaberError
 
 __all__ = ["check", "check_target"]
 
@@ -53,15 +48,21 @@ def check(
     """
     started = time.perf_counter()
     factory: Callable[[], Any] = env if _is_factory(env) else (lambda: env)
-    first = factory()
-    # An env whose emulators are out of reach but can be followed (saber's JAX envs).
-    followed = isinstance(subject_of(first), FunctionalSubject)
+    first = _first_env(factory, target)
+    # An env whose emulators are out of reach but can be followed (saber's JAX envs, a
+    # SaberVectorEnv under any vector interface).
+    seen = _subject(first, target)
+    followed = bool(getattr(seen, "followable", False))
+    # An env whose RAM is reported (envpool): followed by its RAM, quick or not.
+    by_ram = bool(getattr(seen, "ram_followable", False))
     probes = {
         (False, False): FULL,
         (False, True): QUICK,
         (True, False): FOLLOWED,
         (True, True): FOLLOWED_QUICK,
     }[followed, quick]
+    if by_ram:
+        probes, followed = RAM_FOLLOWED, True
     if quick:  # one env for every probe: a new env or a reset loads a ROM
         shared = first
         # One episode shared by the probes too, but a follower starts from a real reset.
@@ -100,6 +101,35 @@ def check_target(target: str, game: str | None = None, *, quick: bool = False) -
     factory = resolve_target(target, game)
     result = check(factory, quick=quick, target=target)
     return CheckResult(result.target, result.rules, result.seconds, game)
+
+
+NEEDS = (
+    "saber check needs a factory that takes no argument (with --game, the game alone) and "
+    "returns a Gymnasium env or vector env, a Stable-Baselines3 VecEnv or an envpool env"
+)
+
+
+def _first_env(factory: Callable[[], Any], target: str | None) -> Any:
+    """The factory's first env; a factory that raises is named in one line (SaberError)."""
+    try:
+        return factory()
+    except SaberError:
+        raise
+    except Exception as error:  # the user's code: any failure is reported, not traced
+        name = target or getattr(factory, "__qualname__", repr(factory))
+        raise SaberError(f"{name} raised {type(error).__name__}: {error}; {NEEDS}") from error
+
+
+def _subject(env: Any, target: str | None) -> Subject:
+    """:func:`subject_of`, its refusal naming the target and what is needed."""
+    try:
+        return subject_of(env)
+    except SaberError as error:
+        if target is None:
+            raise
+        raise SaberError(
+            f"{target} returned an object of type {type(env).__name__}, not an env; {NEEDS}"
+        ) from error
 
 
 def _is_factory(env: Any) -> bool:

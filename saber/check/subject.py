@@ -1,14 +1,19 @@
 """What the probe drives: any env, seen as one stream of steps (:class:`Subject`).
 
 A single Gymnasium env is driven as is; a vector env (Gymnasium's, envpool's, or a
-Stable-Baselines3 ``VecEnv``) is driven with the same action in every row, and the probe
-reads row 0. Other kinds of env (saber's JAX envs, a remote
-env) join by implementing the :class:`Subject` protocol in an adapter.
+Stable-Baselines3 ``VecEnv``) through its kind's adapter (:mod:`saber.check.vector`),
+with the same action in every row, the probe reading row 0. Other kinds of env (saber's
+JAX envs, a remote env) join by implementing the :class:`Subject` protocol in an adapter.
+An adapter whose ``followable`` is true (saber's JAX envs, a ``SaberVectorEnv`` under any
+vector interface) is followed on a twin (:mod:`saber.check.probes.followed`); one whose
+``ram_followable`` is true (envpool) is followed by its RAM
+(:mod:`saber.check.probes.ram_followed`).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,10 +23,19 @@ import gymnasium as gym
 import numpy as np
 
 from saber.check.emulator import Emulator, reach, step_counters
+from saber.check.vector import (
+    EnvpoolSubject,
+    Sb3VecSubject,
+    VectorSubject,
+    is_envpool_like,
+    is_sb3_vec_env,
+    row_of,
+)
 from saber.errors import SaberError
 
 __all__ = [
     "EnvSubject",
+    "EnvpoolSubject",
     "FunctionalSubject",
     "Sb3VecSubject",
     "Subject",
@@ -75,63 +89,6 @@ class EnvSubject:
         self.env.close()
 
 
-class VectorSubject:
-    """A Gymnasium vector env: every row gets the same action; the probe reads row 0.
-
-    The emulator is reached only under a ``SyncVectorEnv`` (row 0's); ale-py's threaded
-    engine (which ``gymnasium.make_vec("SABER/Pong")`` runs on) hides its emulators.
-    """
-
-    def __init__(self, env: gym.vector.VectorEnv) -> None:
-        self.env = env
-        self.action_space = env.single_action_space
-        self.emulator = reach(env)
-        subs = getattr(env.unwrapped, "envs", None)
-        self.step_counters = step_counters(subs[0]) if subs else []
-
-    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
-        obs, infos = self.env.reset(seed=seed)
-        return obs[0], _row(infos)
-
-    def step(self, action: int) -> Step:
-        actions = np.full(self.env.num_envs, action, dtype=np.int64)
-        obs, rewards, terminated, truncated, infos = self.env.step(actions)
-        return obs[0], float(rewards[0]), bool(terminated[0]), bool(truncated[0]), _row(infos)
-
-    def close(self) -> None:
-        self.env.close()
-
-
-class Sb3VecSubject:
-    """A Stable-Baselines3 ``VecEnv`` (``make_atari_env``): row 0 of a batch that resets
-    itself at each episode's end; ``info["TimeLimit.truncated"]`` tells a truncation.
-
-    The emulator is reached under a ``DummyVecEnv`` (row 0's env), not a ``SubprocVecEnv``.
-    """
-
-    def __init__(self, env: Any) -> None:
-        self.env = env
-        self.action_space = env.action_space
-        subs = getattr(getattr(env, "unwrapped", env), "envs", None)
-        self.emulator = reach(subs[0]) if subs else None
-        self.step_counters = step_counters(subs[0]) if subs else []
-
-    def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
-        if seed is not None:
-            self.env.seed(seed)
-        obs = self.env.reset()
-        return obs[0], dict(self.env.reset_infos[0]) if hasattr(self.env, "reset_infos") else {}
-
-    def step(self, action: int) -> Step:
-        obs, rewards, dones, infos = self.env.step(np.full(self.env.num_envs, action))
-        info = dict(infos[0])
-        truncated = bool(info.get("TimeLimit.truncated", False))
-        return obs[0], float(rewards[0]), bool(dones[0]) and not truncated, truncated, info
-
-    def close(self) -> None:
-        self.env.close()
-
-
 class FunctionalSubject:
     """An env of pure functions, ``reset(seed) -> (state, obs, info)`` and
     ``step(state, actions) -> (state, obs, reward, terminated, truncated, info)`` over
@@ -146,6 +103,8 @@ class FunctionalSubject:
     """
 
     emulator = None
+    followable = True  # the probes follow it (saber.check.api)
+    reward_clock = "EnvState.last_reward_frame"
 
     def __init__(self, env: Any) -> None:
         self.env = env
@@ -157,7 +116,7 @@ class FunctionalSubject:
 
     def reset(self, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
         self._state, obs, info = self.env.reset(0 if seed is None else seed)
-        return np.asarray(obs)[0], _row(_numpy(info))
+        return np.asarray(obs)[0], row_of(_numpy(info))
 
     def _compiled_step(self) -> Callable[..., tuple[Any, ...]]:
         if self._jitted is None:
@@ -205,7 +164,7 @@ class FunctionalSubject:
         # runs op by op, so that the compiled step never holds a tamper.
         step = self.env.step if tampered else self._compiled_step()
         self._state, obs, reward, terminated, truncated, info = step(self._state, actions)
-        row = _row(_numpy(info))
+        row = row_of(_numpy(info))
         return (
             np.asarray(obs)[0],
             float(np.asarray(reward)[0]),
@@ -223,30 +182,18 @@ def _numpy(infos: dict[str, Any]) -> dict[str, Any]:
     return {k: _numpy(v) if isinstance(v, dict) else np.asarray(v) for k, v in infos.items()}
 
 
-def _row(infos: dict[str, Any]) -> dict[str, Any]:
-    """Row 0 of a vector env's info dict (keys whose mask says row 0 has no value left out)."""
-    row = {}
-    for key, value in infos.items():
-        if key.startswith("_"):
-            continue
-        mask = infos.get(f"_{key}")
-        if mask is not None and not mask[0]:
-            continue
-        row[key] = (
-            _row(value) if isinstance(value, dict) else (value[0] if np.ndim(value) else value)
-        )
-    return row
-
-
 def subject_of(env: Any) -> Subject:
-    """The :class:`Subject` of an env: a Gymnasium env, a vector env, or a Subject already."""
+    """The :class:`Subject` of an env: a Gymnasium env, a vector env (Gymnasium's, an SB3
+    ``VecEnv``, envpool's), or a Subject already."""
+    if is_envpool_like(env):  # before VectorEnv: envpool's Gymnasium envs are VectorEnvs too
+        return EnvpoolSubject(env)
     if isinstance(env, gym.vector.VectorEnv):
         return VectorSubject(env)
     if isinstance(env, gym.Env):
         return EnvSubject(env)
     if isinstance(env, Subject):
         return env
-    if hasattr(env, "step_async") and hasattr(env, "step_wait"):  # SB3 VecEnv, duck-typed
+    if is_sb3_vec_env(env):
         return Sb3VecSubject(env)
     jax_envs = sys.modules.get("saber.jax")  # never imported here: JAX is an extra
     if jax_envs is not None and isinstance(env, jax_envs.SaberJaxEnv):
@@ -282,7 +229,12 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
                 "returning a Gymnasium env or vector env."
             ) from error
         if not callable(factory):
-            raise SaberError(f"{target!r} is not callable; expect a factory of envs")
+            raise SaberError(
+                f"{target} is an object of type {type(factory).__name__}, not callable; "
+                "saber check needs a factory that takes no argument (with --game, the game "
+                "alone) and returns an env"
+            )
+        _check_signature(target, factory, game)
         return (lambda: factory(game)) if game is not None else factory
     if game is not None:
         raise SaberError(
@@ -300,6 +252,40 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
             "'ALE/Pong-v5', or 'module:factory'."
         ) from error
     return lambda: gym.make(target)
+
+
+def _check_signature(target: str, factory: Callable[..., Any], game: str | None) -> None:
+    """Refuse, in one line, a factory that cannot be called as ``saber check`` calls it:
+    ``factory()``, or ``factory(game)`` with ``--game``.
+
+    Raises:
+        SaberError: the call would not bind to the factory's parameters.
+    """
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: let the call tell
+        return
+    call = "factory(game)" if game is not None else "factory()"
+    try:
+        signature.bind(*([game] if game is not None else []))
+    except TypeError:
+        hint = (
+            "; pass --game to call it with the game"
+            if game is None and _binds(signature, "pong")
+            else ""
+        )
+        raise SaberError(
+            f"{target} takes {signature}, but saber check calls {call}: give it a factory "
+            f"that takes no argument (with --game, the game alone) and returns an env{hint}"
+        ) from None
+
+
+def _binds(signature: inspect.Signature, *args: Any) -> bool:
+    try:
+        signature.bind(*args)
+    except TypeError:
+        return False
+    return True
 
 
 class ChainedSubject:

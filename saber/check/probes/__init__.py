@@ -9,13 +9,14 @@ from saber.check.probes.followed import probe_followed, probe_stuck_clock
 from saber.check.probes.limits import probe_frame_cap, probe_stuck_timeout
 from saber.check.probes.lives import probe_lives
 from saber.check.probes.preprocessing import probe_preprocessing
+from saber.check.probes.ram_followed import probe_ram_followed
 from saber.check.probes.rewards import probe_rewards
 from saber.check.probes.start import probe_start
 from saber.check.probes.tampered import probe_frame_cap_tampered, probe_rollover_tampered
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["FOLLOWED", "FOLLOWED_QUICK", "FULL", "QUICK", "RULES"]
+__all__ = ["FOLLOWED", "FOLLOWED_QUICK", "FULL", "QUICK", "RAM_FOLLOWED", "RULES"]
 
 Probe = Callable[[Subject], list[RuleResult]]
 
@@ -100,3 +101,10 @@ FOLLOWED_QUICK: tuple[tuple[Probe, tuple[str, ...]], ...] = (
     (probe_frame_cap_tampered, ("frame_cap",)),
     (probe_rollover_tampered, ("rollover",)),
 )
+
+
+# An env whose emulator is out of reach but whose RAM is reported (envpool's
+# info["ram"]): env 0 followed by its RAM on a twin; one probe reports every rule. Its
+# quick check is the same probe (it plays no statistics the quick check could leave out
+# that are cheaper than the follow itself).
+RAM_FOLLOWED: tuple[tuple[Probe, tuple[str, ...]], ...] = ((probe_ram_followed, RULES),)

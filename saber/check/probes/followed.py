@@ -24,7 +24,9 @@ branches whose SABER-pipeline frame equals the env's newest frame. From them:
   (play goes on, each action held for up to ``LIFE_HOLD_STEPS`` steps in turn, until
   one was lost).
 
-The env plays its own game (no ROM can be loaded under it).
+The env plays its own game (no ROM can be loaded under it), or, for a ``SaberVectorEnv``,
+the game its adapter loaded under it (:class:`saber.check.vector.SaberVectorSeams`):
+``subject.game_text`` says which.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
 from saber.check.result import RuleResult
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = ["probe_followed", "probe_stuck_clock"]
+__all__ = ["game_text", "probe_followed", "probe_stuck_clock"]
 
 SEEDS = range(5)
 STEPS = 700  # informative sticky steps, as the twin-emulator probe
@@ -62,7 +64,7 @@ def _newest(obs: Any) -> np.ndarray:
 def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     """Every rule but the stuck timeout, the frame cap and the rollover (see module doc)."""
     rom = subject.rom_id
-    game = f"{rom} (the env's own game)"
+    game = game_text(subject)
     results = _start(subject, game)
     obs, info = subject.reset(seed=0)
     lives_in_info = "lives" in info
@@ -195,6 +197,11 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         _lives(lives_in_info, life_losses, life_loss_ends, where, counts_lives),
     ]
     return results
+
+
+def game_text(subject: Any) -> str:
+    """The followed game, for the evidence: the env's own, or the one loaded under it."""
+    return getattr(subject, "game_text", None) or f"{subject.rom_id} (the env's own game)"
 
 
 def _one_lost(before: set[int], after: set[int]) -> bool:
@@ -379,8 +386,8 @@ def probe_stuck_clock(subject: Any) -> list[RuleResult]:
             end = "truncated" if truncated else "terminated"
             break
     evidence = (
-        f"{subject.rom_id} (the env's own game), NOOP from a seeded reset, no reward; the "
-        f"env's clock of frames since the last reward (EnvState.last_reward_frame) moved "
+        f"{game_text(subject)}, NOOP from a seeded reset, no reward; the env's clock of "
+        f"frames since the last reward ({subject.reward_clock}) moved "
         f"back {advanced:,} frames, then {frame:,} frames played (the engine's counter); "
         "inferred, not measured: that play without reward moves that clock the same way"
     )

@@ -4,8 +4,10 @@ below its rules.
 saber's JAX envs (:class:`saber.check.subject.FunctionalSubject`) run their emulators in
 ale-py's C++ engine behind XLA: no RAM to write a score into, no frame counter to move.
 What the env's rules read, though, all comes through one seam, the engine's step
-(``SaberJaxEnv._engine_step``). The probes pass the engine's output through a tamper
-there, the JAX analogue of what the Gymnasium probes write into the emulator:
+(``SaberJaxEnv._engine_step``; a ``SaberVectorEnv``'s engine step,
+:class:`saber.check.vector.SaberVectorSeams`). The probes pass the engine's output
+through a tamper there, the JAX analogue of what the Gymnasium probes write into the
+emulator:
 
 - ``frame_cap``: one step after a seeded reset, with the engine's episode frame counter
   set to a chosen frame and one point of reward (so that the stuck timeout cannot fire,
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from saber.check.probes.base import SETTINGS, unknown, verdict
+from saber.check.probes.followed import game_text
 from saber.check.result import RuleResult
 from saber.envs.rules import END_REASONS
 from saber.protocol.episode import EpisodeEnd
@@ -40,7 +43,10 @@ __all__ = ["probe_frame_cap_tampered", "probe_rollover_tampered"]
 WRAP = 1_000_000  # a 6-digit score counter: the ALE reports ``gain - WRAP`` as it wraps
 REWARDED_STEPS = 3  # positive rewards wrapped before the verdict
 MAX_STEPS = 1_500  # steps played, at most, to see them
-NO_SEAM = "the env has no engine seam to tamper with (saber.jax's SaberJaxEnv._engine_step)"
+NO_SEAM = (
+    "the env has no engine seam to tamper with (saber.jax's SaberJaxEnv._engine_step, "
+    "a SaberVectorEnv's engine step)"
+)
 
 
 def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
@@ -62,15 +68,15 @@ def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
         if not reached:
             return None
         end = info.get("saber", {}).get("end")
-        known = isinstance(end, (int, np.integer)) and end >= 0
-        ends.append(str(END_REASONS[int(end)]) if known else "")
+        known = isinstance(end, (int, np.integer)) and end >= 0  # saber.jax: an end's code
+        ends.append(str(END_REASONS[int(end)]) if known else end if isinstance(end, str) else "")
         return truncated and not terminated
 
     before, at = truncates(cap - 1), truncates(cap)
     if before is None or at is None:
         return [unknown("frame_cap", NO_SEAM)]
     evidence = (
-        f"{subject.rom_id} (the env's own game), the first NOOP step after a seeded reset "
+        f"{game_text(subject)}, the first NOOP step after a seeded reset "
         "with the engine's episode frame counter set to a chosen frame and one point of "
         "reward (saber.check.probes.tampered); inferred, not measured: that play reaches "
         "that counter (the ALE's own)"
@@ -118,7 +124,7 @@ def probe_rollover_tampered(subject: Any) -> list[RuleResult]:
     tampered, tampered_score = played
     differ = [(i, plain[i], tampered[i]) for i in range(len(plain)) if plain[i] != tampered[i]]
     evidence = (
-        f"{subject.rom_id} (the env's own game), one seeded episode of {len(plain)} random "
+        f"{game_text(subject)}, one seeded episode of {len(plain)} random "
         f"steps played twice, each ended by one step with the engine's frame counter at "
         f"the cap and no reward; the second time each positive engine reward r turned into "
         f"r - {WRAP:,} (what the ALE reports when the score wraps past {WRAP - 1:,}) at "
