@@ -64,13 +64,10 @@ def _shown_commands() -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 @cache
-def _defined_in_source(module: str) -> set[str]:
+def _defined_in_source(path: Path) -> set[str]:
     """The top-level names a module's source defines, assigns or imports (no import)."""
-    spec = importlib.util.find_spec(module)
-    assert spec is not None and spec.origin, module
-    tree = ast.parse(Path(spec.origin).read_text())
     names: set[str] = set()
-    for node in tree.body:
+    for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
@@ -78,38 +75,61 @@ def _defined_in_source(module: str) -> set[str]:
             names |= {t.id for t in targets if isinstance(t, ast.Name)}
         elif isinstance(node, ast.ImportFrom | ast.Import):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            names |= {e.value for e in node.value.elts}  # type: ignore[attr-defined]
     return names
+
+
+def _resolves_in_source(parts: list[str]) -> bool:
+    """Resolve ``saber.x.y`` through the files alone: packages and modules by their paths,
+    then one name defined at the top of the last module found."""
+    path = ROOT
+    for index, part in enumerate(parts):
+        if (path / part / "__init__.py").is_file():
+            path = path / part
+        elif (path / f"{part}.py").is_file():
+            path = path / f"{part}.py"
+        else:
+            module = path / "__init__.py" if path.is_dir() else path
+            return index > 1 and part in _defined_in_source(module)
+        if path.suffix == ".py" and index + 1 < len(parts):
+            return parts[index + 1] in _defined_in_source(path)
+    return True
+
+
+def _optional_dependency_missing(error: ImportError) -> bool:
+    """The import failed for want of a library that saber does not install by default
+    (JAX, PyTorch, ...), not for a fault of saber's."""
+    while error is not None:
+        if isinstance(error, ModuleNotFoundError) and error.name:
+            return not error.name.startswith("saber")
+        error = error.__cause__  # type: ignore[assignment]
+    return False
 
 
 def _resolves(dotted: str) -> bool:
     parts = dotted.split(".")
-    # The longest importable module prefix, then attributes.
-    for cut in range(len(parts), 0, -1):
-        module = ".".join(parts[:cut])
-        try:
-            spec = importlib.util.find_spec(module)
-        except ModuleNotFoundError:
-            spec = None
-        if spec is None:
-            continue
-        try:
-            with warnings.catch_warnings():  # a deprecated home the docs describe as such
-                warnings.simplefilter("ignore", DeprecationWarning)
-                value = importlib.import_module(module)
-        except ImportError as error:  # an optional dependency: read the source instead
-            assert error.name and not error.name.startswith("saber"), error
-            rest = parts[cut:]
-            return not rest or rest[0] in _defined_in_source(module)
-        for attribute in parts[cut:]:
-            if not hasattr(value, attribute):
-                return False
-            value = getattr(value, attribute)
-        return True
-    return False
+    try:
+        with warnings.catch_warnings():  # a deprecated home the docs describe as such
+            warnings.simplefilter("ignore", DeprecationWarning)
+            value = importlib.import_module(parts[0])
+            for cut in range(1, len(parts)):
+                name = ".".join(parts[: cut + 1])
+                if hasattr(value, parts[cut]):
+                    value = getattr(value, parts[cut])
+                elif importlib.util.find_spec(".".join(parts[:cut])) and _is_module(name):
+                    value = importlib.import_module(name)
+                else:
+                    return False
+    except ImportError as error:
+        assert _optional_dependency_missing(error), error
+        return _resolves_in_source(parts)
+    return True
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 @pytest.mark.parametrize(("document", "name"), _shown_names(), ids=lambda v: str(v))
