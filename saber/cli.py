@@ -658,22 +658,8 @@ def eval_command(
         raise click.ClickException("--address needs --backend dask")
     else:
         runs_on = Inline() if workers == 0 else Processes(workers, policy_process)
-    if isinstance(runs_on, Processes) and policy_process:
-        click.echo(
-            f"{runs_on.parallelism} worker processes and one policy process, which acts for "
-            f"all of them on batches of {runs_on.parallelism * envs_per_worker}",
-            err=True,
-        )
-    elif isinstance(runs_on, Processes):
-        from saber.harness.threads import policy_threads, thread_variables
-
-        threads = policy_threads(runs_on.parallelism)
-        chosen = ", ".join(sorted(thread_variables(threads))) or "none: you set them all"
-        click.echo(
-            f"{runs_on.parallelism} worker processes, {threads} thread(s) each for the policy "
-            f"({chosen}; a variable you set wins)",
-            err=True,
-        )
+    # What runs (saber.harness.workers_line), as capped to the episodes to play, is said by
+    # evaluate() through on_message: after every check, so an error comes first.
     if write_report:
         _import_in_background("saber.reports")
     result = evaluate(
