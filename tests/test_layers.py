@@ -89,6 +89,76 @@ def test_the_layers_form_no_cycle() -> None:
         order += sorted(ready)
 
 
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(SABER.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the saber modules it imports anywhere (module level or in a function).
+
+    ``from saber.x import y`` is an edge to ``saber.x.y`` when that is a module, else to
+    ``saber.x`` (its ``__init__``). A package's implicit import of its ``__init__`` on the
+    way to a submodule is not an edge: it would make every re-exporting package a circle.
+    """
+    modules = {_module_name(path): path for path in SABER.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    targets.add(submodule if submodule in modules else node.module)
+        graph[module] = {target for target in targets if target in modules and target != module}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_import_circle_between_modules() -> None:
+    """Layers form a DAG (above); inside a layer, modules must too: a circle (a module that
+    imports back, even inside a function) means two modules that are one job or share a
+    piece that wants its own module."""
+    assert _circles(_module_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+
+
 def _run(code: str, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *options, "-c", code],
@@ -155,29 +225,34 @@ def test_import_saber_still_registers_the_envs(code: str) -> None:
     assert process.returncode == 0, process.stderr
 
 
-def test_moved_training_tools_warn_at_their_old_paths() -> None:
-    for old, name in (
-        ("saber.harness.training", "TrainingRecorder"),
-        ("saber.harness.training", "training_scores"),
-        ("saber.harness.video", "VideoRecorder"),
-        ("saber.harness.sb3", "SaberMetricsCallback"),
-    ):
-        process = _run(f"from {old} import {name}", "-W", "error::DeprecationWarning")
-        assert "DeprecationWarning" in process.stderr and "saber.training" in process.stderr, old
-        assert _run(f"from {old} import {name}", "-W", "ignore").returncode == 0, old
+# The homes saber 0.3 deprecated, removed in 0.4 (the CHANGELOG's migration table says
+# where each name lives now).
+REMOVED_HOMES = [
+    ("saber.harness.training", "saber.training"),
+    ("saber.harness.video", "saber.training.video"),
+    ("saber.harness.sb3", "saber.training.sb3"),
+    ("saber.envs.protocol", "saber.protocol.settings"),
+    ("saber.envs.records", "saber.protocol.limits"),
+    ("saber.envs.registration", "saber.registration"),
+]
 
 
-def test_internal_old_paths_import_without_a_warning() -> None:
-    code = """
-from saber.envs.records import TIME_LIMITS, EpisodeEnd, EpisodeRecord, TimeLimit, time_limit
-from saber.envs.protocol import CHECKPOINT_FRAMES, FRAMES_PER_SECOND, SaberSettings
-from saber.envs.rules import SABER_CAP_FRAMES, correct_rollover
-from saber.envs import CHECKPOINT_FRAMES as C, TIME_LIMITS as T, supported_rom_ids
-from saber.envs.registration import register_saber_envs
-assert CHECKPOINT_FRAMES == C == {"5min": 18000, "30min": 108000} and T is TIME_LIMITS
-"""
-    process = _run(code, "-W", "error::DeprecationWarning")
-    assert process.returncode == 0, process.stderr
+@pytest.mark.parametrize(("old", "new"), REMOVED_HOMES, ids=[old for old, _ in REMOVED_HOMES])
+def test_the_homes_deprecated_in_0_3_are_gone(old: str, new: str) -> None:
+    import importlib
+    import importlib.util
+
+    assert importlib.util.find_spec(old) is None, f"{old} is still there"
+    importlib.import_module(new)
+
+
+def test_the_names_deprecated_in_0_3_are_gone() -> None:
+    import saber.envs
+    import saber.scoring
+
+    for module, name in ((saber.scoring, "TIME_LIMITS"), (saber.envs, "TIME_LIMITS"),
+                         (saber.envs, "CHECKPOINT_FRAMES")):  # fmt: skip
+        assert not hasattr(module, name), f"{module.__name__}.{name}"
 
 
 def test_supported_rom_list_is_ale_pys() -> None:

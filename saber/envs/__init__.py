@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from saber.envs.core import SaberAtariEnv
 from saber.envs.factory import make_env, resolve_rom_id, saber_settings, supported_rom_ids
-from saber.envs.registration import register_saber_envs
 from saber.envs.vector import SaberVectorEnv
 from saber.envs.wrappers import (
     FrameLimit,
@@ -24,13 +23,11 @@ from saber.protocol import (
     checkpoint_limits,
     time_limit,
 )
-from saber.protocol import limits as _limits
+from saber.registration import register_saber_envs
 
 __all__ = [
-    "CHECKPOINT_FRAMES",
     "FRAMES_PER_SECOND",
     "NUM_ACTIONS",
-    "TIME_LIMITS",
     "EpisodeEnd",
     "EpisodeRecord",
     "FrameLimit",
@@ -57,15 +54,6 @@ __all__ = [
 def make_vec_env(game: str, num_envs: int, **kwargs: object) -> SaberVectorEnv:
     """``num_envs`` SABER envs of ``game`` as one :class:`SaberVectorEnv` (see its arguments)."""
     return SaberVectorEnv(game, num_envs, **kwargs)  # type: ignore[arg-type]
-
-
-def __getattr__(name: str) -> object:
-    # Read from the registry on each access (these were copies taken at import).
-    if name == "TIME_LIMITS":
-        return _limits.TIME_LIMITS
-    if name == "CHECKPOINT_FRAMES":
-        return checkpoint_frames()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 register_saber_envs()

@@ -205,6 +205,17 @@ class SaberVectorEnv(VectorEnv):
         checkpoint_frames: ``{name: emulator frame}`` at which the episode records also
             keep the score (default: 5 and 30 minutes), as in :func:`make_env`.
         **overrides: fields of :class:`SaberSettings`.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import numpy as np
+        >>> envs = gym.make_vec("SABER/Pong", num_envs=2)  # a SaberVectorEnv
+        >>> obs, info = envs.reset(seed=0)  # sub-env i seeded with 0 + i
+        >>> obs.shape, obs.dtype, info["episode_frame_number"]
+        ((2, 4, 84, 84), dtype('uint8'), array([0, 0]))
+        >>> obs, rewards, terminated, truncated, info = envs.step(np.array([0, 3]))
+        >>> rewards, terminated, truncated, info["episode_frame_number"]
+        (array([0., 0.]), array([False, False]), array([False, False]), array([4, 4]))
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP}

@@ -49,6 +49,15 @@ class RolloverCorrection(gym.Wrapper, gym.utils.RecordConstructorArgs):
         threshold: rewards at or below this (points, negative) are rollovers.
         mode: ``"correct"`` (restore the gain: ``r + 10**ceil(log10(-r))``), ``"ignore"``
             (reward 0), or ``"off"`` (no change; rollovers are still flagged).
+
+    Example:
+        A true +50 that wrapped a six-digit counter, as the ALE reports it and as the
+        wrapper returns it:
+
+        >>> from saber.envs import SaberAtariEnv, rules
+        >>> env = RolloverCorrection(SaberAtariEnv("pong"))
+        >>> rules.is_rollover(-999_950.0, env.threshold), rules.correct_rollover(-999_950.0, env.mode)
+        (True, 50.0)
     """
 
     def __init__(self, env: gym.Env, threshold: float = -100_000.0, mode: str = "correct") -> None:
@@ -76,6 +85,14 @@ class HideLives(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     SABER ends an episode only at game over; ale-py never ends one at a life loss unless
     asked to, and this wrapper removes the remaining channel, the ``lives`` count.
+
+    Example:
+        >>> import ale_py, gymnasium as gym
+        >>> gym.register_envs(ale_py)
+        >>> env = HideLives(gym.make("ALE/Breakout-v5"))
+        >>> _, info = env.reset(seed=0)
+        >>> "lives" in info, "lives" in env.step(0)[4]
+        (False, False)
     """
 
     def __init__(self, env: gym.Env) -> None:
@@ -103,6 +120,19 @@ class NoRewardTimeout(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Args:
         env: an env with ``info["episode_frame_number"]``.
         max_frames: frames without reward before truncation (18,000 = 5 minutes).
+
+    Example:
+        Breakout never launches its ball without FIRE: no reward, so the episode is
+        truncated at ``max_frames`` (here 400 frames, 100 steps of 4 frames):
+
+        >>> from saber.envs import SaberAtariEnv
+        >>> env = NoRewardTimeout(SaberAtariEnv("breakout"), max_frames=400)
+        >>> _ = env.reset(seed=0)
+        >>> terminated = truncated = False
+        >>> while not (terminated or truncated):
+        ...     _, _, terminated, truncated, info = env.step(0)
+        >>> terminated, truncated, info["stuck_timeout"], info["episode_frame_number"]
+        (False, True, True, 400)
     """
 
     def __init__(self, env: gym.Env, max_frames: int = 18_000) -> None:
@@ -142,6 +172,16 @@ class FrameLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Args:
         env: an env with ``info["episode_frame_number"]``.
         max_frames: the cap (21,600,000 = 100 hours of play).
+
+    Example:
+        >>> from saber.envs import SaberAtariEnv
+        >>> env = FrameLimit(SaberAtariEnv("pong"), max_frames=400)
+        >>> _ = env.reset(seed=0)
+        >>> terminated = truncated = False
+        >>> while not (terminated or truncated):
+        ...     _, _, terminated, truncated, info = env.step(0)
+        >>> terminated, truncated, info["time_cap"], info["episode_frame_number"]
+        (False, True, True, 400)
     """
 
     def __init__(self, env: gym.Env, max_frames: int = SABER_CAP_FRAMES) -> None:
@@ -173,6 +213,16 @@ class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
         env: an env with ``info["episode_frame_number"]``.
         checkpoint_frames: ``{name: emulator frame}`` at which to also record the score
             (default: the registry's, :func:`saber.protocol.checkpoint_frames`).
+
+    Example:
+        >>> from saber.envs import NoRewardTimeout, SaberAtariEnv
+        >>> env = SaberEpisodeStatistics(NoRewardTimeout(SaberAtariEnv("breakout"), 400))
+        >>> _ = env.reset(seed=0)
+        >>> terminated = truncated = False
+        >>> while not (terminated or truncated):
+        ...     _, _, terminated, truncated, info = env.step(0)
+        >>> {key: info["saber"][key] for key in ("score", "frames", "steps", "end")}
+        {'score': 0.0, 'frames': 400, 'steps': 100, 'end': 'stuck_timeout'}
     """
 
     def __init__(self, env: gym.Env, checkpoint_frames: dict[str, int] | None = None) -> None:

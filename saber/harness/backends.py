@@ -36,8 +36,6 @@ import multiprocessing.connection
 import os
 import pickle
 import queue
-import signal
-import threading
 import time
 import uuid
 from collections import deque
@@ -46,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
 from saber.errors import SaberError
+from saber.harness.child import become_child_process
 from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
 from saber.harness.threads import (
@@ -136,25 +135,6 @@ class InlineBackend:
         release_envs()  # the env kept between units: this process goes on without it
 
 
-def _exit_with_parent() -> None:
-    """End this worker process as soon as its parent is gone, whatever it is doing.
-
-    A worker notices a parent that exits normally (its pipe closes), but not one killed
-    outright (``kill -9``) while the worker is busy: a policy that hangs would then keep
-    the worker, and its memory, forever. A daemon thread waits on the parent's sentinel
-    (a pipe that the operating system closes when the parent dies) and exits at once.
-    """
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(1)
-
-    threading.Thread(target=watch, name="saber-parent-watch", daemon=True).start()
-
-
 @dataclass(frozen=True)
 class _SpecVerdict:
     """A local worker's first message for an agent spec: None, or why it cannot load."""
@@ -175,12 +155,7 @@ def _worker_main(
     one when that unit has started all its episodes) joins it: its episodes take the
     rows of the vector env as they free up, so the policy's batch stays full.
     """
-    # The main process handles Ctrl-C and SIGTERM (sent to the whole process group, say)
-    # and stops its workers itself: a worker that died of the signal first would be
-    # recorded as a failed attempt.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _exit_with_parent()
+    become_child_process()
     import cv2  # the frame resize's pool: the worker's share too (saber.harness.threads)
 
     # The env stack is imported by the workers that play, not by the main process that
@@ -460,7 +435,6 @@ def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
 async def _exit_worker_process() -> None:
     """Run on a Dask worker whose task hangs: end its process at once (a coroutine, so
     that the scheduler does not wait for an answer that cannot come)."""
-    import os
 
     os._exit(1)
 

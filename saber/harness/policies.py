@@ -32,6 +32,7 @@ Agent specs (``saber eval --agent SPEC``):
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -403,3 +404,29 @@ def check_actions(actions: Any, count: int) -> np.ndarray:
         bad = sorted({int(a) for a in array.tolist() if not 0 <= a < NUM_ACTIONS})
         raise PolicyError(f"{expected}, actually: out-of-range actions {bad}")
     return array.astype(np.int64, copy=False)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_policy(spec: str) -> Policy:
+    # A process builds a spec's policy once (a model load), then reuses it for every unit.
+    return load_policy(spec)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_instance(policy_class: type) -> Policy:
+    # A policy class is built like a spec's class: once per process, without arguments.
+    return build_policy(policy_class, f"Policy class {policy_class.__qualname__!r}")
+
+
+def policy_of(policy: Any) -> Policy:
+    """The policy a job names, built once per process: a spec (``"random"``,
+    ``"module:attr"``, a file) is loaded, a class instantiated, a policy object used as is.
+
+    The one place where a worker and the policy process (``--policy-process``) turn what
+    the user passed into the object that acts.
+    """
+    if isinstance(policy, str):
+        return _cached_policy(policy)
+    if inspect.isclass(policy):
+        return _cached_instance(policy)
+    return policy  # type: ignore[no-any-return]

@@ -42,7 +42,6 @@ import os
 import queue
 import secrets
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -52,7 +51,14 @@ from typing import Any
 
 import numpy as np
 
-from saber.harness.policies import PolicyCallError, PolicyError, check_actions, describe_error
+from saber.harness.child import become_child_process
+from saber.harness.policies import (
+    PolicyCallError,
+    PolicyError,
+    check_actions,
+    describe_error,
+    policy_of,
+)
 from saber.protocol.settings import SaberSettings
 
 __all__ = [
@@ -217,13 +223,7 @@ def remote_policy(link: PolicyLink, slot: int) -> tuple[RemotePolicy | _Unreacha
 
 def _serve(link: PolicyLink, policy_spec: Any) -> None:
     """The policy process: build the policy once, then act for the workers, in lockstep."""
-    from saber.harness.backends import _exit_with_parent
-    from saber.harness.runner import _policy_of
-    from saber.harness.work import Job
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides how to stop
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _exit_with_parent()
+    become_child_process()  # the main process decides how to stop
     # Listening first: workers that connect while the policy builds wait in the backlog.
     listener = multiprocessing.connection.Listener(
         link.address, family="AF_UNIX", authkey=link.authkey
@@ -244,7 +244,7 @@ def _serve(link: PolicyLink, policy_spec: Any) -> None:
     error: str | None = None  # why the policy could not be built: every call fails so
     raised: str | None = None  # what its start_episodes raised: the next calls fail so
     try:
-        policy = _policy_of(Job(agent="", policy=policy_spec))
+        policy = policy_of(policy_spec)
         starter = getattr(policy, "start_episodes", None)
         if starter is not None:  # every row started: a policy never sees a row unknown to it
             rows = np.arange(link.total_rows, dtype=np.int64)

@@ -22,8 +22,6 @@ is closed, never reused.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import threading
 import time
@@ -38,10 +36,9 @@ from saber.envs import SaberSettings, SaberVectorEnv
 from saber.harness.policies import (
     Policy,
     PolicyError,
-    build_policy,
     check_actions,
     describe_error,
-    load_policy,
+    policy_of,
 )
 from saber.harness.replays import ReplayRecorder
 from saber.harness.work import (
@@ -209,26 +206,6 @@ def run_episodes(
         yield frames
 
 
-@functools.lru_cache(maxsize=4)
-def _cached_policy(spec: str) -> Policy:
-    # A worker builds a spec's policy once (a model load), then reuses it for every unit.
-    return load_policy(spec)
-
-
-@functools.lru_cache(maxsize=4)
-def _cached_instance(policy_class: type) -> Policy:
-    # A policy class is built like a spec's class: once per worker, without arguments.
-    return build_policy(policy_class, f"Policy class {policy_class.__qualname__!r}")
-
-
-def _policy_of(job: Job) -> Policy:
-    if isinstance(job.policy, str):
-        return _cached_policy(job.policy)
-    if inspect.isclass(job.policy):
-        return _cached_instance(job.policy)
-    return job.policy  # type: ignore[no-any-return]
-
-
 # The vector env a worker keeps between units: one per thread (a Dask worker may run
 # several units at once, one per thread), the last one built.
 _kept = threading.local()
@@ -295,7 +272,7 @@ def execute_unit(
     yield UnitStarted(unit.unit_id, worker)
     quiet_ale()
     try:
-        policy = _policy_of(job)
+        policy = policy_of(job.policy)
         settings = SaberSettings.from_overrides(**job.settings)
         rows = min(job.envs_per_worker, len(unit.episodes))
         # Films are made from the replays, so filming records them even without --replays.

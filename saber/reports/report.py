@@ -95,10 +95,10 @@ from saber.scoring.stats import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
+    aggregate_optimality_gap,
     bootstrap_episode_means,
     bootstrap_runs,
     inter_algorithm_normalize,
-    optimality_gap,
     pairwise_improvement,
     percentile_interval,
     probability_of_improvement,
@@ -185,7 +185,7 @@ def _statistics(infinite_in_means: bool) -> dict[str, Statistic]:
         "median": aggregate_median,
         "mean": lambda x: aggregate_mean(means_view(x)),
         "iqm": lambda x: aggregate_iqm(means_view(x)),
-        "optimality_gap": optimality_gap,
+        "optimality_gap": aggregate_optimality_gap,
     }
 
 
@@ -530,6 +530,19 @@ def make_report(
 
     Returns:
         The :class:`~saber.reports.model.Report`.
+
+    Example:
+        The SABER paper's Rainbow-IQN (a shipped reference) under the protocol's
+        unlimited time: its median world-record-normalized score (percent), the games
+        counted, and the games per class:
+
+        >>> from saber.scoring import reference_table
+        >>> report = make_report(reference_table("saber-paper"), n_resamples=100)
+        >>> wr = report.agents["rainbow-iqn@saber-paper"]["saber"].world_record
+        >>> round(wr.median, 1), wr.games, wr.left_out
+        (3.1, 58, ['double_dunk', 'elevator_action', 'tennis'])
+        >>> wr.classes
+        {'failing': 13, 'poor': 24, 'medium': 6, 'fair': 11, 'superhuman': 4}
     """
     table, like_for_like = restrict_references(table)
     time_limits = table.time_limits()
@@ -581,5 +594,14 @@ def make_report(
 def build_report(
     table: ScoreTable, seed: int = 0, n_resamples: int = 2000, level: float = 0.95
 ) -> dict:
-    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``)."""
+    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``), which
+    the renderers (:func:`~saber.reports.to_markdown`, ``to_csv``, ``to_json``) read.
+
+    Example:
+        >>> from saber.reports import to_markdown
+        >>> from saber.scoring import reference_table
+        >>> report = build_report(reference_table("saber-paper"), n_resamples=100)
+        >>> to_markdown(report).splitlines()[0]
+        '# SABER report'
+    """
     return make_report(table, seed, n_resamples, level).to_dict()

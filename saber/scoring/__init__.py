@@ -76,10 +76,10 @@ from saber.scoring.stats import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
+    aggregate_optimality_gap,
     bootstrap_episode_means,
     bootstrap_runs,
     inter_algorithm_normalize,
-    optimality_gap,
     percentile_interval,
     probability_of_improvement,
     score_distribution,
@@ -104,6 +104,7 @@ __all__ = [
     "aggregate_iqm",
     "aggregate_mean",
     "aggregate_median",
+    "aggregate_optimality_gap",
     "atari57_median",
     "atari_n_estimate",
     "baseline_arrays",
@@ -120,7 +121,6 @@ __all__ = [
     "merge_tables",
     "missing_games",
     "normalize",
-    "optimality_gap",
     "percentile_interval",
     "predict_game_scores",
     "probability_of_improvement",
@@ -134,11 +134,3 @@ __all__ = [
     "welch_t_test",
     "world_record_normalize",
 ]
-
-
-def __getattr__(name: str) -> object:
-    if name == "TIME_LIMITS":  # deprecated: scorefile warns and reads the registry
-        from saber.scoring import scorefile
-
-        return scorefile.__getattr__(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

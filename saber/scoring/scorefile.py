@@ -200,22 +200,6 @@ class ScoreTable:
         return {run: self.episodes(agent, time_limit, run) for run in self.runs(agent, time_limit)}
 
 
-def __getattr__(name: str) -> Any:
-    # TIME_LIMITS here was a copy of the registry's names taken at import, a tuple of
-    # strings under the registry's own name; read the registry (saber.protocol) instead.
-    if name == "TIME_LIMITS":
-        import warnings
-
-        warnings.warn(
-            "saber.scoring.TIME_LIMITS is deprecated: use saber.protocol.time_limit_names() "
-            "(names) or saber.protocol.TIME_LIMITS (the registry)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return limits.time_limit_names()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def canonical_order(rows: Iterable[EpisodeScore]) -> list[EpisodeScore]:
     """``rows`` sorted by agent, run, game, time limit (registry order), episode, score.
 

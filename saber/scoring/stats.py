@@ -31,7 +31,7 @@ Example:
     >>> scores = np.array([[0.0, 10.0, 50.0, 200.0], [2.0, 20.0, 70.0, 100.0]])  # (R=2, G=4)
     >>> float(aggregate_median(scores)), float(aggregate_mean(scores)), float(aggregate_iqm(scores))
     (37.5, 56.5, 37.5)
-    >>> float(optimality_gap(scores))
+    >>> float(aggregate_optimality_gap(scores))
     56.0
 """
 
@@ -50,10 +50,10 @@ __all__ = [
     "aggregate_iqm",
     "aggregate_mean",
     "aggregate_median",
+    "aggregate_optimality_gap",
     "bootstrap_episode_means",
     "bootstrap_runs",
     "inter_algorithm_normalize",
-    "optimality_gap",
     "percentile_interval",
     "probability_of_improvement",
     "score_distribution",
@@ -124,19 +124,19 @@ def aggregate_iqm(scores: ArrayLike) -> NDArray:
     return np.asarray(scipy.stats.trim_mean(flat, proportiontocut=0.25, axis=-1))
 
 
-def optimality_gap(scores: ArrayLike, target: float = OPTIMALITY_TARGET) -> NDArray:
-    """How far below ``target`` the entries stay on average (rliable ``aggregate_optimality_gap``).
+def aggregate_optimality_gap(scores: ArrayLike, gamma: float = OPTIMALITY_TARGET) -> NDArray:
+    """How far below ``gamma`` the entries stay on average (rliable's name and definition).
 
-    ``target - mean(min(scores, target))`` over all R x G entries; lower is better.
+    ``gamma - mean(min(scores, gamma))`` over all R x G entries; lower is better.
 
     Args:
-        scores: shape (..., R, G), percent; ``+inf`` counts as ``target``.
-        target: percent counted as optimal (gamma).
+        scores: shape (..., R, G), percent; ``+inf`` counts as ``gamma``.
+        gamma: percent counted as optimal.
 
     Returns:
         Shape (...), percent.
     """
-    return target - np.mean(np.minimum(_matrix(scores), target), axis=(-2, -1))
+    return gamma - np.mean(np.minimum(_matrix(scores), gamma), axis=(-2, -1))
 
 
 def score_distribution(scores: ArrayLike, thresholds: ArrayLike) -> NDArray:

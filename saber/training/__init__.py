@@ -15,7 +15,7 @@ These are what a user puts in their own training code (the evaluation engine is
 
 The training log's readers (:func:`training_scores`) live in :mod:`saber.reports`, and are
 re-exported here. Before saber 0.3 these lived in ``saber.harness.training``,
-``saber.harness.video`` and ``saber.harness.sb3`` (still importable, with a warning).
+``saber.harness.video`` and ``saber.harness.sb3`` (removed in saber 0.4).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from saber.envs import rules
-from saber.envs.records import EpisodeEnd
+from saber.protocol.episode import EpisodeEnd
 
 
 @pytest.mark.parametrize(

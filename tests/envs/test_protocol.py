@@ -6,7 +6,7 @@ import gymnasium as gym
 import pytest
 
 from saber.envs import SaberSettings, saber_settings
-from saber.envs.protocol import correct_rollover
+from saber.envs.rules import correct_rollover
 from saber.errors import ProtocolError
 
 

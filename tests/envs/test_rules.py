@@ -261,8 +261,18 @@ def test_invalid_actions_raise_value_error_saying_what_was_expected(action: obje
         env.step(action)
 
 
-@pytest.mark.parametrize("action", [np.int64(17), np.uint8(3), np.array(5), np.array([2])])
+# Actions that move Pong's paddle (RIGHTFIRE, RIGHT, LEFT, RIGHTFIRE): each differs from NOOP.
+@pytest.mark.parametrize("action", [np.int64(17), np.uint8(3), np.array(4), np.array([11])])
 def test_numpy_integer_actions_are_accepted(action: object) -> None:
-    env = gym.make("SABER/Pong")
-    env.reset(seed=0)
-    env.step(action)
+    # The same step as the plain int: same frame, reward and flags, so the numpy value was
+    # taken as the action it names (not rejected, not read as another action).
+    as_int = int(np.asarray(action).reshape(-1)[0])
+    numpy_env, int_env, noop_env = (gym.make("SABER/Pong") for _ in range(3))
+    for env in (numpy_env, int_env, noop_env):
+        env.reset(seed=0)
+    moved = False
+    for _ in range(30):
+        got, want = numpy_env.step(action), int_env.step(as_int)
+        assert np.array_equal(got[0], want[0]) and got[1:4] == want[1:4]
+        moved = moved or not np.array_equal(got[0], noop_env.step(0)[0])
+    assert moved, "the action did nothing that NOOP does not: the comparison would prove nothing"

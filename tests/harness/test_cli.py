@@ -115,9 +115,11 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_episodes(
     )
     episodes = out / "episodes.jsonl"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (
-        not episodes.exists() or len(episodes.read_text().splitlines()) < 2
-    ):
+    while not episodes.exists() or len(episodes.read_text().splitlines()) < 2:
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            _, stderr = process.communicate(timeout=30)
+            pytest.fail(f"no 2 finished episodes to interrupt within 60 s: {stderr}")
         time.sleep(0.2)
     process.send_signal(stop)
     _, stderr = process.communicate(timeout=30)

@@ -29,8 +29,8 @@ from saber.scoring import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
+    aggregate_optimality_gap,
     bootstrap_runs,
-    optimality_gap,
     percentile_interval,
     probability_of_improvement,
     score_distribution,
@@ -73,7 +73,7 @@ def rliable_metrics():
         "mean": (aggregate_mean, metrics.aggregate_mean),
         "iqm": (aggregate_iqm, metrics.aggregate_iqm),
         "optimality_gap": (
-            optimality_gap,
+            aggregate_optimality_gap,
             lambda x: metrics.aggregate_optimality_gap(x, gamma=100.0),
         ),
     }

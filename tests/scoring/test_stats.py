@@ -14,11 +14,11 @@ from saber.scoring import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
+    aggregate_optimality_gap,
     bootstrap_episode_means,
     bootstrap_runs,
     counted_in_means,
     inter_algorithm_normalize,
-    optimality_gap,
     percentile_interval,
     probability_of_improvement,
     score_distribution,
@@ -105,8 +105,11 @@ def test_iqm_counts_infinite_as_200_when_it_is_not_cut():
 
 def test_optimality_gap():
     # 100 - mean(min(x, 100)) = 100 - (0 + 50 + 100 + 100) / 4
-    assert optimality_gap(row(0.0, 50.0, 150.0, INF)) == pytest.approx(37.5)
-    assert optimality_gap(np.array([[0.0, 10.0, 50.0, 200.0], [2.0, 20.0, 70.0, 100.0]])) == 56.0
+    assert aggregate_optimality_gap(row(0.0, 50.0, 150.0, INF)) == pytest.approx(37.5)
+    assert (
+        aggregate_optimality_gap(np.array([[0.0, 10.0, 50.0, 200.0], [2.0, 20.0, 70.0, 100.0]]))
+        == 56.0
+    )
 
 
 def test_score_distribution_counts_entries_strictly_above():
