@@ -155,13 +155,18 @@ class EpisodeLog:
         failures: every ``error`` record, in file order (a failed attempt each, retried
             or not).
         torn: records cut short by a crash and completed on resume (no episode's).
+        foreign: finished records that are not the run's (:meth:`RunFile.foreign`: another
+            agent, a wrong seed): reports leave them out, so their episodes run again.
         lines: lines read.
+        run: the run whose records these are (None: every record counts).
     """
 
     finished: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
     torn: list[dict[str, Any]] = field(default_factory=list)
+    foreign: list[dict[str, Any]] = field(default_factory=list)
     lines: int = 0
+    run: RunFile | None = None
 
     def add(self, record: dict[str, Any]) -> None:
         """Take one more record into the state (as :meth:`ResultsStore.write` appends it)."""
@@ -171,6 +176,9 @@ class EpisodeLog:
             return
         if is_failure(record):
             self.failures.append(record)
+            return
+        if self.run is not None and self.run.foreign(record):
+            self.foreign.append(record)
             return
         key = (record["game"], int(record["episode"]))
         self.finished.setdefault(key, record)  # a duplicate (resent by Dask) changes nothing
@@ -193,13 +201,16 @@ def failure_reasons(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     return FailureSummary.of(records, finished=()).reasons
 
 
-def read_episode_log(path: Path) -> tuple[EpisodeLog, str | None]:
+def read_episode_log(path: Path, run: RunFile | None = None) -> tuple[EpisodeLog, str | None]:
     """Read ``episodes.jsonl``: the state, and the text of a last line cut short (or None).
+
+    ``run``: the run of the directory; its foreign records (:attr:`EpisodeLog.foreign`)
+    finish no episode.
 
     Raises:
         SaberError: a line other than the last that is not a record, naming file and line.
     """
-    log = EpisodeLog()
+    log = EpisodeLog(run=run)
     found = read_episode_lines(path)
     lines = found.lines
     if found.unterminated is not None and lines and lines[-1][0] == found.count:
@@ -344,7 +355,7 @@ class ResultsStore:
                 "them. Differences:\n  " + "\n  ".join(differences) + "\nUse another "
                 "directory, or the settings of that run to resume it."
             )
-        log, torn = read_episode_log(episodes_file)
+        log, torn = read_episode_log(episodes_file, on_disk)
         return on_disk.resumed_by(session), log, torn
 
     def _complete(self, fragment: str) -> None:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from saber.errors import SaberError, ScoreFileError
 from saber.protocol.episode import EpisodeRecord
+from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.version import __version__
 
 __all__ = [
@@ -418,6 +419,24 @@ class RunFile:
             elif old != new:
                 differences.append(f"{key}: {old!r} in the directory, {new!r} now")
         return differences
+
+    def foreign(self, record: Mapping[str, Any]) -> str | None:
+        """Why an ``episodes.jsonl`` record is not this run's, or None: another agent, or
+        a seed that is not its episode's under the run's base seed (a line pasted in from
+        elsewhere, or edited). The store plays such an episode again and reports leave
+        the record out, so the two count the same episodes."""
+        if "agent" in record and str(record["agent"]) != self.agent:
+            return f"agent {record['agent']!r}, the run's is {self.agent!r}"
+        seed, game, episode = record.get("seed"), record.get("game"), record.get("episode")
+        if (
+            self.seed_scheme == SEED_SCHEME
+            and isinstance(game, str)
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in (seed, episode))
+            and episode >= 0
+            and seed != episode_seed(self.base_seed, game, episode)
+        ):
+            return f"seed {seed} is not that episode's seed under the run's base seed"
+        return None
 
     def uncovered(self, session: RunFile) -> str | None:
         """What of this run a new session does not ask for (for people), or None.

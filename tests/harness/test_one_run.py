@@ -26,6 +26,7 @@ from saber.errors import SaberError
 from saber.harness import Dask, Inline, PolicyError, Processes, RunMismatchError, evaluate
 from saber.harness.backends import capped_to_work
 from saber.protocol.rundir import lock_directory
+from saber.protocol.seeds import episode_seed
 from saber.scoring import read_scores
 from tests.harness.helpers import short_settings
 
@@ -83,6 +84,22 @@ def test_a_call_for_fewer_episodes_or_games_than_the_run_is_refused(
         _per_game(written) == {game: (mean, 4) for game, mean in result.mean_scores().items()}
         and result.finished == 4
     )
+
+
+def test_a_record_pasted_in_from_another_agent_is_not_the_runs(tmp_path: Path) -> None:
+    """The directory holds a line that reports leave out (another agent's): the run plays
+    that episode, so mean_scores() and report() count the same episodes."""
+    out = tmp_path / "run"
+    first = evaluate("random", "breakout", 1, out=out, backend=Inline(), replays=False, **SHORT)
+    pasted = {**first.records[0], "episode": 1, "agent": "someone-else", "score": 999.0}
+    pasted["seed"] = episode_seed(0, "breakout", 1)
+    with (out / "episodes.jsonl").open("a") as handle:
+        handle.write(json.dumps(pasted) + "\n")
+    result = evaluate("random", "breakout", 2, out=out, backend=Inline(), replays=False, **SHORT)
+    assert result.new_episodes == 1 and [r["agent"] for r in result.records] == ["random"] * 2
+    assert _per_game(result.report()) == {
+        game: (mean, 2) for game, mean in result.mean_scores().items()
+    }
 
 
 def test_a_run_and_its_copies_count_once_in_a_report(run_of_4: Path, tmp_path: Path) -> None:
