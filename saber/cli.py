@@ -479,7 +479,8 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     required=True,
     metavar="OUT",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Run directory; running the same command again resumes it.",
+    help="Run directory; running the same command again resumes it (a call asks for the whole "
+    "run: every game of it and at least its episodes; more extends it).",
 )
 @click.option(
     "--run",
@@ -493,7 +494,7 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     type=int,
     default=None,
     callback=_at_least(0),
-    help="Worker processes [default: one per usable core, measured best with real policies]; 0 runs in this process. With --backend dask and no --address: local cluster size.",
+    help="Worker processes [default: one per usable core, measured best with real policies], never more than the episodes to play; 0 runs in this process. With --backend dask and no --address: local cluster size.",
 )
 @click.option(
     "--envs-per-worker",

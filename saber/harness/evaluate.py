@@ -533,9 +533,12 @@ def evaluate(
             aggregates), or ``all`` (the 61 SABER games), ``atari57``, ``atari5``,
             ``atari10``.
         episodes: episodes per game (the protocol: 100).
-        out: the run directory; created, or resumed when it holds the same run. None: a
+        out: the run directory; created, or resumed when it holds the same run (asked for
+            whole: every game of it and at least its episodes; more extends it). None: a
             new temporary directory.
-        backend: where the episodes run: ``Inline()`` (this process),
+        backend: where the episodes run (never more workers than episodes to play:
+            ``Processes(500)`` for 2 episodes starts 2, and ``on_message`` says so):
+            ``Inline()`` (this process),
             ``Processes(workers=N)`` (local worker processes; the default, one per usable core)
             or ``Dask(address=..., workers=N, timeout=..., security=...)`` (a Dask
             cluster; extra ``dask``), from :mod:`saber.harness`.
@@ -576,7 +579,9 @@ def evaluate(
         ProtocolError: settings that break SABER without ``allow_non_saber``.
         PolicyError: a bad agent spec, or a policy that breaks the policy protocol.
         RepeatedFailureError: the same failure ended several units in a row.
-        RunMismatchError: ``out`` holds a run with different settings.
+        RunMismatchError: ``out`` holds a run with different settings, or more than this
+            call asks for (fewer episodes or not every game: a call asks for the whole
+            run, so that its result and the directory's report are one answer).
         StoreWriteError: results cannot be written (disk full); finished episodes are kept.
         BackendError: Dask is missing or its scheduler cannot be reached.
         KeyboardInterrupt: after stopping the workers and storing what had finished (on
@@ -587,6 +592,8 @@ def evaluate(
     _check_positive("envs_per_worker", envs_per_worker)
     _check_positive("base_seed", base_seed, minimum=0)
     _check_positive("video", video, minimum=0)
+    if emulation_threads is not None:
+        _check_positive("emulation_threads", emulation_threads)
     legacy = (workers, address, dask_timeout, dask_security) != (None,) * 4
     if legacy or isinstance(backend, str):
         backend = _legacy_backend(
@@ -669,10 +676,7 @@ def evaluate(
                 say(line)
         overrides = dict(env_options or {})
         # Several processes: one emulation thread each, so W processes use W cores.
-        threads = runs_on.emulation_threads()
-        if emulation_threads is not None:
-            _check_positive("emulation_threads", emulation_threads)
-            threads = emulation_threads
+        threads = runs_on.emulation_threads() if emulation_threads is None else emulation_threads
         films = None
         if video:
             from saber.training.video import VideoRequest
