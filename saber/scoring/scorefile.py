@@ -666,12 +666,9 @@ def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
     return merged
 
 
-def _source_key(path: Path, is_harness: bool) -> tuple[str, str]:
-    """What tells one source from another, and how it is named for people: a harness run
-    by its run (:func:`~saber.protocol.rundir.run_key`: the same in every copy of its
-    directory), any other file by its path."""
-    if not is_harness:
-        return f"file:{path.resolve()}", "the same file"
+def _harness_run_key(path: Path) -> tuple[str, str]:
+    """What tells one harness run from another (:func:`~saber.protocol.rundir.run_key`:
+    the same in every copy of its directory), and how it is named for people."""
     directory, episodes_file = (
         (path, path / EPISODES_FILE) if path.is_dir() else (path.parent, path)
     )
@@ -690,7 +687,8 @@ def read_scores(*paths: str | Path) -> ScoreTable:
     directory: the same ``run_id`` in ``run.json``, or for runs of saber 0.3 and older the
     same content) counts once, and the table says so in a warning that starts with
     ``merged:``; of copies that differ (one copied before the run went on), the one with
-    the most scores is kept. The same CSV file given twice counts once too.
+    the most episodes is kept. (A CSV file given twice is refused as duplicate scores:
+    a CSV names no run to merge by.)
 
     Raises:
         ScoreFileError: a path that does not exist, or any error of the readers.
@@ -698,14 +696,17 @@ def read_scores(*paths: str | Path) -> ScoreTable:
     if not paths:
         raise ScoreFileError("No score files given")
     tables: list[ScoreTable] = []
-    seen: dict[str, tuple[int, Path]] = {}  # source key -> (its table, the path read first)
+    seen: dict[str, tuple[int, Path]] = {}  # run key -> (its table, the path read first)
     merged: list[str] = []
     for path in map(Path, paths):
         if not path.exists():
             raise ScoreFileError(f"{path}: no such file or directory")
         is_harness = path.is_dir() or path.suffix == ".jsonl"
-        table = read_harness_results(path) if is_harness else read_score_csv(path)
-        key, same = _source_key(path, is_harness)
+        if not is_harness:
+            tables.append(read_score_csv(path))
+            continue
+        table = read_harness_results(path)
+        key, same = _harness_run_key(path)
         if key not in seen:
             seen[key] = (len(tables), path)
             tables.append(table)
