@@ -717,22 +717,28 @@ def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
 def run_key(run: Mapping[str, Any] | None, episodes_path: str | Path) -> str:
     """What identifies a run in any copy of its directory: ``run_id:<id>`` from
     ``run.json``; for a run of saber 0.3 and older (no ``run_id``), or an
-    ``episodes.jsonl`` without ``run.json``, ``content:<SHA-256>`` of what every copy keeps
-    and another run does not share: ``run.json``'s ``started`` and the first line of
-    ``episodes.jsonl`` (append-only, so a copy taken at any time has the same first line;
-    a record holds its own wall time, ``seconds``, so two runs' first lines differ).
+    ``episodes.jsonl`` without ``run.json``, ``content:<SHA-256>`` of what every copy of
+    the run keeps: the keys of ``run.json`` that no resume changes (``started``, agent,
+    run name, seeds, settings, the first command) and the first line of
+    ``episodes.jsonl`` (append-only, so a copy taken at any time has it; a record holds
+    its own wall time, ``seconds``, so two runs' first lines differ). Without a
+    ``started`` (a ``run.json`` written by hand, or none), the whole ``episodes.jsonl``
+    instead of its first line: only identical copies are then one run.
 
     Args:
         run: the ``run.json`` object, or None without one.
         episodes_path: the run's ``episodes.jsonl``.
     """
-    if run is not None and isinstance(run.get("run_id"), str) and run["run_id"]:
+    run = run or {}
+    if isinstance(run.get("run_id"), str) and run["run_id"]:
         return f"run_id:{run['run_id']}"
-    digest = hashlib.sha256()
-    digest.update(str((run or {}).get("started", "")).encode("utf-8") + b"\n")
+    stable = ("started", "agent", "run", "base_seed", "seed_scheme", "settings", "command")
+    digest = hashlib.sha256(
+        json.dumps({key: run.get(key) for key in stable}, sort_keys=True, default=repr).encode()
+    )
     try:
         with Path(episodes_path).open("rb") as handle:
-            digest.update(handle.readline())
+            digest.update(handle.readline() if run.get("started") else handle.read())
     except OSError:
         pass  # no file: the readers say so
     return f"content:{digest.hexdigest()}"
