@@ -384,7 +384,8 @@ def _shared_memory() -> str | None:
 
 
 def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (one of another user's counts: it cannot be checked)."""
+    """Whether process ``pid`` exists (another user's process, which may not be signalled,
+    exists too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
