@@ -6,14 +6,15 @@ and exit status 1, without a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from saber.errors import SaberError
+from saber.errors import OutputExistsError, SaberError, os_error_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,26 +26,57 @@ def main() -> None:
 
 
 def _saber_errors_as_messages(command: F) -> F:
+    """Errors as one line on stderr and exit status 1, without a traceback: a
+    :class:`SaberError` says its message; any other ``OSError`` (a read-only or full
+    disk, a file where a directory should be, a missing file) names its path and what to
+    do (:func:`saber.errors.os_error_message`), for every command."""
+
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
         except SaberError as error:
             raise click.ClickException(str(error)) from error
+        except OSError as error:
+            raise click.ClickException(os_error_message(error)) from error
 
     return wrapper  # type: ignore[return-value]
 
 
 def _write(path: Path, text: str) -> Path:
-    """Write a file whole or not at all (a full disk leaves no half file)."""
+    """Write a file whole or not at all (a full disk leaves no half file); a missing
+    parent directory is created. An OSError becomes one line (_saber_errors_as_messages)."""
     from saber.protocol.rundir import write_atomically
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text)
-    except OSError as error:
-        raise click.ClickException(f"Cannot write {path}: {error.strerror or error}") from error
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, text)
     return path
+
+
+def _force_option(command: F) -> F:
+    """``--force``: the one flag, on every command that writes files it names, that lets
+    it replace a file it did not make (:func:`_refuse_overwrite`)."""
+    return click.option(
+        "--force",
+        is_flag=True,
+        help="Replace output files that exist already (without it, an existing file is an "
+        "error and nothing is written).",
+    )(command)
+
+
+def _refuse_overwrite(paths: Any, force: bool) -> None:
+    """Refuse, before any work, to replace an existing file the user did not ask to replace.
+
+    Raises:
+        OutputExistsError: one of ``paths`` exists and ``force`` is False.
+    """
+    if force:
+        return
+    for path in paths:
+        if path is not None and Path(path).exists():
+            raise OutputExistsError(
+                f"{path} exists already; pass --force to replace it, or choose another name"
+            )
 
 
 def _stops_cleanly_on_sigterm(command: F) -> F:
@@ -208,6 +240,7 @@ def _moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -
     "--training", hidden=True, expose_value=False, callback=_moved_to_training, is_eager=True
 )
 @click.option("--at", hidden=True, expose_value=False, callback=_moved_to_training, is_eager=True)
+@_force_option
 @_saber_errors_as_messages
 def report(
     scores: tuple[Path, ...],
@@ -223,6 +256,7 @@ def report(
     references: tuple[str, ...],
     seed: int,
     resamples: int,
+    force: bool,
 ) -> None:
     """Report SABER scores of one or more agents: printed, or written where --json,
     --markdown, --csv, --latex, --html and --plots say (each writes only what it names).
@@ -270,11 +304,20 @@ def report(
     if plots_dir is None and not any(outputs):
         click.echo(to_markdown(result), nl=False)
         return
+    figures: dict[str, Any] = {}
+    if plots_dir is not None:
+        from saber.reports.plots import figure_paths, report_figures
+
+        figures = report_figures(result)
+    # Before any file is written: one that exists stops them all (unless --force).
+    _refuse_overwrite(
+        [*outputs, *(figure_paths(figures, plots_dir, formats) if plots_dir else [])], force
+    )
     written = [_write(path, render(result)) for path, render in outputs.items() if path]
     if plots_dir is not None:
-        from saber.reports.plots import save_plots
+        from saber.reports.plots import save_figures
 
-        written += save_plots(result, plots_dir, formats=formats, dpi=dpi or 300)
+        written += save_figures(figures, plots_dir, formats=formats, dpi=dpi or 300)
     for path in written:
         click.echo(f"wrote {path}")
 
@@ -336,6 +379,7 @@ def _only_games(table: Any, spec: str) -> Any:
     "5 runs per agent, every 1M-frame iteration; not SABER, labelled so).",
 )
 @_plot_options("the training-curve figure of each game")
+@_force_option
 @_saber_errors_as_messages
 def training(
     log: Path,
@@ -345,6 +389,7 @@ def training(
     plots_dir: Path | None,
     plot_format: str | None,
     dpi: int | None,
+    force: bool,
 ) -> None:
     """Training-time scores from LOG, a log of saber.training.TrainingRecorder: a
     Markdown table on stdout (game, checkpoint, mean of 100 episodes)."""
@@ -375,6 +420,13 @@ def training(
             "finished training episode"
         )
     compared = None if reference is None else compare_training(scores, reference)
+    curves: list[Any] = []
+    if plots_dir is not None:
+        from saber.reports.training import training_curves
+
+        curves = training_curves(log, reference, checkpoints)
+    figures = [plots_dir / f"training_{c.game}.{fmt}" for c in curves for fmt in formats]
+    _refuse_overwrite([json_out, *figures], force)  # before any file is written
     click.echo(
         format_training_scores(scores)
         if compared is None
@@ -385,10 +437,8 @@ def training(
         rows = [row.as_dict() for row in (compared or scores)]
         click.echo(f"wrote {_write(json_out, json.dumps(rows, indent=2) + chr(10))}")
     if plots_dir is not None:
-        from saber.reports.training import training_curves
         from saber.reports.training_plots import save_training_plots
 
-        curves = training_curves(log, reference, checkpoints)
         for path in save_training_plots(curves, plots_dir, formats, dpi or 300):
             click.echo(f"wrote {path}")
 
@@ -625,7 +675,8 @@ def eval_command(
     Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
     the provenance. Ctrl-C or SIGTERM stops cleanly; the same command resumes. At the end the SABER
     report is written to OUT/report.json and OUT/report.md and printed. The exit status
-    is 1 when any episode ended as a failure.
+    is 1 when any episode ended as a failure, or a video asked for could not be made
+    (the same command films it again).
     """
     import sys
 
@@ -663,28 +714,84 @@ def eval_command(
     # evaluate() through on_message: after every check, so an error comes first.
     if write_report:
         _import_in_background("saber.reports")
-    result = evaluate(
-        agent,
-        games,
-        episodes,
-        out=out,
-        backend=runs_on,
-        envs_per_worker=envs_per_worker,
-        base_seed=base_seed,
-        agent=agent_name,
-        run=run_name,
-        env_options=_env_options(env_option),
-        allow_non_saber=allow_non_saber,
-        progress=progress,
-        command=sys.argv,
-        video=video,
-        replays=replays,
-        unit_timeout=unit_timeout,
-        on_message=lambda message: click.echo(message, err=True),
-    )
+    with _prints_to_stderr():  # stdout carries only the report: saber eval ... > report.md
+        result = evaluate(
+            agent,
+            games,
+            episodes,
+            out=out,
+            backend=runs_on,
+            envs_per_worker=envs_per_worker,
+            base_seed=base_seed,
+            agent=agent_name,
+            run=run_name,
+            env_options=_env_options(env_option),
+            allow_non_saber=allow_non_saber,
+            progress=progress,
+            command=sys.argv,
+            video=video,
+            replays=replays,
+            unit_timeout=unit_timeout,
+            on_message=lambda message: click.echo(message, err=True),
+        )
     _finish_eval(result, out, write_report)
-    if result.failed:
+    if result.failed or _missing_videos(result.records, out, video):
         sys.exit(1)
+
+
+@contextlib.contextmanager
+def _prints_to_stderr() -> Iterator[None]:
+    """While the agent is imported, built and run: its prints go to stderr, so that stdout
+    carries only the report.
+
+    Python's ``sys.stdout`` is redirected for this process, and file descriptor 1 as well:
+    the worker processes and the policy process started meanwhile inherit it (their
+    ``print`` writes to it), and so does C code writing to fd 1 directly. Where fd 1 is
+    closed, only ``sys.stdout`` is redirected.
+    """
+    import os
+    import sys
+
+    sys.stdout.flush()
+    try:
+        saved: int | None = os.dup(1)
+    except OSError:
+        saved = None
+    else:
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _missing_videos(records: list[dict[str, Any]], out: Path, video: int) -> bool:
+    """Say which videos asked for (the first ``video`` finished episodes of every game)
+    are not there, one line each, with why where the note says; True if any.
+
+    A missing video makes the exit status 1, as a failed episode does: something asked
+    for is not there. The records and the report are whole; the same command films the
+    missing videos again from the replays (:func:`saber.training.video.film_missing`).
+    """
+    from saber.training.video import list_video_errors, video_path
+
+    why = {error["video"]: error["error"] for error in list_video_errors(out)} if video else {}
+    missing = [
+        video_path(out, record["game"], record["episode"])
+        for record in records
+        if "error" not in record and record["episode"] < video
+    ]
+    missing = [path for path in missing if not path.exists()]
+    for path in missing:
+        reason = why.get(path.relative_to(out).as_posix(), "see the warnings above")
+        click.echo(
+            f"no video {path}: {reason}; mend that and run the same command again to film it",
+            err=True,
+        )
+    return bool(missing)
 
 
 def _import_in_background(module: str) -> None:
@@ -765,6 +872,29 @@ def verify_command(run_dir: Path, sample: int | None, seed: int, workers: int | 
         sys.exit(1)
 
 
+@main.command("repair")
+@click.argument(
+    "run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@_saber_errors_as_messages
+def repair_command(run_dir: Path) -> None:
+    """Make a damaged run directory (saber eval --out RUN) whole again.
+
+    Keeps every intact record of RUN/episodes.jsonl and drops the damaged lines (a cut,
+    a torn line, NUL bytes, lines that are not JSON, records written after the run ended);
+    rebuilds a run.json cut short from its whole part. Each damaged original is kept as
+    <name>.damaged-<UTC time>. Prints one line per kind of damage it dropped, with counts.
+    Running the run's saber eval command again then plays the dropped episodes. Exit
+    status 0 when RUN is whole afterwards (or was already).
+    """
+    import sys
+
+    from saber.protocol.repair import repair_run
+
+    for line in repair_run(run_dir, command=sys.argv).lines():
+        click.echo(line)
+
+
 @main.command("replay")
 @click.argument(
     "run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path)
@@ -777,8 +907,11 @@ def verify_command(run_dir: Path, sample: int | None, seed: int, workers: int | 
     "Film the episode into this MP4 file: every emulator frame in colour, 60 fps "
     '(needs pip install "saber-ale[video]").',
 )
+@_force_option
 @_saber_errors_as_messages
-def replay_command(run_dir: Path, game: str, episode: int, video_out: Path | None) -> None:
+def replay_command(
+    run_dir: Path, game: str, episode: int, video_out: Path | None, force: bool
+) -> None:
     """Play a recorded episode of RUN again from its replay; with --video, film it.
 
     Without --video, prints the episode's record and what its replay holds. The replay
@@ -786,6 +919,7 @@ def replay_command(run_dir: Path, game: str, episode: int, video_out: Path | Non
     """
     from saber.replay import recorded_episode
 
+    _refuse_overwrite([video_out], force)
     recorded = recorded_episode(run_dir, game, episode)
     header = recorded.replay.header
     record = recorded.record
@@ -800,13 +934,8 @@ def replay_command(run_dir: Path, game: str, episode: int, video_out: Path | Non
     from saber.training.video import film_replay, require_video_extra
 
     require_video_extra()
-    try:
-        for _ in film_replay(recorded.replay, video_out, record):
-            pass
-    except OSError as error:
-        raise click.ClickException(
-            f"Cannot write {video_out}: {error.strerror or error}"
-        ) from error
+    for _ in film_replay(recorded.replay, video_out, record):
+        pass  # a failure leaves no file under video_out (VideoWriter)
     click.echo(f"wrote {video_out}", err=True)
 
 
@@ -830,9 +959,15 @@ def replay_command(run_dir: Path, game: str, episode: int, video_out: Path | Non
 )
 @click.option("--games", default=None, help="Export these games (comma-separated) [default: all].")
 @click.option("--author", default=None, help="The datasets' author, in their metadata.")
+@_force_option
 @_saber_errors_as_messages
 def export_command(
-    run_dir: Path, kind: str, dataset_id: str | None, games: str | None, author: str | None
+    run_dir: Path,
+    kind: str,
+    dataset_id: str | None,
+    games: str | None,
+    author: str | None,
+    force: bool,
 ) -> None:
     """Export the finished episodes of RUN as an offline-RL dataset, re-simulated from
     their replays (observations, actions, rewards, ends, seeds), one dataset per game.
@@ -843,7 +978,7 @@ def export_command(
     from saber.replay import export_minari
 
     wanted = None if games is None else [g.strip() for g in games.split(",") if g.strip()]
-    for identifier in export_minari(run_dir, dataset_id, wanted, author):
+    for identifier in export_minari(run_dir, dataset_id, wanted, author, replace=force):
         click.echo(f"wrote Minari dataset {identifier}: minari.load_dataset({identifier!r})")
 
 
@@ -918,6 +1053,7 @@ def list_command(as_json: bool) -> None:
     help="Only the cheap probes (what saber eval runs before a run); the rules left out "
     "are listed as not probed, and the exit status is 2 at best.",
 )
+@_saber_errors_as_messages
 def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> None:
     """Is TARGET SABER? Probe its behaviour rule by rule.
 
@@ -934,10 +1070,7 @@ def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> 
     from saber.check.table import format_table
 
     _working_directory_first()  # module:factory from the working directory
-    try:
-        result = check_target(target, game, quick=quick)
-    except SaberError as error:
-        raise click.ClickException(str(error)) from error
+    result = check_target(target, game, quick=quick)
     click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_table(result))
     sys.exit(result.exit_code)
 

@@ -32,3 +32,51 @@ class UnknownSettingError(ProtocolError, TypeError):
     unknown keyword: libraries that try a keyword and retry without it on that error
     (TorchRL's ``GymEnv`` passes ``frameskip``) then work with ``SABER/<Game>`` ids.
     """
+
+
+class OutputExistsError(SaberError, FileExistsError):
+    """A command would overwrite a file it did not make; ``--force`` allows it."""
+
+
+# What to do about an OSError, by errno: the end of every "cannot write" line.
+_REMEDIES = {
+    "EROFS": "choose a writable place",
+    "EACCES": "choose a place you may write, or change its permissions",
+    "EPERM": "choose a place you may write, or change its permissions (or attributes: lsattr)",
+    "ENOSPC": "free some space and run the same command again",
+    "EDQUOT": "free some space and run the same command again",
+    "EFBIG": "choose a file system that holds larger files",
+    "ENOTDIR": "a part of the path is a file: choose another path",
+    "EISDIR": "give a file name",
+    "EEXIST": "a file is where a directory should be: choose another path",
+    "ENOENT": "check the path",
+    "ENAMETOOLONG": "choose a shorter path",
+}
+_WRITING = ("EROFS", "ENOSPC", "EDQUOT", "EFBIG")  # errors only a write meets
+
+
+def os_error_remedy(error: OSError) -> str:
+    """What went wrong and what to do, for an ``OSError``: the system's words, then
+    advice by errno (``"No space left on device; free some space and run the same
+    command again"``)."""
+    import errno
+
+    said = error.strerror or str(error) or type(error).__name__
+    remedy = _REMEDIES.get(errno.errorcode.get(error.errno or 0, ""))
+    return f"{said}; {remedy}" if remedy else said
+
+
+def os_error_message(error: OSError) -> str:
+    """One line for an ``OSError``: the path it concerns, what went wrong, what to do.
+
+    >>> os_error_message(OSError(28, "No space left on device", "runs/a/report.json"))
+    'Cannot write runs/a/report.json: No space left on device; free some space and run the same command again'
+    """
+    import errno
+
+    path = error.filename if error.filename is not None else error.filename2
+    where = f" {path}" if path is not None else ""
+    if error.errno is None:  # an OSError raised with a message only
+        return f"Cannot write{where}: {error}"
+    writing = errno.errorcode.get(error.errno, "") in _WRITING
+    return f"Cannot {'write' if writing else 'use'}{where}: {os_error_remedy(error)}"

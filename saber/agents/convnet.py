@@ -29,6 +29,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from saber.agents.generators import PerEpisodeGenerators
 from saber.errors import SaberError
+from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = [
@@ -57,19 +58,18 @@ def write_policy_file(
 ) -> Path:
     """Write ``layers`` (``"conv1.weight"``: array, ...) as float32 and ``provenance``.
 
-    Written to a temporary name and renamed: the file is whole or absent.
+    Written aside, fsynced and renamed (:func:`saber.protocol.rundir.writing_atomically`):
+    the file is whole or absent.
     """
     path = Path(path)
     arrays = {name: np.asarray(layers[name], dtype=np.float32) for name in _array_names()}
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("wb") as handle:
+    with writing_atomically(path) as temporary, temporary.open("wb") as handle:
         np.savez_compressed(
             handle,
             **arrays,
             format=np.array(FORMAT),
             provenance=np.array(json.dumps(provenance, sort_keys=True)),
         )
-    partial.replace(path)
     return path
 
 

@@ -699,6 +699,7 @@ def evaluate(
             if message:
                 say(message)
             units = plan_units(pending, runs_on.parallelism, envs_per_worker)
+            earlier = [key for key in requested if key in store.finished]  # not played again
             bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)
             runner: _Run | None = None
             status = "failed"  # unless it finishes, or is interrupted
@@ -714,6 +715,10 @@ def evaluate(
                         raise
                     finally:
                         runner_backend.close()
+                if video:  # videos an earlier session could not make (a full disk, say)
+                    from saber.training.video import film_missing
+
+                    film_missing(directory, earlier, video)
                 status = "finished"
             except KeyboardInterrupt:
                 status = "interrupted"

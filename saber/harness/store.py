@@ -28,10 +28,13 @@ only, into a whole record ``{..., "error": ..., "torn": true}``, so every line s
 JSON object and new records follow on lines of their own. Nothing in a torn record is
 trusted (a cut inside ``"episode": 12`` reads as episode 1): it counts as no episode's,
 and the episode it was recording, not being finished, simply runs again. A whole last
-record that only lacks its newline gets it, and counts. A damaged ``run.json``, a line
-damaged elsewhere, a ``run.json`` that belongs to another directory
-(:func:`~saber.protocol.rundir.check_episodes_log`), or a directory written by another
-format version is a one-line error naming the file; nothing is changed then.
+record that only lacks its newline gets it, and counts. Damage (a cut, NUL bytes, a line
+that is not JSON, records written after the run ended, a ``run.json`` cut short:
+:func:`~saber.protocol.damage.check_run_directory`) is the one-line advice that
+``saber report`` and ``saber verify`` give too: run ``saber repair``. A ``run.json`` that
+belongs to another directory (:func:`~saber.protocol.rundir.check_episodes_log`), or a
+directory written by another format version is a one-line error naming the file;
+nothing is changed then.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError
+from saber.errors import SaberError, os_error_remedy
+from saber.protocol.damage import check_run_directory
 from saber.protocol.replay import write_replay
 from saber.protocol.rundir import (
     EPISODES_FILE,
@@ -56,11 +60,11 @@ from saber.protocol.rundir import (
     TORN_ERROR,
     EpisodeAppender,
     FailureSummary,
+    RunDamageError,
     RunFile,
     Session,
     SessionStatus,
     StoreWriteError,
-    check_episodes_log,
     checkpoint_of,
     complete_torn_line,
     counts_of,
@@ -72,6 +76,7 @@ from saber.protocol.rundir import (
     read_episode_lines,
     read_episodes_bytes,
     read_run_file,
+    repair_advice,
     write_run_file,
 )
 from saber.version import __version__, installed_version
@@ -302,7 +307,7 @@ class ResultsStore:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StoreWriteError(
-                f"Cannot create the run directory {directory}: {error}"
+                f"Cannot create the run directory {directory}: {os_error_remedy(error)}"
             ) from error
         lock = lock_directory(directory)
         try:
@@ -344,7 +349,7 @@ class ResultsStore:
                 )
             return session, EpisodeLog(), None
         on_disk = read_run_file(run_file)
-        check_episodes_log(on_disk.to_dict(), episodes_file)
+        check_run_directory(directory, on_disk.to_dict())
         differences = on_disk.differences(session)
         uncovered = None if differences else on_disk.uncovered(session)
         if uncovered:
@@ -363,11 +368,13 @@ class ResultsStore:
         assert self._appender is not None
         try:
             record = self._appender.complete_torn(fragment)
-        except ValueError:
-            raise SaberError(
-                f"{self._appender.path}:{self.log.lines + 1}: the last line is damaged beyond "
-                f"an interrupted write ({fragment[:40]!r}...). Move that line out of the file "
-                "to resume."
+        except ValueError:  # check_run_directory names such a line first; kept as a guard
+            raise RunDamageError(
+                repair_advice(
+                    self.directory,
+                    f"{self._appender.path}:{self.log.lines + 1}: the last line is damaged "
+                    f"beyond an interrupted write ({fragment[:40]!r}...)",
+                )
             ) from None
         self.log.add(record)
         where = f"{self._appender.path}:{self.log.lines}"

@@ -22,7 +22,6 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saber.errors import SaberError
+from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = ["ARCHITECTURE", "init_params", "load_params", "q_values", "save_params"]
@@ -117,12 +117,10 @@ def save_params(path: str | Path, params: Mapping[str, Mapping[str, Any]], **met
         for name, value in values.items()
     }
     header = {"architecture": ARCHITECTURE, **metadata}
-    partial = path.with_name(path.name + ".partial")
-    # A file object: np.savez would append ".npz" to a name that lacks it.
-    with partial.open("wb") as handle:
+    # Atomic: a training killed while saving leaves the previous parameters whole. A file
+    # object: np.savez would append ".npz" to a name that lacks it.
+    with writing_atomically(path) as temporary, temporary.open("wb") as handle:
         np.savez(handle, __header__=np.array(json.dumps(header)), **arrays)
-    # Atomic: a training killed while saving leaves the previous parameters whole.
-    os.replace(partial, path)
     return path
 
 

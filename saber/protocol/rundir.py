@@ -26,13 +26,13 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from saber.errors import SaberError, ScoreFileError
+from saber.errors import SaberError, ScoreFileError, os_error_message
 from saber.protocol.episode import EpisodeRecord
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.version import __version__
@@ -50,10 +50,12 @@ __all__ = [
     "EpisodeLines",
     "FailedAttempt",
     "FailureSummary",
+    "RunDamageError",
     "RunDirectoryError",
     "RunFile",
     "Session",
     "StoreWriteError",
+    "append_whole",
     "check_episodes_log",
     "checkpoint_of",
     "complete_torn_line",
@@ -63,13 +65,16 @@ __all__ = [
     "is_torn",
     "lock_directory",
     "now",
+    "parse_run_file",
     "read_episode_lines",
     "read_episodes_bytes",
     "read_run_file",
     "read_run_json",
+    "repair_advice",
     "run_key",
     "write_atomically",
     "write_run_file",
+    "writing_atomically",
 ]
 
 EPISODES_FILE = "episodes.jsonl"
@@ -84,14 +89,30 @@ TORN_ERROR = (
 # can change scores. Workers, envs per worker and backend cannot, so they may change.
 # ``run`` is the run name (``--run``): absent for unnamed runs, as before names existed.
 IDENTITY_KEYS = ("settings", "agent", "base_seed", "seed_scheme", "ale_py", "run")
-SessionStatus = Literal["running", "finished", "interrupted", "failed"]
-SESSION_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed")
+# "repaired": a session of saber repair, which set damaged lines aside and played nothing.
+SessionStatus = Literal["running", "finished", "interrupted", "failed", "repaired"]
+SESSION_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed", "repaired")
 
 
 class RunDirectoryError(ScoreFileError):
     """A run directory whose files cannot be read: a damaged line or ``run.json``, or a
     format of another saber version. A :class:`~saber.errors.ScoreFileError` too, since
     reports read run directories as score files."""
+
+
+class RunDamageError(RunDirectoryError):
+    """A run directory whose files are damaged (a cut, a torn line, NUL bytes, a line that
+    is not JSON, records no session wrote, a ``run.json`` cut short): the message is
+    :func:`repair_advice`, the same from every command that reads the directory."""
+
+
+def repair_advice(directory: str | Path, what: str) -> str:
+    """The one advice for a damaged run directory (one line), after ``what`` is wrong."""
+    return (
+        f"{what}. Run saber repair {directory}: it keeps every intact episode, sets the "
+        "damaged files aside (*.damaged-<time>) and says what it dropped; the run's saber "
+        "eval command then re-runs the dropped episodes."
+    )
 
 
 class StoreWriteError(SaberError, OSError):
@@ -275,8 +296,8 @@ class Session:
         versions: package versions it ran with (``saber``, ``ale_py``, ...).
         ended: when it ended; None while it runs (or if it was killed outright).
         status: ``"finished"``, ``"interrupted"`` (Ctrl-C, SIGTERM), ``"failed"`` (an
-            error stopped it), ``"running"``; None for a session of saber 0.2, which
-            did not say (its history is kept as it was written).
+            error stopped it), ``"running"``, ``"repaired"`` (``saber repair``); None for a
+            session of saber 0.2, which did not say (its history is kept as it was written).
         counts: what it did: ``episodes_finished`` and ``attempts_failed`` (this
             session's lines); empty for a session of saber 0.2.
         summary: the run's counts when it ended (``finished``, ``failed``, ...).
@@ -760,19 +781,24 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise
     except UnicodeDecodeError as error:
-        raise RunDirectoryError(
-            f"{run_file} is damaged (not UTF-8 text: byte 0x{error.object[error.start]:02x} at "
-            f"offset {error.start}); the episodes in {run_file.with_name(EPISODES_FILE)} are "
-            "intact. Restore run.json from a backup to resume, or use another directory."
-        ) from None
+        why = f"not UTF-8 text: byte 0x{error.object[error.start]:02x} at offset {error.start}"
+        raise _run_json_damage(run_file, why) from None
     except OSError as error:
         raise RunDirectoryError(f"Cannot read {run_file}: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
-        raise RunDirectoryError(
-            f"{run_file} is damaged (not valid JSON: {error.msg}, line {error.lineno}); the "
-            f"episodes in {run_file.with_name(EPISODES_FILE)} are intact. Restore run.json "
-            "from a backup to resume, or use another directory."
-        ) from None
+        why = f"not valid JSON: {error.msg}, line {error.lineno}"
+        raise _run_json_damage(run_file, why) from None
+
+
+def _run_json_damage(run_file: Path, why: str) -> RunDamageError:
+    """The error of a ``run.json`` that is not valid JSON or not text (``why``)."""
+    return RunDamageError(
+        repair_advice(
+            run_file.parent,
+            f"{run_file} is damaged ({why}); the episodes in {run_file.with_name(EPISODES_FILE)} "
+            "are intact",
+        )
+    )
 
 
 def read_run_file(path: str | Path) -> RunFile:
@@ -785,7 +811,15 @@ def read_run_file(path: str | Path) -> RunFile:
     """
     path = Path(path)
     run_file = path / RUN_FILE if path.is_dir() else path
-    on_disk = read_run_json(run_file)
+    return parse_run_file(read_run_json(run_file), run_file)
+
+
+def parse_run_file(on_disk: Any, run_file: str | Path) -> RunFile:
+    """Check the JSON object of ``run.json`` (``run_file``, named in errors) and type it.
+
+    Raises:
+        RunDirectoryError: as :func:`read_run_file`.
+    """
     if not isinstance(on_disk, dict) or "format" not in on_disk:
         raise RunDirectoryError(
             f"{run_file} is not the provenance of a saber run (no 'format' key); use "
@@ -829,23 +863,82 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
         data: its content; text is written as UTF-8.
 
     Raises:
-        OSError: the file could not be written.
+        OSError: the file could not be written; its ``filename`` is ``path`` (not the
+            temporary file), so a message names the file the user asked for.
+    """
+    content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    with writing_atomically(path) as temporary:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, content)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def writing_atomically(path: str | Path) -> Iterator[Path]:
+    """The one way saber writes a file of record: yields a temporary path beside ``path``
+    for the caller (or a library: matplotlib, ffmpeg) to write; when the block ends
+    without an error, the temporary file is fsynced and renamed to ``path`` (and the
+    directory fsynced), else removed. So ``path`` holds its old content or the whole new
+    one, never part of one: a full disk, a crash or a failed encoder leaves nothing new
+    under the final name.
+
+    The temporary file is ``<name>.tmp``: a writer that infers the format from the file
+    name must be told the format.
+
+    Raises:
+        OSError: the file could not be written, with ``filename`` set to ``path``.
     """
     path = Path(path)
     temporary = path.with_name(path.name + ".tmp")
-    content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
+        yield temporary
+        fd = os.open(temporary, os.O_RDONLY)
         try:
-            _write_all(fd, content)
             os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temporary, path)
-    except BaseException:
+        _fsync_directory(path.parent)
+    except BaseException as error:
         with contextlib.suppress(OSError):
             temporary.unlink()
+        unnamed = isinstance(error, OSError) and error.filename in (None, str(temporary), temporary)
+        if unnamed and error.errno is not None and not isinstance(error, SaberError):
+            raise OSError(error.errno, error.strerror, str(path)) from error
         raise
+
+
+def append_whole(fd: int, data: bytes, path: str | Path) -> None:
+    """Append ``data`` to the file open as ``fd`` (``O_APPEND``) whole or not at all: a
+    write that fails part-way (a full disk) is cut off again, so a log of lines never
+    ends in half of one. For a file with one writer (a training log): the cut would
+    also take another writer's line written meanwhile.
+
+    Raises:
+        OSError: the write failed; ``filename`` is ``path``.
+    """
+    size = os.fstat(fd).st_size
+    try:
+        _write_all(fd, data)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
+        raise OSError(error.errno, error.strerror, str(path)) from error
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (where directories can be opened: POSIX)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # Windows: a directory cannot be opened; its renames are durable enough
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_run_file(directory: str | Path, run: RunFile) -> None:
@@ -858,7 +951,7 @@ def write_run_file(directory: str | Path, run: RunFile) -> None:
     try:
         write_atomically(path, json.dumps(run.to_dict(), indent=2) + "\n")
     except OSError as error:
-        raise StoreWriteError(f"Cannot write {path}: {error}") from error
+        raise StoreWriteError(os_error_message(error)) from error  # names path, says what to do
 
 
 def lock_directory(directory: str | Path) -> Any:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from saber.errors import SaberError
+from saber.errors import OutputExistsError, SaberError
 from saber.games import get_game
 from saber.protocol.rundir import read_run_file
 from saber.replay.dataset import recorded_episodes
@@ -54,6 +55,7 @@ def export_minari(
     dataset_id: str | None = None,
     games: list[str] | None = None,
     author: str | None = None,
+    replace: bool = False,
 ) -> list[str]:
     """Write the finished episodes of a run directory as Minari datasets, one per game.
 
@@ -63,6 +65,8 @@ def export_minari(
             one); None: ``saber/<game>/<run or agent>-v0``.
         games: the games to export (any spelling); None: every game of the run.
         author: the dataset's author, in its metadata.
+        replace: delete a dataset of the same id first (``saber export --force``);
+            without it, an existing dataset is an error and nothing is written.
 
     Returns:
         The ids of the datasets written (``minari.load_dataset(id)`` reads one).
@@ -110,20 +114,39 @@ def export_minari(
     written: list[str] = []
     for game in wanted:
         identifier = dataset_id or f"saber/{game}/{name}-v0"
-        if identifier in minari.list_local_datasets():
-            raise SaberError(
-                f"A Minari dataset {identifier!r} exists already; delete it "
-                f"(minari.delete_dataset({identifier!r})) or choose another dataset_id"
+        if identifier in minari.list_local_datasets() and not replace:
+            raise OutputExistsError(
+                f"A Minari dataset {identifier!r} exists already; pass --force (replace=True) "
+                f"to replace it, delete it (minari.delete_dataset({identifier!r})) or choose "
+                "another dataset_id"
             )
+        if identifier in minari.list_local_datasets():
+            with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
+                minari.delete_dataset(identifier)
         try:
             _export_game(minari, EpisodeBuffer, directory, run, game, identifier, author)
-        except BaseException:
-            if identifier in minari.list_local_datasets():  # whole or absent
-                with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
-                    minari.delete_dataset(identifier)
+        except BaseException as error:
+            _remove_dataset(identifier)  # whole or absent
+            if isinstance(error, OSError) and error.filename is None and error.errno:
+                # h5py's errors name no file: name the dataset's folder, for the message
+                path = str(_dataset_path(identifier))
+                raise OSError(error.errno, error.strerror, path) from error
             raise
         written.append(identifier)
     return written
+
+
+def _dataset_path(identifier: str) -> Path:
+    """The folder of Minari dataset ``identifier`` (under MINARI_DATASETS_PATH)."""
+    from minari.storage import get_dataset_path
+
+    return Path(get_dataset_path(identifier))
+
+
+def _remove_dataset(identifier: str) -> None:
+    """Delete what a failed export left of dataset ``identifier``: a full disk can leave a
+    folder that Minari no longer lists as a dataset (only warns about), so it goes too."""
+    shutil.rmtree(_dataset_path(identifier), ignore_errors=True)
 
 
 def _export_game(

@@ -35,12 +35,13 @@ from typing import Any
 
 from saber.envs.emulator import rom_sha256
 from saber.errors import SaberError
+from saber.protocol.damage import check_run_directory
 from saber.protocol.limits import TIME_LIMITS
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
 from saber.protocol.rundir import (
     EPISODES_FILE,
+    RunDamageError,
     RunDirectoryError,
-    check_episodes_log,
     is_failure,
     is_torn,
     read_episode_lines,
@@ -318,8 +319,9 @@ def verify_run(
 
     Raises:
         RunDirectoryError: no ``run.json`` (the run's settings and seeds are unknown) or
-            a damaged one. (One that does not match ``episodes.jsonl`` is a problem of the
-            result: the episodes are checked all the same.)
+            a damaged one, or damaged records (``RunDamageError``: the advice of
+            ``saber eval`` and ``saber report``, run ``saber repair``). (A ``run.json`` of
+            another run is a problem of the result: the episodes are checked all the same.)
     """
     directory = Path(directory)
     try:
@@ -332,8 +334,10 @@ def verify_run(
     episodes_file = directory / EPISODES_FILE
     problems = []
     try:
-        check_episodes_log(run.to_dict(), episodes_file)
-    except RunDirectoryError as error:  # the records are still checked, one by one
+        check_run_directory(directory, run.to_dict())  # the same advice as eval and report
+    except RunDamageError:
+        raise
+    except RunDirectoryError as error:  # another run's run.json: records checked one by one
         problems.append(str(error))
     records: dict[tuple[str, int], dict[str, Any]] = {}
     for _, line in read_episode_lines(episodes_file).lines:

@@ -56,6 +56,7 @@ __all__ = [
     "agent_styles",
     "figure_bytes",
     "figure_directory",
+    "figure_paths",
     "plot_aggregates",
     "plot_classes",
     "plot_improvement",
@@ -65,6 +66,7 @@ __all__ = [
     "report_figures",
     "require_matplotlib",
     "save_figure",
+    "save_figures",
     "save_plots",
 ]
 
@@ -792,10 +794,33 @@ def save_plots(
         PlotsUnavailableError: matplotlib is not installed (nothing is written).
         SaberError: an unknown format.
     """
+    return save_figures(report_figures(report), directory, formats, dpi)
+
+
+def figure_paths(
+    figures: dict[str, Figure], directory: str | Path, formats: Sequence[str]
+) -> list[Path]:
+    """Where :func:`save_figures` writes ``figures``: ``<directory>/<name>.<format>``."""
+    return [Path(directory) / f"{name}.{fmt}" for name in figures for fmt in formats]
+
+
+def save_figures(
+    figures: dict[str, Figure],
+    directory: str | Path,
+    formats: Sequence[str] = ("png",),
+    dpi: int = 300,
+) -> list[Path]:
+    """Write figures by file name (no suffix) into ``directory``, each in every format.
+
+    Raises:
+        PlotsUnavailableError: matplotlib is not installed (nothing is written).
+        SaberError: an unknown format.
+        OSError: a figure could not be written (those before it are whole).
+    """
     directory = figure_directory(directory, formats)
-    paths = []
-    for name, fig in report_figures(report).items():
-        paths += [save_figure(fig, directory / f"{name}.{fmt}", dpi) for fmt in formats]
+    paths = figure_paths(figures, directory, formats)
+    for path in paths:
+        save_figure(figures[path.stem], path, dpi)
     return paths
 
 
@@ -851,11 +876,14 @@ def save_figure(fig: Figure, path: str | Path, dpi: int = 300) -> Path:
 
     PDF and SVG files carry no creation date, so the same report gives the same bytes.
     """
+    from saber.protocol.rundir import writing_atomically
+
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower()
     metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt, {})
-    with _style():
-        fig.savefig(path, dpi=dpi, metadata=metadata)
+    # Whole or absent: a full disk leaves no half figure under the name.
+    with _style(), writing_atomically(path) as temporary:
+        fig.savefig(temporary, format=fmt, dpi=dpi, metadata=metadata)
     return path
 
 

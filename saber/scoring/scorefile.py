@@ -47,11 +47,11 @@ from numpy.typing import NDArray
 from saber.errors import ScoreFileError, UnknownGameError
 from saber.games import get_game
 from saber.protocol import limits
+from saber.protocol.damage import check_run_directory
 from saber.protocol.rundir import (
     EPISODES_FILE,
     RUN_FILE,
     FailureSummary,
-    check_episodes_log,
     is_torn,
     read_episode_lines,
     read_run_json,
@@ -544,7 +544,9 @@ def read_harness_results(path: str | Path) -> ScoreTable:
 
     Raises:
         ScoreFileError: unreadable lines, missing keys, duplicates (``file:line``, game),
-            or a ``run.json`` that belongs to another directory.
+            or a ``run.json`` that belongs to another directory. Damaged files (a cut, NUL
+            bytes, lines that are not JSON, ...): the advice of ``saber eval`` and ``saber
+            verify`` (:func:`saber.protocol.damage.check_run_directory`).
         UnknownGameError: an unknown game, with ``file:line``.
     """
     path = Path(path)
@@ -563,8 +565,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             "(agent, settings, versions, seeds, what was asked for) is missing, so nothing "
             "shows that these are SABER scores of the whole run"
         )
-    else:
-        check_episodes_log(run, episodes_file)
+    check_run_directory(directory, found_run, episodes_file)  # the advice of eval and verify
     request = _Request.of(run, str(run_file))
     run_name = str(run.get("run") or directory.resolve().name or DEFAULT_RUN)
     table.sources.append(str(episodes_file))

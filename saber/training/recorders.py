@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -48,6 +49,7 @@ from gymnasium.vector import AutoresetMode
 from saber.envs import saber_settings
 from saber.errors import SaberError
 from saber.protocol.limits import checkpoint_limits
+from saber.protocol.rundir import append_whole
 from saber.protocol.training import (
     TRAINING_CHECKPOINTS,
     WINDOW,
@@ -236,10 +238,10 @@ class TrainingLog:
         self.metrics = TrainingMetrics(game, checkpoints)
         self.metrics.advance(start_frames)
         self._start_episodes = int(start_episodes)
-        self._handle: TextIO | None = None
+        self._fd: int | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("a", encoding="utf-8")
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     @property
     def frames(self) -> int:
@@ -277,15 +279,16 @@ class TrainingLog:
             record["env"] = row
         if extra:
             record.update(extra)
-        if self._handle is not None:
-            self._handle.write(json.dumps(record) + "\n")
-            self._handle.flush()  # a crashed training keeps its log
+        if self._fd is not None:
+            # Each line whole or absent, at once (a crashed training keeps its log); not
+            # fsynced, as before: a training may end several episodes a second.
+            append_whole(self._fd, (json.dumps(record) + "\n").encode("utf-8"), self.path or "")
         self.metrics.add(episode)
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _frame_numbers(info: dict[str, Any]) -> Any:

@@ -38,11 +38,16 @@ memory stays bounded whatever the episode's length, 100 hours included):
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import errno
 import os
+import subprocess
+import threading
 import warnings
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +55,9 @@ import gymnasium as gym
 import numpy as np
 
 from saber.envs import SaberSettings, saber_settings
-from saber.errors import SaberError
-from saber.protocol.replay import Replay, ReplayHeader, decode_replay
+from saber.errors import SaberError, os_error_message
+from saber.protocol.replay import Replay, ReplayHeader, decode_replay, encode_replay
+from saber.protocol.rundir import write_atomically, writing_atomically
 from saber.protocol.settings import FRAMES_PER_SECOND
 
 __all__ = [
@@ -60,7 +66,9 @@ __all__ = [
     "VectorVideoRecorder",
     "VideoRecorder",
     "VideoRequest",
+    "VideoWriteError",
     "VideoWriter",
+    "film_missing",
     "film_replay",
     "list_video_errors",
     "list_videos",
@@ -85,11 +93,19 @@ def require_video_extra() -> Any:
     return imageio_ffmpeg
 
 
+class VideoWriteError(SaberError, OSError):
+    """ffmpeg could not make a video (a full disk, a read-only place, a failed encoder);
+    nothing is left under the video's name."""
+
+
 class VideoWriter:
     """Stream ``uint8`` RGB frames (H, W, 3) into an H.264 MP4 file, one frame at a time.
 
-    The file appears under its name only when :meth:`close` succeeds (until then it is
-    ``<name>.partial.mp4``), so a crash never leaves a truncated video that looks whole.
+    The file appears under its name only when :meth:`close` succeeds: ffmpeg writes
+    ``<name>.tmp`` (:func:`saber.protocol.rundir.writing_atomically`), which is renamed
+    only once ffmpeg has exited with status 0. ffmpeg's own exit status is checked, not
+    only the pipe: on a full disk ffmpeg can take every frame and still fail to write
+    the MP4 index (``moov atom``) at the end, leaving a file no player opens.
 
     Args:
         path: the ``.mp4`` file to write (parent folders are created).
@@ -100,52 +116,114 @@ class VideoWriter:
         self._ffmpeg = require_video_extra()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.partial = self.path.with_name(self.path.stem + ".partial.mp4")
         self.fps = fps
         self.frames = 0
-        self._pipe: Any = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._errors: collections.deque[str] = collections.deque(maxlen=5)
         self._size: tuple[int, int] | None = None
+        self._writing: contextlib.AbstractContextManager[Path] | None = writing_atomically(
+            self.path
+        )
+        self.partial = self._writing.__enter__()  # <name>.tmp, renamed by close()
 
     def write(self, frame: np.ndarray) -> None:
-        """Append one frame; every frame must have the first one's size."""
+        """Append one frame; every frame must have the first one's size.
+
+        Raises:
+            VideoWriteError: ffmpeg stopped (its last words in the message).
+        """
         frame = np.ascontiguousarray(frame, dtype=np.uint8)
         height, width = frame.shape[:2]
-        if self._pipe is None:
+        if self._process is None:
             self._size = (width, height)
-            self._pipe = self._ffmpeg.write_frames(
-                str(self.partial),
-                self._size,
-                fps=self.fps,
-                codec="libx264",
-                pix_fmt_in="rgb24",
-                pix_fmt_out="yuv420p",
-                macro_block_size=1,  # keep 160 x 210 as it is (no padding to 16)
-                quality=8,  # 0-10: sharp pixel art, still small files
-                output_params=["-preset", "veryfast"],
-            )
-            self._pipe.send(None)  # start ffmpeg
+            self._process = self._start(width, height)
         elif (width, height) != self._size:
             raise ValueError(f"Expect frames of {self._size} (w, h), actually: {(width, height)}")
-        self._pipe.send(frame)
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(memoryview(frame).cast("B"))
+        except (BrokenPipeError, OSError):
+            self._process.wait()
+            raise self._failure() from None
         self.frames += 1
 
+    def _start(self, width: int, height: int) -> subprocess.Popen[bytes]:
+        """ffmpeg, reading raw RGB frames on stdin (the settings imageio-ffmpeg would pass
+        for quality 8: CRF 10, sharp pixel art in small files); its errors are kept."""
+        command = [
+            self._ffmpeg.get_ffmpeg_exe(), "-y", "-loglevel", "error", "-nostdin",
+            "-f", "rawvideo", "-vcodec", "rawvideo", "-s", f"{width}x{height}",
+            "-pix_fmt", "rgb24", "-r", str(Fraction(self.fps).limit_denominator()),
+            "-i", "-", "-an", "-vcodec", "libx264", "-pix_fmt", "yuv420p", "-crf", "10",
+            "-preset", "veryfast", "-f", "mp4", str(self.partial),
+        ]  # fmt: skip
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+        threading.Thread(target=self._keep_errors, args=(process,), daemon=True).start()
+        return process
+
+    def _keep_errors(self, process: subprocess.Popen[bytes]) -> None:
+        """Read ffmpeg's stderr as it comes (a full pipe would stall it), keeping the end."""
+        assert process.stderr is not None
+        for line in process.stderr:
+            self._errors.append(line.decode("utf-8", "replace").strip())
+
+    def _failure(self) -> VideoWriteError:
+        """The error of a failed ffmpeg, naming the video (the temporary file is removed)."""
+        assert self._process is not None
+        status = self._process.returncode
+        said = "; ".join(line for line in self._errors if line) or f"exit status {status}"
+        self._abandon()
+        for code in (
+            errno.ENOSPC,
+            errno.EDQUOT,
+            errno.EROFS,
+            errno.EACCES,
+            errno.EPERM,
+            errno.EFBIG,
+        ):
+            if os.strerror(code) in said:  # a file-system error: say what to do about it
+                return VideoWriteError(
+                    os_error_message(OSError(code, os.strerror(code), str(self.path)))
+                )
+        return VideoWriteError(f"Cannot write {self.path}: ffmpeg failed ({said[-300:]})")
+
     def close(self) -> Path | None:
-        """Finish the file; returns its path, or None when no frame was written."""
-        if self._pipe is None:
+        """Finish the file; returns its path, or None when no frame was written.
+
+        Raises:
+            VideoWriteError: ffmpeg failed; no file is left under the video's name.
+        """
+        if self._process is None:
+            self._abandon()
             return None
-        self._pipe.close()
-        self._pipe = None
-        os.replace(self.partial, self.path)
+        process, self._process = self._process, None
+        assert process.stdin is not None
+        with contextlib.suppress(OSError):  # a broken pipe: the exit status says why
+            process.stdin.close()
+        status = process.wait()
+        if status != 0:
+            self._process = process
+            raise self._failure()
+        writing, self._writing = self._writing, None
+        assert writing is not None
+        writing.__exit__(None, None, None)  # fsync, rename (an OSError: nothing kept)
         return self.path
 
     def abort(self) -> None:
         """Stop without keeping the file."""
-        if self._pipe is not None:
-            try:
-                self._pipe.close()
-            finally:
-                self._pipe = None
-                self.partial.unlink(missing_ok=True)
+        if self._process is not None:
+            process, self._process = self._process, None
+            with contextlib.suppress(OSError):
+                process.kill()
+            process.wait()
+        self._abandon()
+
+    def _abandon(self) -> None:
+        """Remove the temporary file (once)."""
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            writing.__exit__(_Abandoned, _Abandoned(), None)
+        self._process = None
 
     def __enter__(self) -> VideoWriter:
         return self
@@ -155,6 +233,10 @@ class VideoWriter:
             self.close()
         else:
             self.abort()
+
+
+class _Abandoned(Exception):
+    """Thrown into :func:`writing_atomically` to drop a video's temporary file."""
 
 
 def video_path(directory: str | Path, game: str, episode: int) -> Path:
@@ -321,12 +403,55 @@ class EpisodeFilm:
         except Exception as error:
             message = f"{type(error).__name__}: {error}"
             warnings.warn(f"No video of {path}: {message}", RuntimeWarning, stacklevel=2)
-            with contextlib.suppress(OSError):  # the disk may be what failed
-                note.parent.mkdir(parents=True, exist_ok=True)
-                note.write_text(message + "\n", encoding="utf-8")
+            _keep_note(path, message)  # the disk may be what failed: best effort
             return None
         note.unlink(missing_ok=True)  # filmed now: an earlier session's failure is gone
         return path
+
+
+def film_missing(
+    directory: str | Path, episodes: Iterable[tuple[str, int]], video: int
+) -> list[Path]:
+    """Film again, from their replays, the videos of finished episodes that an earlier
+    session of the run could not make (``saber eval --video`` on resume): those episodes
+    are not played again, so without this their videos would stay missing for good.
+
+    Args:
+        directory: the run directory.
+        episodes: (game, episode) of finished episodes to film if their video is missing.
+        video: the first ``video`` episodes of every game are to be filmed.
+
+    Returns:
+        The videos made. One that fails again keeps its note (``video_errors``), as
+        :meth:`EpisodeFilm.filming` does; an episode recorded without a replay gets one.
+    """
+    from saber.replay import recorded_episode
+
+    request = VideoRequest(str(directory), video)
+    made = []
+    for game, episode in sorted(episodes):
+        if episode >= video or video_path(directory, game, episode).exists():
+            continue
+        try:
+            recorded = recorded_episode(directory, game, episode)
+        except SaberError as error:  # no replay kept (replays=False): cannot film it later
+            _keep_note(video_path(directory, game, episode), f"{type(error).__name__}: {error}")
+            continue
+        replay = encode_replay(recorded.replay.header, recorded.replay.actions)
+        with warnings.catch_warnings():  # a failure is in its note, which the caller reports
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for _ in EpisodeFilm(request, game).filming(recorded.record, replay):
+                pass
+        made += [video_path(directory, game, episode)]
+    return [path for path in made if path.exists()]
+
+
+def _keep_note(video: Path, message: str) -> None:
+    """Write why ``video`` could not be made beside it (best effort: the disk may be full)."""
+    note = _error_note(video)
+    with contextlib.suppress(OSError):
+        note.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(note, message + "\n")
 
 
 def _error_note(video: Path) -> Path:

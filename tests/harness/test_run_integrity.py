@@ -169,6 +169,7 @@ def test_a_resume_after_a_cut_plays_exactly_the_missing_episodes(
 def test_a_torn_line_cut_inside_a_character_reads_and_resumes(tmp_path: Path) -> None:
     directory = tmp_path / "run"
     _evaluate(directory, episodes=1)
+    _reopen(directory, episodes=2).close()  # a session that crashed while writing a line
     line = json.dumps({"game": "breakout", "episode": 1, "agent": "été"}, ensure_ascii=False)
     data = line.encode()
     cut = data.index("é".encode()) + 1  # half of a two-byte character
@@ -399,12 +400,13 @@ def test_input_that_is_not_utf8_is_a_one_line_error(clean_run: Path, tmp_path: P
     (provenance / "run.json").write_bytes(
         (provenance / "run.json").read_bytes().replace(b'"random"', b'"r\xe9ndom"', 1)
     )
+    damaged = "episodes.jsonl is damaged: 1 line(s) that are not a JSON record"
     cases = [
         (["report", str(csv_file)], "scores.csv: not UTF-8 text (byte 0xe9 at line 3, column 15)"),
         (["training", str(training_log)], "training.jsonl: not UTF-8 text (byte 0xff at line 1"),
-        (["report", str(middle)], f"episodes.jsonl:{EPISODES + 1}: not UTF-8 text (byte 0xe9"),
+        (["report", str(middle)], f"{damaged} (line {EPISODES + 1}: not UTF-8 text, byte 0xe9"),
         (["report", str(provenance)], "run.json is damaged (not UTF-8 text: byte 0xe9"),
-        ([*EVAL_ARGS, "--out", str(middle)], f"episodes.jsonl:{EPISODES + 1}: not UTF-8 text"),
+        ([*EVAL_ARGS, "--out", str(middle)], f"{damaged} (line {EPISODES + 1}: not UTF-8 text"),
         ([*EVAL_ARGS, "--out", str(provenance)], "run.json is damaged (not UTF-8 text"),
     ]
     for args, message in cases:

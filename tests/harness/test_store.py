@@ -118,8 +118,8 @@ def test_every_cut_of_a_record_is_completed_to_one_json_object() -> None:
 @pytest.mark.parametrize(
     ("tail", "message"),
     [
-        ("\x00\x00\x00\x00", "the last line is damaged beyond an interrupted write"),
-        ("garbage", "the last line is damaged beyond an interrupted write"),
+        ("\x00\x00\x00\x00", r"1 line\(s\) holding NUL bytes \(line 2\)"),
+        ("garbage", r"1 line\(s\) that are not a JSON record \(line 2: not the start of a JSON"),
     ],
 )
 def test_a_last_line_that_is_no_record_is_a_clear_error(
@@ -127,7 +127,7 @@ def test_a_last_line_that_is_no_record_is_a_clear_error(
 ) -> None:
     ResultsStore.open(tmp_path, _run()).close()
     (tmp_path / EPISODES_FILE).write_text(json.dumps(_record(0)) + "\n" + tail)
-    with pytest.raises(SaberError, match=f"episodes.jsonl:2: {message}"):
+    with pytest.raises(SaberError, match=f"episodes.jsonl is damaged: {message}.*saber repair"):
         ResultsStore.open(tmp_path, _run())
     assert (tmp_path / EPISODES_FILE).read_text().endswith(tail)  # left alone
 
@@ -193,7 +193,7 @@ def test_refuses_results_without_provenance_and_damaged_lines(tmp_path: Path) ->
     other = tmp_path / "other"
     ResultsStore.open(other, _run()).close()
     (other / EPISODES_FILE).write_text("garbage\n" + json.dumps(_record(0)) + "\n")
-    with pytest.raises(SaberError, match=r"episodes.jsonl:1: not an episode record"):
+    with pytest.raises(SaberError, match=r"1 line\(s\) that are not a JSON record \(line 1:"):
         ResultsStore.open(other, _run())
 
 

@@ -218,7 +218,9 @@ def test_broken_json_line_and_duplicates(tmp_path):
     run.mkdir()
     (run / "episodes.jsonl").write_text(json.dumps(harness_record()) + "\n{oops\n")
     with pytest.raises(
-        ScoreFileError, match=r"episodes\.jsonl:2: not an episode record \(not a JSON object"
+        ScoreFileError,
+        match=r"episodes\.jsonl is damaged: 1 line\(s\) that are not a JSON record \(line 2: "
+        r"not JSON.*Run saber repair",
     ):
         read_harness_results(run)
     (run / "episodes.jsonl").write_text(

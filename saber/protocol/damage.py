@@ -1,0 +1,285 @@
+"""Damage to a run directory: what is wrong with its files, and the one advice about it.
+
+``saber eval`` (resume), ``saber report`` and ``saber verify`` all read a run directory;
+for the same damage they give the same advice, :func:`repair_advice`, raised by
+:func:`check_run_directory`, and ``saber repair`` (:mod:`saber.protocol.repair`) acts on
+the same reading of the file, :func:`examine`. The kinds of damage (:data:`DAMAGE_KINDS`):
+
+* ``cut``: ``episodes.jsonl`` holds fewer bytes than ``run.json`` attests (a copy cut
+  short, a file truncated, bytes lost in the middle);
+* ``torn``: a last line cut short where no crash of a running session explains it (inside
+  what ``run.json`` attests, or after the run's last session ended). A last line cut short
+  after what a session that never ended attested is no damage: that session crashed while
+  writing it, and resuming completes it (:mod:`saber.harness.store`);
+* ``nul``: lines holding NUL bytes (a power loss can extend a file with zeros);
+* ``not_json``: lines that are not a JSON record (garbage, not UTF-8, an edit);
+* ``unattested``: records of the run's request written after its last session ended, which
+  contradict ``run.json``'s counts (saber writes nothing after a session ends; a record
+  outside the request is no damage: readers leave it out and name it);
+* and ``run.json`` itself cut short or not text: reading it says so
+  (:func:`~saber.protocol.rundir.read_run_json`), with the same advice.
+
+Telling damage from a ``run.json`` of another run: both break the checkpoint of
+:func:`~saber.protocol.rundir.check_episodes_log`. It is damage when the file holds damaged
+lines or fewer bytes than attested and every whole record is one the run asked for
+(its games, episodes, agent and seeds); it is another run's ``run.json`` otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from saber.protocol.rundir import (
+    EPISODES_FILE,
+    RunDamageError,
+    check_episodes_log,
+    complete_torn_line,
+    is_torn,
+    read_episodes_bytes,
+    repair_advice,
+)
+from saber.protocol.seeds import SEED_SCHEME, episode_seed
+
+__all__ = [
+    "DAMAGE_KINDS",
+    "Examination",
+    "RunDamageError",
+    "check_run_directory",
+    "examine",
+    "repair_advice",
+]
+
+# Each kind, as counted for people: "{count} {label}".
+DAMAGE_KINDS: dict[str, str] = {
+    "cut": "byte(s) of what run.json attests missing (a cut)",
+    "torn": "last line cut short",
+    "nul": "line(s) holding NUL bytes",
+    "not_json": "line(s) that are not a JSON record",
+    "unattested": "record(s) written after the run's last session ended, which run.json "
+    "does not count",
+}
+
+
+@dataclass
+class Examination:
+    """What :func:`examine` found in ``episodes.jsonl``.
+
+    Attributes:
+        path: the file.
+        size: its size in bytes.
+        attested: the bytes ``run.json``'s last checkpoint attests, or None (no checkpoint).
+        lines: ``(line number, raw bytes, kind)`` of every line in file order; ``kind`` is
+            a key of :data:`DAMAGE_KINDS`, or None for a line to keep (a record, a completed
+            torn record, a blank line).
+        records: line number -> JSON object of each line to keep.
+        details: the first reason of each line kind (``not UTF-8 text ...``).
+        cut: bytes of what ``run.json`` attests that are missing (0 if none).
+        crash_torn: the line number of a last line cut short by a crash of a session that
+            never ended (resuming completes it; ``saber repair`` drops it), or None.
+        foreign: the attested bytes differ and nothing shows damage: a ``run.json`` of
+            another run, or an ``episodes.jsonl`` rewritten (not repairable).
+    """
+
+    path: Path
+    size: int = 0
+    attested: int | None = None
+    lines: list[tuple[int, bytes, str | None]] = field(default_factory=list)
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)
+    cut: int = 0
+    crash_torn: int | None = None
+    foreign: bool = False
+
+    def damage(self, crash_torn: bool = False) -> dict[str, list[int]]:
+        """Line numbers of each kind of damage found (``cut``: no line numbers); with
+        ``crash_torn``, a last line cut short by a crash too (``saber repair`` drops it)."""
+        found: dict[str, list[int]] = {"cut": []} if self.cut else {}
+        for number, _, kind in self.lines:
+            if kind is not None and (crash_torn or number != self.crash_torn):
+                found.setdefault(kind, []).append(number)
+        return found
+
+    def clauses(self, crash_torn: bool = False) -> dict[str, str]:
+        """Each kind of damage for people: ``{"nul": "2 line(s) holding NUL bytes (lines
+        5, 6)"}`` (``crash_torn``: as in :meth:`damage`)."""
+        clauses = {}
+        for kind, numbers in self.damage(crash_torn).items():
+            count = self.cut if kind == "cut" else len(numbers)
+            where = (
+                f"episodes.jsonl holds {self.size} bytes, run.json attests {self.attested}"
+                if kind == "cut"
+                else f"line{'s' if len(numbers) > 1 else ''} "
+                + ", ".join(map(str, numbers[:5]))
+                + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
+            )
+            detail = f": {self.details[kind]}" if kind in self.details else ""
+            clauses[kind] = f"{count} {DAMAGE_KINDS[kind]} ({where}{detail})"
+        return clauses
+
+    def describe(self) -> str:
+        """The damage for people, one clause per kind: ``1 last line cut short (line 4);
+        2 line(s) holding NUL bytes (lines 5, 6)``; empty when there is none."""
+        return "; ".join(self.clauses().values())
+
+
+def _checkpoint(run: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, bool]:
+    """The last session checkpoint of ``run.json`` (or None), and whether the last session
+    ended."""
+    sessions = run.get("sessions") if run is not None else None
+    sessions = [s for s in sessions if isinstance(s, dict)] if isinstance(sessions, list) else []
+    checkpoints = [s["episodes_log"] for s in sessions if isinstance(s.get("episodes_log"), dict)]
+    # Only a last session that wrote a checkpoint attests the end (a session of saber 0.3
+    # resuming a newer run writes none: what it appended is not "after the end").
+    last = sessions[-1] if sessions else {}
+    ended = isinstance(last.get("episodes_log"), dict) and last.get("ended") is not None
+    return (checkpoints[-1] if checkpoints else None), ended
+
+
+def _object(text: str) -> dict[str, Any] | None:
+    """The JSON object of a text, or None."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _classify(raw: bytes, last: bool) -> tuple[str | None, str, dict[str, Any] | None]:
+    """The kind of one line (None: a record to keep), why, and its object."""
+    if b"\x00" in raw:
+        return "nul", "", None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # A cut inside a character: a torn last line, or one completed as a torn record.
+        text = raw.decode("utf-8", errors="replace")
+        completed = _object(text)
+        if not (last and not raw.endswith(b"\n")) and not (completed and is_torn(completed)):
+            byte = raw[error.start]
+            why = f"not UTF-8 text, byte 0x{byte:02x} at column {error.start + 1}"
+            return "not_json", why, None
+    if not text.strip():
+        return None, "", None
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        if last and not raw.endswith(b"\n"):
+            try:
+                complete_torn_line(text)
+            except ValueError:
+                return "not_json", "not the start of a JSON object", None
+            return "torn", "", None
+        return "not_json", f"not JSON: {error}", None
+    if not isinstance(record, dict):
+        return "not_json", "not a JSON object", None
+    # A JSON object with missing or bad keys is no damage of the file but a bad record,
+    # which each reader names precisely ("record without a game").
+    return None, "", record
+
+
+def _counted(record: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
+    """Whether ``run.json``'s counts would count a record: one the run asked for, neither
+    torn nor outside the request (a record outside it is left out by every reader, and
+    named: it contradicts no count)."""
+    return not is_torn(record) and _asked_for(record, run)
+
+
+def _asked_for(record: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
+    """Whether a record is one the run asked for (its game, episode, agent and seed)."""
+    if is_torn(record):
+        return True  # its fields cannot be trusted either way
+    games, episodes, base_seed = run.get("games"), run.get("episodes"), run.get("base_seed")
+    game, episode = record.get("game"), record.get("episode")
+    if isinstance(games, list) and game not in games:
+        return False
+    if isinstance(episodes, int) and isinstance(episode, int) and episode >= episodes:
+        return False
+    if "agent" in record and run.get("agent") is not None and record["agent"] != run["agent"]:
+        return False
+    seed = record.get("seed")
+    checks_seed = run.get("seed_scheme") == SEED_SCHEME and isinstance(base_seed, int)
+    if checks_seed and isinstance(seed, int) and isinstance(episode, int) and episode >= 0:
+        return seed == episode_seed(base_seed, str(game), episode)
+    return True
+
+
+def examine(
+    directory: str | Path, run: Mapping[str, Any] | None, episodes_file: str | Path | None = None
+) -> Examination:
+    """Read ``episodes.jsonl`` of ``directory`` line by line against ``run.json``'s object
+    ``run`` (None: there is none) and find its damage (see the module docstring).
+
+    Raises:
+        RunDirectoryError: the file cannot be read.
+    """
+    path = Path(directory) / EPISODES_FILE if episodes_file is None else Path(episodes_file)
+    data = read_episodes_bytes(path)
+    found = Examination(path=path, size=len(data))
+    checkpoint, ended = _checkpoint(run)
+    attested_intact = True
+    if checkpoint is not None:
+        try:
+            found.attested = int(checkpoint["bytes"])
+            digest = str(checkpoint["sha256"])
+        except (KeyError, TypeError, ValueError):
+            found.attested = None  # check_episodes_log names it
+        else:
+            attested_intact = hashlib.sha256(data[: found.attested]).hexdigest() == digest
+            attested_intact &= len(data) >= found.attested
+    lines = data.splitlines(keepends=True)
+    start = 0
+    for number, raw in enumerate(lines, start=1):
+        last = number == len(lines)
+        kind, why, record = _classify(raw, last)
+        after_attested = found.attested is not None and attested_intact and start >= found.attested
+        if kind is None and record is not None:
+            if after_attested and ended and run is not None and _counted(record, run):
+                kind = "unattested"
+            else:
+                found.records[number] = record
+        elif kind == "torn" and (found.attested is None or (after_attested and not ended)):
+            found.crash_torn = number  # a crash while a session wrote it: resume completes it
+        if kind is not None and why:
+            found.details.setdefault(kind, why)
+        found.lines.append((number, raw, kind))
+        start += len(raw)
+    if found.attested is not None and not attested_intact:
+        asked = run is None or all(_asked_for(r, run) for r in found.records.values())
+        damaged = any(kind is not None for _, _, kind in found.lines)
+        found.cut = max(found.attested - len(data), 0)
+        found.foreign = not (data and asked and (damaged or found.cut))
+    return found
+
+
+def check_run_directory(
+    directory: str | Path, run: Mapping[str, Any] | None, episodes_file: str | Path | None = None
+) -> Examination:
+    """Check a run directory's ``episodes.jsonl`` against ``run.json`` (its object ``run``,
+    None: there is none) before reading its records: ``saber eval``, ``saber report`` and
+    ``saber verify`` call it, so that they give the same advice for the same damage.
+    ``episodes_file``: the records, when not ``directory/episodes.jsonl`` (a report of a
+    ``.jsonl`` file of another name).
+
+    Returns:
+        The examination (no damage; perhaps a last line cut short by a crash, which a
+        resume completes).
+
+    Raises:
+        RunDamageError: damage (:func:`repair_advice`: run ``saber repair``).
+        RunDirectoryError: ``run.json`` does not belong to ``episodes.jsonl`` (another run's,
+            or a file rewritten): :func:`~saber.protocol.rundir.check_episodes_log`.
+    """
+    found = examine(directory, run, episodes_file)
+    if found.foreign and run is not None:
+        check_episodes_log(run, found.path)
+    damage = found.describe()
+    if damage:
+        raise RunDamageError(repair_advice(directory, f"{found.path} is damaged: {damage}"))
+    if run is not None:
+        check_episodes_log(run, found.path)  # a damaged checkpoint in run.json
+    return found

@@ -1,0 +1,314 @@
+"""``saber repair RUN``: make a damaged run directory whole again, keeping every intact episode.
+
+What it does, in this order, under the directory's lock (so that no run writes meanwhile):
+
+1. reads ``run.json``; one cut short (or not text) is rebuilt from its longest whole part
+   (:func:`salvage_json_object`): the run's settings come first in the file, so a cut
+   among its sessions loses only sessions;
+2. reads ``episodes.jsonl`` as every command does (:func:`~saber.protocol.damage.examine`)
+   and keeps each line that is an intact record (finished episodes, failed attempts,
+   records of crashes), dropping the damaged ones (:data:`~saber.protocol.damage.DAMAGE_KINDS`)
+   and a last line cut short by a crash;
+3. writes each damaged original aside first, as ``<name>.damaged-<UTC time>`` (evidence is
+   never deleted), then ``run.json`` with one more session (status ``"repaired"``, what
+   was dropped, and the checkpoint of the repaired file), then the repaired
+   ``episodes.jsonl`` (each written aside, fsynced, renamed: whole or absent).
+
+A crash at any point leaves whole files: the originals, or the damaged ``episodes.jsonl``
+under the new checkpoint, which it breaks (the lines repair drops are still in it), so
+that every command calls it damage again and ``saber repair`` finishes the job. The episodes it drops are not finished, so the run's ``saber eval`` command plays
+them again. A ``run.json`` of another run is not damage and is not repaired.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from saber.protocol.damage import Examination, check_run_directory, examine
+from saber.protocol.rundir import (
+    EPISODES_FILE,
+    RUN_FILE,
+    FailureSummary,
+    RunDirectoryError,
+    RunFile,
+    Session,
+    StoreWriteError,
+    check_episodes_log,
+    checkpoint_of,
+    is_failure,
+    is_torn,
+    lock_directory,
+    now,
+    parse_run_file,
+    write_atomically,
+    write_run_file,
+)
+from saber.version import __version__
+
+__all__ = ["RepairResult", "repair_run", "salvage_json_object"]
+
+
+@dataclass
+class RepairResult:
+    """What :func:`repair_run` did.
+
+    Attributes:
+        directory: the run directory.
+        dropped: each kind of damage for people (:meth:`Examination.clauses`), by kind.
+        finished: finished episodes kept (distinct ``(game, episode)``).
+        other: other records kept (failed attempts, records of crashes).
+        set_aside: the damaged originals, as they now are named.
+        missing: episodes the run asks for that are not finished now, or None (no
+            ``run.json``).
+    """
+
+    directory: Path
+    dropped: dict[str, str] = field(default_factory=dict)
+    finished: int = 0
+    other: int = 0
+    set_aside: list[Path] = field(default_factory=list)
+    missing: int | None = None
+
+    def lines(self) -> list[str]:
+        """For people: one line per kind of damage, then what is kept and what to do."""
+        if not self.dropped:
+            return [f"{self.directory}: nothing to repair; its files are whole"]
+        lines = [
+            f"found {clause}: the records in those bytes are lost"
+            if kind == "cut"
+            else f"rebuilt {clause}"
+            if kind == "run_json"
+            else f"dropped {clause}"
+            for kind, clause in self.dropped.items()
+        ]
+        lines.append(
+            f"kept {self.finished} finished episode(s) and {self.other} other record(s) "
+            f"(failed attempts, records of crashes) in {self.directory / EPISODES_FILE}"
+        )
+        lines += [f"the damaged original is kept as {path}" for path in self.set_aside]
+        if self.missing:
+            lines.append(
+                f"{self.missing} episode(s) the run asks for are not finished: run its saber "
+                "eval command again to play them"
+            )
+        return lines
+
+
+def salvage_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object of the longest whole part of a cut JSON object, or None.
+
+    Every point where a value ends (before a ``,`` or after a closing bracket, outside
+    strings) is a candidate: the text up to it, closed by the brackets still open, from
+    the last candidate back.
+
+    >>> salvage_json_object('{"a": 1, "b": [1, 2], "c": {"d": "x, y')
+    {'a': 1, 'b': [1, 2], 'c': {}}
+    """
+    candidates: list[tuple[int, str]] = []
+    closers: list[str] = []
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+            if char == "{":  # an object cut before its first key closes empty
+                candidates.append((index + 1, "".join(reversed(closers))))
+        elif char in "}]":
+            if closers:
+                closers.pop()
+            candidates.append((index + 1, "".join(reversed(closers))))
+        elif char == ",":
+            candidates.append((index, "".join(reversed(closers))))
+    for end, closing in reversed(candidates):
+        try:
+            found = json.loads(text[:end] + closing)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            return found
+    return None
+
+
+# run.json writes these first (RunFile.to_dict), seed_scheme last: a rebuilt object that
+# has them all has the run's settings whole (a value cut short closes, so a cut inside the
+# settings would keep half of them, and a resume would refuse the run as another).
+_WHOLE_RUN_KEYS = frozenset(
+    ("format", "settings", "agent", "games", "episodes", "base_seed", "seed_scheme")
+)
+
+
+def _read_run(run_path: Path) -> tuple[dict[str, Any] | None, bytes | None]:
+    """``run.json``'s object (rebuilt if damaged; None: there is none) and, when it was
+    damaged, its original bytes."""
+    try:
+        data = run_path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as error:
+        raise RunDirectoryError(f"Cannot read {run_path}: {error.strerror or error}") from None
+    try:
+        run = json.loads(data.decode("utf-8"))
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+        salvaged = salvage_json_object(data.decode("utf-8", errors="replace"))
+        if salvaged is None or not salvaged.keys() >= _WHOLE_RUN_KEYS:
+            raise RunDirectoryError(
+                f"{run_path} is damaged before the run's settings end, so the run cannot be "
+                "rebuilt; restore run.json from a backup, or evaluate again in another "
+                "directory."
+            ) from None
+        return salvaged, data
+    return run, None
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _set_aside(path: Path, data: bytes, stamp: str) -> Path:
+    """Write ``data`` (the damaged original of ``path``) beside it, whole, under a new name."""
+    aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    number = 1
+    while aside.exists():  # two repairs within a second keep both originals
+        number += 1
+        aside = path.with_name(f"{path.name}.damaged-{stamp}-{number}")
+    try:
+        write_atomically(aside, data)
+    except OSError as error:
+        raise StoreWriteError(f"Cannot write {aside}: {error.strerror or error}") from error
+    return aside
+
+
+def _kept(found: Examination) -> bytes:
+    """The lines of intact records, each with its line end."""
+    return b"".join(
+        raw if raw.endswith(b"\n") else raw + b"\n"
+        for number, raw, kind in found.lines
+        if kind is None and number in found.records
+    )
+
+
+def _finished(records: list[dict[str, Any]]) -> set[tuple[str, Any]]:
+    """``(game, episode)`` of the finished episodes among ``records`` (a record without
+    them, which readers name, finishes none)."""
+    return {
+        (str(r["game"]), r["episode"])
+        for r in records
+        if not is_failure(r) and not is_torn(r) and "game" in r and "episode" in r
+    }
+
+
+def _summary(records: list[dict[str, Any]], run: RunFile) -> tuple[dict[str, Any], int]:
+    """The run's ``summary`` (as ``saber eval`` writes it) and the episodes it asks for
+    that are not finished."""
+    finished = _finished(records)
+    failures = FailureSummary.of(records, finished)
+    summary = {
+        "finished": len(finished),
+        "failed": len(failures.lost),
+        "failed_attempts": failures.attempts,
+        "recovered": len(failures.recovered),
+        "failure_reasons": failures.reasons,
+    }
+    asked = {(game, episode) for game in run.games for episode in range(run.episodes)}
+    return summary, len(asked - finished)
+
+
+def repair_run(directory: str | Path, command: list[str] | None = None) -> RepairResult:
+    """Repair a damaged run directory (see the module docstring).
+
+    Args:
+        directory: the run directory.
+        command: the command line, for ``run.json``'s session.
+
+    Raises:
+        RunDirectoryError: no run directory, a ``run.json`` of another run (not damage),
+            or one damaged before the run's settings end.
+        StoreWriteError: a file could not be written (the originals are intact).
+        SaberError: another run uses the directory right now.
+    """
+    directory = Path(directory)
+    if not (directory / EPISODES_FILE).is_file() and not (directory / RUN_FILE).is_file():
+        raise RunDirectoryError(
+            f"{directory}: no episodes.jsonl nor run.json, not a run directory of saber eval"
+        )
+    lock = lock_directory(directory)
+    try:
+        return _repair(directory, command)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _repair(directory: Path, command: list[str] | None) -> RepairResult:
+    run_path, episodes_path = directory / RUN_FILE, directory / EPISODES_FILE
+    run, damaged_run = _read_run(run_path)
+    run_file = None if run is None else parse_run_file(run, run_path)
+    found = examine(directory, run)
+    if found.foreign and run is not None:
+        check_episodes_log(run, episodes_path)  # another run's run.json: not repairable
+    result = RepairResult(directory, dropped=found.clauses(crash_torn=True))
+    if damaged_run is not None:
+        result.dropped = {
+            "run_json": f"{run_path} from its whole part (it was cut short or damaged)",
+            **result.dropped,
+        }
+    if not result.dropped:
+        if run is not None:
+            check_run_directory(directory, run)  # a damaged checkpoint: its own message
+        return result
+    stamp = _stamp()
+    kept = _kept(found)
+    records = [found.records[number] for number in sorted(found.records)]
+    result.finished = len(_finished(records))
+    result.other = sum(is_failure(r) for r in records)
+    rewrite = bool(found.damage(crash_torn=True))
+    original = b"".join(raw for _, raw, _ in found.lines)  # the bytes examined
+    if rewrite:
+        result.set_aside.append(_set_aside(episodes_path, original, stamp))
+    if damaged_run is not None:
+        result.set_aside.append(_set_aside(run_path, damaged_run, stamp))
+    # run.json before episodes.jsonl: a crash between the two leaves the damaged file
+    # under a checkpoint it breaks, which every command then calls damage again.
+    if run_file is not None:
+        summary, result.missing = _summary(records, run_file)
+        started = now()
+        run_file.sessions.append(
+            Session(
+                command=list(command or ["saber", "repair", str(directory)]),
+                started=started,
+                versions={"saber": __version__},
+                ended=started,
+                status="repaired",
+                counts={"episodes_finished": 0, "attempts_failed": 0},
+                summary=summary,
+                episodes_log=checkpoint_of(kept if rewrite else original),
+                extra={
+                    "repair": {
+                        "dropped": list(result.dropped.values()),
+                        "set_aside": [path.name for path in result.set_aside],
+                    }
+                },
+            )
+        )
+        write_run_file(directory, run_file)
+    if rewrite:
+        try:
+            write_atomically(episodes_path, kept)
+        except OSError as error:
+            raise StoreWriteError(
+                f"Cannot write {episodes_path}: {error.strerror or error}; the original is "
+                "intact: run saber repair again"
+            ) from error
+    return result
