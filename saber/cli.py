@@ -536,7 +536,8 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     required=True,
     metavar="OUT",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Run directory; running the same command again resumes it.",
+    help="Run directory; running the same command again resumes it (a call asks for the whole "
+    "run: every game of it and at least its episodes; more extends it).",
 )
 @click.option(
     "--run",
@@ -550,7 +551,7 @@ def _at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any
     type=int,
     default=None,
     callback=_at_least(0),
-    help="Worker processes [default: one per usable core, measured best with real policies]; 0 runs in this process. With --backend dask and no --address: local cluster size.",
+    help="Worker processes [default: one per usable core, measured best with real policies], never more than the episodes to play; 0 runs in this process. With --backend dask and no --address: local cluster size.",
 )
 @click.option(
     "--envs-per-worker",
@@ -716,22 +717,8 @@ def eval_command(
         raise click.ClickException("--address needs --backend dask")
     else:
         runs_on = Inline() if workers == 0 else Processes(workers, policy_process)
-    if isinstance(runs_on, Processes) and policy_process:
-        click.echo(
-            f"{runs_on.parallelism} worker processes and one policy process, which acts for "
-            f"all of them on batches of {runs_on.parallelism * envs_per_worker}",
-            err=True,
-        )
-    elif isinstance(runs_on, Processes):
-        from saber.harness.threads import policy_threads, thread_variables
-
-        threads = policy_threads(runs_on.parallelism)
-        chosen = ", ".join(sorted(thread_variables(threads))) or "none: you set them all"
-        click.echo(
-            f"{runs_on.parallelism} worker processes, {threads} thread(s) each for the policy "
-            f"({chosen}; a variable you set wins)",
-            err=True,
-        )
+    # What runs (saber.harness.workers_line), as capped to the episodes to play, is said by
+    # evaluate() through on_message: after every check, so an error comes first.
     if write_report:
         _import_in_background("saber.reports")
     with _prints_to_stderr():  # stdout carries only the report: saber eval ... > report.md

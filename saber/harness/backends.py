@@ -47,7 +47,12 @@ from saber.errors import SaberError
 from saber.harness.child import become_child_process
 from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
-from saber.harness.threads import policy_threads, usable_cores, worker_environment
+from saber.harness.threads import (
+    policy_threads,
+    thread_variables,
+    usable_cores,
+    worker_environment,
+)
 from saber.harness.work import (
     EpisodeDone,
     Event,
@@ -71,6 +76,8 @@ __all__ = [
     "LocalBackend",
     "Processes",
     "RunsOn",
+    "capped_to_work",
+    "workers_line",
 ]
 
 _POLL_SECONDS = 0.5  # how long LocalBackend.check_spec waits for messages at a time
@@ -763,3 +770,46 @@ class Dask:
 
 RunsOn = Union[Inline, Processes, Dask]  # noqa: UP007 (a runtime alias: Python 3.10 too)
 """What :func:`saber.evaluate` takes as ``backend``."""
+
+
+def capped_to_work(runs_on: RunsOn, work: int) -> tuple[RunsOn, str | None]:
+    """``runs_on`` with no more workers than episodes to play, and the line that says so
+    when workers were asked for by number (None otherwise).
+
+    A worker (a local process, a Dask worker of a local cluster, a unit planned at once)
+    plays one episode at the least: more than ``work`` of them would start, import and
+    sit idle (``--workers 500`` for 2 episodes started 500 processes). With no work
+    (every episode on disk) nothing is capped: nothing starts.
+
+    Args:
+        runs_on: the backend object.
+        work: episodes left to play.
+    """
+    if isinstance(runs_on, Inline) or work < 1 or runs_on.parallelism <= work:
+        return runs_on, None
+    capped = dataclasses.replace(runs_on, workers=work)
+    if runs_on.workers is None:  # one per core by default: the workers line says how many
+        return capped, None
+    kind = "Dask workers" if isinstance(runs_on, Dask) else "worker processes"
+    return capped, (
+        f"{runs_on.workers} {kind} asked for, but only {work} episode(s) to play: using {work}"
+    )
+
+
+def workers_line(runs_on: RunsOn, envs_per_worker: int) -> str | None:
+    """What local worker processes will run, for people (None for the other backends):
+    ``2 worker processes, 1 thread(s) each for the policy (OMP_NUM_THREADS, ...)``."""
+    if not isinstance(runs_on, Processes):
+        return None
+    workers = runs_on.parallelism
+    if runs_on.policy_process:
+        return (
+            f"{workers} worker processes and one policy process, which acts for all of "
+            f"them on batches of {workers * envs_per_worker}"
+        )
+    threads = policy_threads(workers)
+    chosen = ", ".join(sorted(thread_variables(threads))) or "none: you set them all"
+    return (
+        f"{workers} worker processes, {threads} thread(s) each for the policy ({chosen}; "
+        "a variable you set wins)"
+    )

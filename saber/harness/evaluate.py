@@ -45,8 +45,24 @@ import numpy as np
 
 from saber.errors import ProtocolError, SaberError
 from saber.games import resolve_games
-from saber.harness.backends import Backend, Dask, Inline, LocalBackend, Processes, RunsOn
-from saber.harness.policies import Policy, PolicyError, is_builtin_spec, resolve_spec
+from saber.harness.backends import (
+    Backend,
+    Dask,
+    Inline,
+    LocalBackend,
+    Processes,
+    RunsOn,
+    capped_to_work,
+    workers_line,
+)
+from saber.harness.policies import (
+    Policy,
+    PolicyError,
+    check_agent_module,
+    is_builtin_spec,
+    resolve_spec,
+)
+from saber.harness.policy_process import remove_orphaned_blocks
 from saber.harness.store import ResultsStore, provenance
 from saber.harness.work import (
     SEED_SCHEME,
@@ -445,15 +461,19 @@ class _Run:
 
 @contextlib.contextmanager
 def _workers_starting(
-    runs_on: RunsOn, job: Job, unit_timeout: float | None
+    runs_on: RunsOn, job: Job, unit_timeout: float | None, work: int
 ) -> Iterator[Backend | None]:
-    """Local worker processes started now, closed on the way out (None for the others).
+    """Local worker processes started now, closed on the way out (None for the others,
+    and when there is no ``work``: no episode to play).
 
-    Started before the quick probe and the store's opening, a worker's start-up (a new
-    interpreter importing saber and the agent's module) runs while this process works,
-    not after it: about 0.5 s of wall time a run on 2 cores (benchmarks/eval_least_work.py).
+    Started before the quick probe and the session's start in ``run.json``, a worker's
+    start-up (a new interpreter importing saber and the agent's module) runs while this
+    process works, not after it: about 0.5 s of wall time a run on 2 cores
+    (benchmarks/eval_least_work.py). Everything that can refuse the run without playing
+    (games, the agent spec, the directory's lock and its run) is checked before.
     """
-    backend = runs_on.start(job, unit_timeout) if isinstance(runs_on, Processes) else None
+    started = isinstance(runs_on, Processes) and work > 0
+    backend = runs_on.start(job, unit_timeout) if started else None
     try:
         yield backend
     finally:
@@ -513,9 +533,12 @@ def evaluate(
             aggregates), or ``all`` (the 61 SABER games), ``atari57``, ``atari5``,
             ``atari10``.
         episodes: episodes per game (the protocol: 100).
-        out: the run directory; created, or resumed when it holds the same run. None: a
+        out: the run directory; created, or resumed when it holds the same run (asked for
+            whole: every game of it and at least its episodes; more extends it). None: a
             new temporary directory.
-        backend: where the episodes run: ``Inline()`` (this process),
+        backend: where the episodes run (never more workers than episodes to play:
+            ``Processes(500)`` for 2 episodes starts 2, and ``on_message`` says so):
+            ``Inline()`` (this process),
             ``Processes(workers=N)`` (local worker processes; the default, one per usable core)
             or ``Dask(address=..., workers=N, timeout=..., security=...)`` (a Dask
             cluster; extra ``dask``), from :mod:`saber.harness`.
@@ -556,7 +579,9 @@ def evaluate(
         ProtocolError: settings that break SABER without ``allow_non_saber``.
         PolicyError: a bad agent spec, or a policy that breaks the policy protocol.
         RepeatedFailureError: the same failure ended several units in a row.
-        RunMismatchError: ``out`` holds a run with different settings.
+        RunMismatchError: ``out`` holds a run with different settings, or more than this
+            call asks for (fewer episodes or not every game: a call asks for the whole
+            run, so that its result and the directory's report are one answer).
         StoreWriteError: results cannot be written (disk full); finished episodes are kept.
         BackendError: Dask is missing or its scheduler cannot be reached.
         KeyboardInterrupt: after stopping the workers and storing what had finished (on
@@ -567,6 +592,8 @@ def evaluate(
     _check_positive("envs_per_worker", envs_per_worker)
     _check_positive("base_seed", base_seed, minimum=0)
     _check_positive("video", video, minimum=0)
+    if emulation_threads is not None:
+        _check_positive("emulation_threads", emulation_threads)
     legacy = (workers, address, dask_timeout, dask_security) != (None,) * 4
     if legacy or isinstance(backend, str):
         backend = _legacy_backend(
@@ -608,54 +635,69 @@ def evaluate(
         isinstance(policy, str) and not is_builtin_spec(policy) and isinstance(runs_on, Processes)
     )
     agent_name, policy_or_spec = _agent_and_policy(policy, agent, check_spec=not in_worker)
+    if in_worker:
+        # Without importing it: a module that is not there fails here, before any worker
+        # starts; one that fails while importing fails in the first worker (check_spec).
+        check_agent_module(policy_or_spec)
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     say = on_message or (lambda message: None)
-
-    overrides = dict(env_options or {})
-    # Several processes: one emulation thread each, so W processes use W cores.
-    threads = runs_on.emulation_threads()
-    if emulation_threads is not None:
-        _check_positive("emulation_threads", emulation_threads)
-        threads = emulation_threads
-    films = None
-    if video:
-        from saber.training.video import VideoRequest
-
-        films = VideoRequest(str(directory.resolve()), video)
-    job = Job(agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run, replays)
+    run_info = provenance(
+        settings=settings.as_dict(),
+        deviations={name: list(pair) for name, pair in settings.deviations().items()},
+        agent=agent_name,
+        games=game_ids,
+        episodes=episodes,
+        base_seed=base_seed,
+        seed_scheme=SEED_SCHEME,
+        command=command,
+        run=run,
+    )
     requested = [(game, index) for game in game_ids for index in range(episodes)]
-    with (
-        _sigterm_as_interrupt(),
-        _workers_starting(runs_on, job, unit_timeout) as started_backend,
-    ):
-        if not allow_non_saber:  # behaviour, beyond the settings: the quick probe (saber.check)
-            from saber.check.gate import require_saber_env
+    # The directory is locked and read (every check of the run) before any worker starts,
+    # and written only once the quick probe has passed (ResultsStore.begin).
+    with _sigterm_as_interrupt(), ResultsStore.read(directory, run_info) as store:
+        pending: dict[str, list[tuple[int, int]]] = {game: [] for game in game_ids}
+        for game, index in requested:
+            if (game, index) not in store.finished:
+                pending[game].append((index, episode_seed(base_seed, game, index)))
+        work = sum(len(items) for items in pending.values())
+        orphans = remove_orphaned_blocks()
+        if orphans:
+            say(
+                f"removed {len(orphans)} folder(s) of a policy process whose run was killed "
+                f"outright: {', '.join(map(str, orphans))}"
+            )
+        runs_on, capped = capped_to_work(runs_on, work)
+        if capped:
+            say(capped)
+        if work:
+            line = workers_line(runs_on, envs_per_worker)
+            if line:
+                say(line)
+        overrides = dict(env_options or {})
+        # Several processes: one emulation thread each, so W processes use W cores.
+        threads = runs_on.emulation_threads() if emulation_threads is None else emulation_threads
+        films = None
+        if video:
+            from saber.training.video import VideoRequest
 
-            require_saber_env(env_options)
-        if in_worker and isinstance(started_backend, LocalBackend):
-            started_backend.check_spec()  # PolicyError: as resolve_spec raises it here
-        # After the workers' start: reading the libraries' versions takes about 40 ms.
-        run_info = provenance(
-            settings=settings.as_dict(),
-            deviations={name: list(pair) for name, pair in settings.deviations().items()},
-            agent=agent_name,
-            games=game_ids,
-            episodes=episodes,
-            base_seed=base_seed,
-            seed_scheme=SEED_SCHEME,
-            command=command,
-            run=run,
+            films = VideoRequest(str(directory.resolve()), video)
+        job = Job(
+            agent_name, policy_or_spec, overrides, envs_per_worker, threads, films, run, replays
         )
-        with ResultsStore.open(directory, run_info) as store:
+        with _workers_starting(runs_on, job, unit_timeout, work) as started_backend:
+            if not allow_non_saber:  # behaviour, beyond the settings: the quick probe
+                from saber.check.gate import require_saber_env
+
+                require_saber_env(env_options)
+            if in_worker and isinstance(started_backend, LocalBackend):
+                started_backend.check_spec()  # PolicyError: as resolve_spec raises it here
+            store.begin()
             if store.recovered:
                 say(store.recovered)
             message = _resume_message(store, requested)
             if message:
                 say(message)
-            pending: dict[str, list[tuple[int, int]]] = {game: [] for game in game_ids}
-            for game, index in requested:
-                if (game, index) not in store.finished:
-                    pending[game].append((index, episode_seed(base_seed, game, index)))
             units = plan_units(pending, runs_on.parallelism, envs_per_worker)
             earlier = [key for key in requested if key in store.finished]  # not played again
             bar = _Progress(sum(len(unit.episodes) for unit in units), progress, agent_name)

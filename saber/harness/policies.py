@@ -62,6 +62,7 @@ __all__ = [
     "RandomPolicy",
     "build_policy",
     "check_actions",
+    "check_agent_module",
     "describe_error",
     "is_builtin_spec",
     "load_policy",
@@ -232,6 +233,46 @@ def _import_attribute(spec: str) -> Any:
             "a policy class or a factory"
         )
     return target
+
+
+def check_agent_module(spec: str) -> None:
+    """Check that the module of a ``module:attr`` spec can be found, without importing
+    it (nor PyTorch, say, which it imports): the main process of ``saber eval`` checks
+    this before any worker starts, and the workers import it. Where the finders cannot
+    tell without running a package's code (a module inside a package whose ``__init__``
+    changes its path), the module is imported here, as :func:`resolve_spec` would.
+
+    Raises:
+        PolicyError: a spec that is not ``module:attr``, or a module that is not there,
+            as :func:`resolve_spec` says it.
+    """
+    spec = spec.strip()
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise PolicyError(f"Unknown agent spec {spec!r}; expect one of: {', '.join(BUILTIN_SPECS)}")
+    if _module_found(module_name):
+        return
+    _import_attribute(spec)  # not found by the finders: the import says why
+
+
+def _module_found(name: str) -> bool:
+    """Whether the finders locate module ``name`` without executing any code of it: the
+    top-level package through every finder, its submodules by path (``PathFinder``)."""
+    import importlib.machinery
+    import importlib.util
+
+    parts = name.split(".")
+    try:
+        found = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return False
+    for depth in range(1, len(parts)):
+        if found is None or found.submodule_search_locations is None:
+            return False
+        found = importlib.machinery.PathFinder.find_spec(
+            ".".join(parts[: depth + 1]), list(found.submodule_search_locations)
+        )
+    return found is not None
 
 
 def _is_factory(target: Any) -> bool:

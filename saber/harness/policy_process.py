@@ -61,11 +61,22 @@ from saber.harness.policies import (
 )
 from saber.protocol.settings import SaberSettings
 
-__all__ = ["PolicyLink", "PolicyProcess", "RemotePolicy", "remote_policy"]
+__all__ = [
+    "PolicyLink",
+    "PolicyProcess",
+    "RemotePolicy",
+    "remote_policy",
+    "remove_orphaned_blocks",
+]
 
 _HELLO, _ACT, _START, _REST = "hello", "act", "start", "rest"
 _RAISED, _BROKE_PROTOCOL = "raised", "broke the protocol"  # the answers of a failed call
 CONNECT_SECONDS = 120.0  # a worker's wait for the policy process to listen
+# Folder names: <prefix><pid of the main process that made it>-<random>. A main process
+# killed outright (kill -9) cannot remove its folders; the next run removes those whose
+# process is gone (remove_orphaned_blocks).
+BLOCKS_PREFIX = "saber-policy-"
+SOCKET_PREFIX = "saber-socket-"
 ENDED = "the policy process ended (--policy-process): its error, if it printed one, is above"
 
 
@@ -335,15 +346,15 @@ class PolicyProcess:
         saber_settings = SaberSettings.from_overrides(**settings)
         size = saber_settings.screen_size
         shape = (saber_settings.stack_size, size, size)
-        shared = "/dev/shm" if os.path.isdir("/dev/shm") else None  # in memory, not on disk
-        self.folder = Path(tempfile.mkdtemp(prefix="saber-policy-", dir=shared))
+        owner = f"{os.getpid()}-"
+        self.folder = Path(tempfile.mkdtemp(prefix=BLOCKS_PREFIX + owner, dir=_shared_memory()))
         total = workers * rows
         paths = {"observations": total * int(np.prod(shape)), "actions": total * 8}
         for name, size_bytes in paths.items():
             with open(self.folder / name, "wb") as handle:
                 handle.truncate(size_bytes)
         # A Unix socket's path is limited to about 100 bytes: a short folder of its own.
-        self._socket_folder = Path(tempfile.mkdtemp(prefix="saber-"))
+        self._socket_folder = Path(tempfile.mkdtemp(prefix=SOCKET_PREFIX + owner))
         self.link = PolicyLink(
             address=str(self._socket_folder / "policy"),
             authkey=secrets.token_bytes(16),
@@ -365,3 +376,44 @@ class PolicyProcess:
         self.process.join(timeout=10)
         shutil.rmtree(self.folder, ignore_errors=True)
         shutil.rmtree(self._socket_folder, ignore_errors=True)
+
+
+def _shared_memory() -> str | None:
+    """Where the blocks live: ``/dev/shm`` (memory, not disk) where there is one."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's process, which may not be signalled,
+    exists too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        return True
+    return True
+
+
+def remove_orphaned_blocks() -> list[Path]:
+    """Remove the folders (shared blocks, sockets) of policy processes whose main process
+    is gone, killed outright (``kill -9``) before it could remove them; return them.
+
+    ``saber eval`` calls this at every start, so a killed run's 448 kB (2 workers x 8
+    envs) of ``/dev/shm`` outlive it until the next run at the latest. A folder is its
+    owner's while a process of that pid exists (a pid used again by another process
+    keeps the folder until that one ends too: never a live run's folder removed).
+    """
+    removed = []
+    for where, prefix in ((_shared_memory(), BLOCKS_PREFIX), (None, SOCKET_PREFIX)):
+        base = Path(where or tempfile.gettempdir())
+        try:
+            candidates = list(base.glob(prefix + "*-*"))
+        except OSError:
+            continue
+        for folder in candidates:
+            pid = folder.name[len(prefix) :].partition("-")[0]
+            if pid.isdigit() and not _alive(int(pid)) and folder.is_dir():
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+    return removed

@@ -18,7 +18,10 @@ Resume reads ``episodes.jsonl`` and derives its state (:class:`EpisodeLog`): an 
 is finished once it has a record without ``error``; an episode whose records are all
 errors runs again. Opening is refused, with every difference named, when what defines
 the results differs (:data:`IDENTITY_KEYS`). The games and the number of episodes may
-change: a resume with more episodes or more games runs only the missing ones.
+grow: a resume with more episodes or more games runs only the missing ones. They may not
+shrink: a session asks for the whole run (every game of it, at least its episodes), so
+that its result and the directory's report are one answer
+(:meth:`~saber.protocol.rundir.RunFile.uncovered`).
 
 Damage: a last line cut short by a crash or a power loss is completed, by appending
 only, into a whole record ``{..., "error": ..., "torn": true}``, so every line stays one
@@ -36,8 +39,10 @@ nothing is changed then.
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import sys
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +54,7 @@ from saber.protocol.replay import write_replay
 from saber.protocol.rundir import (
     EPISODES_FILE,
     IDENTITY_KEYS,
+    LOCK_FILE,
     RUN_FILE,
     RUN_FORMAT,
     TORN_ERROR,
@@ -120,7 +126,9 @@ def provenance(
 ) -> dict[str, Any]:
     """The ``run.json`` content of a new run (see the module docstring) as a dict.
 
-    ``run``: the run name (``saber eval --run``), written only when given.
+    ``run``: the run name (``saber eval --run``), written only when given. A new
+    ``run_id`` is drawn: the run keeps it (a resume keeps the directory's), and so does
+    any copy of the directory, so that reports count a run and its copies once.
     """
     versions = _versions()
     started = now()
@@ -138,6 +146,7 @@ def provenance(
         versions=versions,
         platform=platform.platform(),
         run=run,
+        run_id=uuid.uuid4().hex,
         sessions=[Session(command=command, started=started, versions=versions)],
     ).to_dict()
 
@@ -151,13 +160,18 @@ class EpisodeLog:
         failures: every ``error`` record, in file order (a failed attempt each, retried
             or not).
         torn: records cut short by a crash and completed on resume (no episode's).
+        foreign: finished records that are not the run's (:meth:`RunFile.foreign`: another
+            agent, a wrong seed): reports leave them out, so their episodes run again.
         lines: lines read.
+        run: the run whose records these are (None: every record counts).
     """
 
     finished: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
     torn: list[dict[str, Any]] = field(default_factory=list)
+    foreign: list[dict[str, Any]] = field(default_factory=list)
     lines: int = 0
+    run: RunFile | None = None
 
     def add(self, record: dict[str, Any]) -> None:
         """Take one more record into the state (as :meth:`ResultsStore.write` appends it)."""
@@ -167,6 +181,9 @@ class EpisodeLog:
             return
         if is_failure(record):
             self.failures.append(record)
+            return
+        if self.run is not None and self.run.foreign(record):
+            self.foreign.append(record)
             return
         key = (record["game"], int(record["episode"]))
         self.finished.setdefault(key, record)  # a duplicate (resent by Dask) changes nothing
@@ -189,13 +206,16 @@ def failure_reasons(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     return FailureSummary.of(records, finished=()).reasons
 
 
-def read_episode_log(path: Path) -> tuple[EpisodeLog, str | None]:
+def read_episode_log(path: Path, run: RunFile | None = None) -> tuple[EpisodeLog, str | None]:
     """Read ``episodes.jsonl``: the state, and the text of a last line cut short (or None).
+
+    ``run``: the run of the directory; its foreign records (:attr:`EpisodeLog.foreign`)
+    finish no episode.
 
     Raises:
         SaberError: a line other than the last that is not a record, naming file and line.
     """
-    log = EpisodeLog()
+    log = EpisodeLog(run=run)
     found = read_episode_lines(path)
     lines = found.lines
     if found.unterminated is not None and lines and lines[-1][0] == found.count:
@@ -237,7 +257,9 @@ class ResultsStore:
         self.new_finished = 0  # episodes finished by this session
         self._session_start = 0  # bytes episodes.jsonl held when this session began
         self._lock = lock
-        self._appender: EpisodeAppender | None = EpisodeAppender(directory)
+        self._appender: EpisodeAppender | None = None  # begin() opens it
+        self._torn: str | None = None  # a last line cut short, completed by begin()
+        self._created = False  # read() created the directory: close() removes it if unused
 
     @property
     def run(self) -> dict[str, Any]:
@@ -246,20 +268,41 @@ class ResultsStore:
 
     @classmethod
     def open(cls, directory: str | Path, run: dict[str, Any] | RunFile) -> ResultsStore:
-        """Create a run directory or resume the run it holds.
+        """Create a run directory or resume the run it holds: :meth:`read`, then
+        :meth:`begin`.
 
         Args:
             directory: created if missing.
             run: :func:`provenance` of this session.
 
         Raises:
-            RunMismatchError: the directory holds a run with different :data:`IDENTITY_KEYS`.
+            RunMismatchError: the directory holds a run with different :data:`IDENTITY_KEYS`,
+                or more than this session asks for (``RunFile.uncovered``).
             SaberError: the directory has results but no ``run.json``, a damaged
                 ``run.json`` or line, or a format of another saber version.
             StoreWriteError: the directory cannot be written.
         """
+        store = cls.read(directory, run)
+        try:
+            store.begin()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @classmethod
+    def read(cls, directory: str | Path, run: dict[str, Any] | RunFile) -> ResultsStore:
+        """Lock the directory (created if missing) and read the run it holds, writing
+        nothing else: every check of :meth:`open`, before anything is started
+        (``evaluate`` starts its workers after this). :meth:`begin` then starts the
+        session; :meth:`close` gives the directory up without one.
+
+        Raises:
+            As :meth:`open`.
+        """
         directory = Path(directory)
         session = run if isinstance(run, RunFile) else RunFile.from_dict(run)
+        created = not directory.exists()
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -274,16 +317,26 @@ class ResultsStore:
             if lock is not None:
                 lock.close()
             raise
-        try:
-            if torn is not None:
-                store._complete(torn)
-            merged.sessions[-1].episodes_log = episodes_log_checkpoint(directory / EPISODES_FILE)
-            store._session_start = merged.sessions[-1].episodes_log["bytes"]
-            write_run_file(directory, merged)
-        except BaseException:
-            store.close()
-            raise
+        store._torn = torn
+        store._created = created
         return store
+
+    def begin(self) -> None:
+        """Start this session (once, after :meth:`read`): complete a torn last line
+        (appending only) and record the session in ``run.json``.
+
+        Raises:
+            SaberError: the last line is damaged beyond an interrupted write.
+            StoreWriteError: the directory cannot be written.
+        """
+        self._appender = EpisodeAppender(self.directory)
+        if self._torn is not None:
+            self._complete(self._torn)
+            self._torn = None
+        checkpoint = episodes_log_checkpoint(self.directory / EPISODES_FILE)
+        self.run_file.sessions[-1].episodes_log = checkpoint
+        self._session_start = checkpoint["bytes"]
+        write_run_file(self.directory, self.run_file)
 
     @classmethod
     def _resume(cls, directory: Path, session: RunFile) -> tuple[RunFile, EpisodeLog, str | None]:
@@ -298,13 +351,16 @@ class ResultsStore:
         on_disk = read_run_file(run_file)
         check_run_directory(directory, on_disk.to_dict())
         differences = on_disk.differences(session)
+        uncovered = None if differences else on_disk.uncovered(session)
+        if uncovered:
+            raise RunMismatchError(f"{directory}: {uncovered}.")
         if differences:
             raise RunMismatchError(
                 f"{directory} holds a run made with different settings; refusing to mix "
                 "them. Differences:\n  " + "\n  ".join(differences) + "\nUse another "
                 "directory, or the settings of that run to resume it."
             )
-        log, torn = read_episode_log(episodes_file)
+        log, torn = read_episode_log(episodes_file, on_disk)
         return on_disk.resumed_by(session), log, torn
 
     def _complete(self, fragment: str) -> None:
@@ -404,10 +460,16 @@ class ResultsStore:
         return None
 
     def close(self) -> None:
-        """Release the file and the lock (the run can then be resumed)."""
+        """Release the file and the lock (the run can then be resumed). A directory that
+        :meth:`read` created and no session began in (a run refused by the quick probe,
+        say) is removed again: nothing is left behind."""
         if self._appender is not None:
             self._appender.close()
             self._appender = None
+        elif self._created and self._lock is not None:
+            with contextlib.suppress(OSError):  # still locked: no other run is in it
+                (self.directory / LOCK_FILE).unlink()
+                self.directory.rmdir()
         if self._lock is not None:
             self._lock.close()
             self._lock = None

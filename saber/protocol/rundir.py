@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from saber.errors import SaberError, ScoreFileError, os_error_message
 from saber.protocol.episode import EpisodeRecord
+from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.version import __version__
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "read_run_file",
     "read_run_json",
     "repair_advice",
+    "run_key",
     "write_atomically",
     "write_run_file",
     "writing_atomically",
@@ -380,6 +382,9 @@ class RunFile:
             ``gymnasium``, ``numpy``, ``python``).
         platform: the first session's platform string.
         run: the run name (``saber eval --run``), or None.
+        run_id: a random id (32 hex digits) made when the run started, kept by every
+            resume and by any copy of the directory: two directories with one ``run_id``
+            hold one run (:func:`run_key`). None: runs of saber 0.3 and older.
         sessions: every session, oldest first.
         format: :data:`RUN_FORMAT`.
         extra: other keys (``videos``, ``video_errors``, keys of newer versions), in order.
@@ -397,6 +402,7 @@ class RunFile:
     versions: dict[str, str] = field(default_factory=dict)
     platform: str = ""
     run: str | None = None
+    run_id: str | None = None
     sessions: list[Session] = field(default_factory=list)
     format: str = RUN_FORMAT
     extra: dict[str, Any] = field(default_factory=dict)
@@ -404,7 +410,7 @@ class RunFile:
     VERSION_KEYS = ("saber", "ale_py", "gymnasium", "numpy", "python")
     _KNOWN = (
         "format", "platform", "settings", "non_saber", "deviations", "agent", "run", "games",
-        "episodes", "base_seed", "seed_scheme", "command", "started", "sessions",
+        "episodes", "base_seed", "seed_scheme", "command", "started", "sessions", "run_id",
     )  # fmt: skip
 
     @property
@@ -435,8 +441,47 @@ class RunFile:
                 differences.append(f"{key}: {old!r} in the directory, {new!r} now")
         return differences
 
+    def foreign(self, record: Mapping[str, Any]) -> str | None:
+        """Why an ``episodes.jsonl`` record is not this run's, or None: another agent, or
+        a seed that is not its episode's under the run's base seed (a line pasted in from
+        elsewhere, or edited). The store plays such an episode again and reports leave
+        the record out, so the two count the same episodes."""
+        if "agent" in record and str(record["agent"]) != self.agent:
+            return f"agent {record['agent']!r}, the run's is {self.agent!r}"
+        seed, game, episode = record.get("seed"), record.get("game"), record.get("episode")
+        if (
+            self.seed_scheme == SEED_SCHEME
+            and isinstance(game, str)
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in (seed, episode))
+            and episode >= 0
+            and seed != episode_seed(self.base_seed, game, episode)
+        ):
+            return f"seed {seed} is not that episode's seed under the run's base seed"
+        return None
+
+    def uncovered(self, session: RunFile) -> str | None:
+        """What of this run a new session does not ask for (for people), or None.
+
+        A session's result and the directory's report must be one answer, so a session
+        asks for the whole run: every game of it and at least its episodes per game (more
+        extends the run). ``self`` is on disk, ``session`` the new session.
+        """
+        missing = [game for game in self.games if game not in session.games]
+        if not missing and session.episodes >= self.episodes:
+            return None
+        games = ",".join(dict.fromkeys([*self.games, *session.games]))
+        return (
+            f"the directory holds a run of {self.episodes} episodes per game of "
+            f"{', '.join(self.games)}; this call asks for {session.episodes} of "
+            f"{', '.join(session.games)}. A call's result and the directory's report cover "
+            f"the whole run, so ask for all of it (--games {games} --episodes "
+            f"{max(self.episodes, session.episodes)}, or more to extend it), or use another "
+            "directory (saber report reads the run as it is)"
+        )
+
     def resumed_by(self, session: RunFile) -> RunFile:
-        """This run with a new session's games, episodes and session added."""
+        """This run with a new session's games, episodes and session added (its
+        ``run_id`` stays the run's: a run of saber 0.3 keeps having none)."""
         return RunFile(
             **{
                 **self.__dict__,
@@ -458,6 +503,8 @@ class RunFile:
         )
         if self.run is not None:
             run["run"] = self.run
+        if self.run_id is not None:
+            run["run_id"] = self.run_id
         run.update(
             games=list(self.games),
             episodes=self.episodes,
@@ -491,6 +538,7 @@ class RunFile:
             versions=versions,
             platform=str(run.get("platform", "")),
             run=None if run.get("run") is None else str(run["run"]),
+            run_id=None if run.get("run_id") is None else str(run["run_id"]),
             sessions=[
                 Session.from_dict(session, cls.VERSION_KEYS) for session in run.get("sessions", [])
             ],
@@ -685,6 +733,36 @@ def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
             "rewritten or replaced: put the directory's own files back, or use another "
             "directory."
         )
+
+
+def run_key(run: Mapping[str, Any] | None, episodes_path: str | Path) -> str:
+    """What identifies a run in any copy of its directory: ``run_id:<id>`` from
+    ``run.json``; for a run of saber 0.3 and older (no ``run_id``), or an
+    ``episodes.jsonl`` without ``run.json``, ``content:<SHA-256>`` of what every copy of
+    the run keeps: the keys of ``run.json`` that no resume changes (``started``, agent,
+    run name, seeds, settings, the first command) and the first line of
+    ``episodes.jsonl`` (append-only, so a copy taken at any time has it; a record holds
+    its own wall time, ``seconds``, so two runs' first lines differ). Without a
+    ``started`` (a ``run.json`` written by hand, or none), the whole ``episodes.jsonl``
+    instead of its first line: only identical copies are then one run.
+
+    Args:
+        run: the ``run.json`` object, or None without one.
+        episodes_path: the run's ``episodes.jsonl``.
+    """
+    run = run or {}
+    if isinstance(run.get("run_id"), str) and run["run_id"]:
+        return f"run_id:{run['run_id']}"
+    stable = ("started", "agent", "run", "base_seed", "seed_scheme", "settings", "command")
+    digest = hashlib.sha256(
+        json.dumps({key: run.get(key) for key in stable}, sort_keys=True, default=repr).encode()
+    )
+    try:
+        with Path(episodes_path).open("rb") as handle:
+            digest.update(handle.readline() if run.get("started") else handle.read())
+    except OSError:
+        pass  # no file: the readers say so
+    return f"content:{digest.hexdigest()}"
 
 
 def read_run_json(path: str | Path) -> dict[str, Any]:

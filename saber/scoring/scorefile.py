@@ -55,6 +55,7 @@ from saber.protocol.rundir import (
     is_torn,
     read_episode_lines,
     read_run_json,
+    run_key,
 )
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.protocol.training import is_training_line
@@ -672,20 +673,64 @@ def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
     return merged
 
 
+def _harness_run_key(path: Path) -> tuple[str, str]:
+    """What tells one harness run from another (:func:`~saber.protocol.rundir.run_key`:
+    the same in every copy of its directory), and how it is named for people."""
+    directory, episodes_file = (
+        (path, path / EPISODES_FILE) if path.is_dir() else (path.parent, path)
+    )
+    run, _ = _run_json(directory)
+    key = run_key(run, episodes_file)
+    kind, _, value = key.partition(":")
+    named = f"run_id {value}" if kind == "run_id" else "the same first record and start"
+    return key, f"one run: {named}"
+
+
 def read_scores(*paths: str | Path) -> ScoreTable:
     """Read score files of either kind and merge them.
 
     A directory or a ``.jsonl`` file is read as harness results, anything else as CSV.
+    A run given twice (the same directory, its ``episodes.jsonl``, or a copy of the
+    directory: the same ``run_id`` in ``run.json``, or for runs of saber 0.3 and older the
+    same content) counts once, and the table says so in a warning that starts with
+    ``merged:``; of copies that differ (one copied before the run went on), the one with
+    the most episodes is kept. (A CSV file given twice is refused as duplicate scores:
+    a CSV names no run to merge by.)
 
     Raises:
         ScoreFileError: a path that does not exist, or any error of the readers.
     """
     if not paths:
         raise ScoreFileError("No score files given")
-    tables = []
+    tables: list[ScoreTable] = []
+    seen: dict[str, tuple[int, Path]] = {}  # run key -> (its table, the path read first)
+    merged: list[str] = []
     for path in map(Path, paths):
         if not path.exists():
             raise ScoreFileError(f"{path}: no such file or directory")
         is_harness = path.is_dir() or path.suffix == ".jsonl"
-        tables.append(read_harness_results(path) if is_harness else read_score_csv(path))
-    return tables[0] if len(tables) == 1 else merge_tables(tables)
+        if not is_harness:
+            tables.append(read_score_csv(path))
+            continue
+        table = read_harness_results(path)
+        key, same = _harness_run_key(path)
+        if key not in seen:
+            seen[key] = (len(tables), path)
+            tables.append(table)
+            continue
+        index, first = seen[key]
+        kept = tables[index]
+        if len(table.records) > len(kept.records):
+            tables[index], kept = table, table
+        counts = sorted({len(kept.records) // 3, len(table.records) // 3})
+        differ = (
+            f"; they differ ({' and '.join(map(str, counts))} episodes), the larger is kept"
+            if len(counts) > 1
+            else ""
+        )
+        merged.append(
+            f"merged: {path} and {first} hold {same}: counted once, from {kept.sources[0]}{differ}"
+        )
+    result = tables[0] if len(tables) == 1 else merge_tables(tables)
+    result.warnings.extend(merged)
+    return result

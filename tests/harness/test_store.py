@@ -63,7 +63,7 @@ def test_resume_never_rewrites_and_derives_finished_and_failures(tmp_path: Path)
         store.write(_record(1))  # the retry succeeds: the failure stays in the history
     after = (tmp_path / EPISODES_FILE).read_bytes()
     assert after.startswith(before)
-    with ResultsStore.open(tmp_path, _run(episodes=4)) as store:
+    with ResultsStore.open(tmp_path, _run(episodes=4, games=["breakout", "pong"])) as store:
         assert sorted(store.finished) == [("pong", 0), ("pong", 1), ("pong", 2)]
         assert not store.log.unresolved() and len(store.log.failures) == 1
     assert (tmp_path / EPISODES_FILE).read_bytes() == after
