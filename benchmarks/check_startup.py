@@ -24,7 +24,7 @@ import sys
 EVAL = """
 import time, tempfile, saber
 started = time.perf_counter()
-saber.evaluate("noop", "pong", episodes=1, workers=0, out=tempfile.mkdtemp(),
+saber.evaluate("noop", "pong", episodes=1, backend=saber.harness.Inline(), out=tempfile.mkdtemp(),
                allow_non_saber={allow}, progress=False)
 print(time.perf_counter() - started)
 """

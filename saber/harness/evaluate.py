@@ -35,7 +35,6 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,34 +291,6 @@ def _agent_and_policy(
     return agent or f"{module}:{name}", policy
 
 
-def _legacy_backend(
-    backend: str,
-    workers: int | None,
-    address: str | None,
-    dask_timeout: float | None,
-    dask_security: Any,
-) -> RunsOn:
-    """The backend object of saber 0.2's keywords (deprecated), with a warning."""
-    warnings.warn(
-        "evaluate(workers=, backend='local'|'dask', address=, dask_timeout=, dask_security=) "
-        "is deprecated: pass backend=Inline(), Processes(workers=N) or Dask(address=..., "
-        "workers=N, timeout=..., security=...) from saber.harness; the keywords go in saber 0.5",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    if backend == "dask":
-        if workers is not None:
-            _check_positive("workers", workers)
-        return Dask(address, workers, 10.0 if dask_timeout is None else dask_timeout, dask_security)
-    if backend != "local":
-        raise SaberError(f"Expect backend 'local' or 'dask', actually: {backend!r}")
-    if address is not None or dask_security is not None:
-        raise SaberError("An address and TLS settings are only used with backend='dask'")
-    if workers is not None:
-        _check_positive("workers", workers, minimum=0)
-    return Inline() if workers == 0 else Processes(workers)
-
-
 class _Progress:
     """A tqdm bar on stderr: episodes done / total, frames per second, time left."""
 
@@ -499,7 +470,7 @@ def evaluate(
     episodes: int = 100,
     *,
     out: str | Path | None = None,
-    backend: RunsOn | str | None = None,
+    backend: RunsOn | None = None,
     envs_per_worker: int = DEFAULT_ENVS_PER_WORKER,
     base_seed: int = 0,
     agent: str | None = None,
@@ -513,10 +484,6 @@ def evaluate(
     emulation_threads: int | None = None,
     video: int = 0,
     replays: bool = True,
-    workers: int | None = None,
-    address: str | None = None,
-    dask_timeout: float | None = None,
-    dask_security: Any = None,
 ) -> EvaluationResult:
     """Evaluate a policy on games under the SABER protocol; resumable.
 
@@ -568,9 +535,6 @@ def evaluate(
             verify`` can check every score and ``saber replay`` film any episode later
             (:mod:`saber.replay`). False records none (the records then have no
             ``replay`` key, as before saber 0.4).
-        workers, address, dask_timeout, dask_security: deprecated (saber 0.2's keywords,
-            and ``backend="local"``/``"dask"``): they still work, with a warning, until
-            saber 0.5; use a backend object.
 
     Returns:
         An :class:`EvaluationResult`; ``.report()`` gives the SABER report.
@@ -594,15 +558,6 @@ def evaluate(
     _check_positive("video", video, minimum=0)
     if emulation_threads is not None:
         _check_positive("emulation_threads", emulation_threads)
-    legacy = (workers, address, dask_timeout, dask_security) != (None,) * 4
-    if legacy or isinstance(backend, str):
-        backend = _legacy_backend(
-            backend if isinstance(backend, str) else "local",
-            workers,
-            address,
-            dask_timeout,
-            dask_security,
-        )
     runs_on = Processes() if backend is None else backend
     if not isinstance(runs_on, Inline | Processes | Dask):
         raise SaberError(

@@ -310,16 +310,12 @@ def test_any_rom_of_ale_py_is_evaluated_and_left_out_of_the_saber_aggregates(
     assert section["per_game"]["tetris"]["world_record_pct"] is None
 
 
-def test_saber_0_2_backend_keywords_still_work_with_a_warning(
-    inline_run: list[dict], tmp_path: Path
-) -> None:
-    with pytest.warns(DeprecationWarning, match=r"backend=Inline\(\), Processes\(workers=N\)"):
-        result = evaluate(
-            "random", GAMES, 3, out=tmp_path / "w", workers=0, envs_per_worker=3, **SHORT
-        )
-    assert strip_timing(result.records) == strip_timing(inline_run)
-    with pytest.warns(DeprecationWarning), pytest.raises(SaberError, match="only used with"):
-        evaluate("random", GAMES, 1, out=tmp_path / "a", backend="local", address="tcp://x:1")
+def test_saber_0_2_backend_keywords_are_gone(tmp_path: Path) -> None:
+    # Deprecated in 0.3, removed in 0.4 (the CHANGELOG's migration note): a backend object.
+    with pytest.raises(TypeError, match="workers"):
+        evaluate("random", GAMES, 1, out=tmp_path / "w", workers=0)  # type: ignore[call-arg]
+    with pytest.raises(SaberError, match=r"Expect `backend` to be Inline\(\)"):
+        evaluate("random", GAMES, 1, out=tmp_path / "a", backend="local")  # type: ignore[arg-type]
     with pytest.raises(SaberError, match=r"Expect `backend` to be Inline\(\)"):
         evaluate("random", GAMES, 1, out=tmp_path / "b", backend=4)  # type: ignore[arg-type]
     with pytest.raises(SaberError, match=r"Processes\(workers\)"):
