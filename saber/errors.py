@@ -32,3 +32,8 @@ class UnknownSettingError(ProtocolError, TypeError):
     unknown keyword: libraries that try a keyword and retry without it on that error
     (TorchRL's ``GymEnv`` passes ``frameskip``) then work with ``SABER/<Game>`` ids.
     """
+
+
+class EnvPoolError(SaberError, ValueError):
+    """A call of :mod:`saber.envpool` that cannot be served: an unknown ``env_type``, ``gym``
+    missing, a ``batch_size`` that does not divide ``num_envs``, env ids out of order."""
