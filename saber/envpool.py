@@ -147,8 +147,10 @@ def make_gymnasium(task_id: str, **kwargs: Any) -> SaberEnvPool:
 
 def _same(value: Any, saber_value: Any) -> bool:
     if isinstance(saber_value, bool):
-        return isinstance(value, (bool, np.bool_, int)) and bool(value) == saber_value and (
-            value in (0, 1)
+        return (
+            isinstance(value, (bool, np.bool_, int))
+            and value in (0, 1)
+            and (bool(value) == saber_value)
         )
     return isinstance(value, (int, float, np.number)) and value == saber_value
 
@@ -236,8 +238,7 @@ class SaberEnvPool:
         threads = num_threads if num_threads <= 0 else max(1, num_threads // groups)
         # Rewards stay raw in the vector env: info["reward"] is the raw reward, clipped here.
         self._groups = [
-            SaberVectorEnv(self.rom_id, self.batch_size, num_threads=threads)
-            for _ in range(groups)
+            SaberVectorEnv(self.rom_id, self.batch_size, num_threads=threads) for _ in range(groups)
         ]
         self._elapsed = np.zeros(num_envs, dtype=np.int32)
         self._ended = np.zeros(num_envs, dtype=bool)  # the next step autoresets these
@@ -380,8 +381,12 @@ class SaberEnvPool:
         self._ended[rows] = terminated | truncated
         raw = raw.astype(np.float32)
         reward = np.sign(raw) if self.reward_clip else raw  # envpool clips to the sign
-        return obs, reward, terminated, truncated, self._info(
-            rows, raw, terminated, truncated, saber_info
+        return (
+            obs,
+            reward,
+            terminated,
+            truncated,
+            self._info(rows, raw, terminated, truncated, saber_info),
         )
 
     def _info(
@@ -458,9 +463,7 @@ def _env_seeds(seed: Any, num_envs: int) -> np.ndarray:
     else:
         seeds = np.asarray(seed)
         if seeds.shape != (num_envs,) or seeds.dtype.kind not in "iu":
-            raise EnvPoolError(
-                f"seed must be an int or one int per env ({num_envs}), not {seed!r}"
-            )
+            raise EnvPoolError(f"seed must be an int or one int per env ({num_envs}), not {seed!r}")
         seeds = seeds.astype(np.int64)
     if (seeds < 0).any() or (seeds >= 2**31).any():
         raise EnvPoolError(
