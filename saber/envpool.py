@@ -275,7 +275,10 @@ class SaberEnvPool:
         groups = sorted({int(i) // self.batch_size for i in ids})
         if not self._started and len(groups) < len(self._groups):
             raise EnvPoolError("the first reset must reset every env (call reset())")
-        results = [self._reset_group(group, self._first_reset(group)) for group in groups]
+        results = [
+            self._reset_group(group, self._first_reset(group), ids[ids // self.batch_size == group])
+            for group in groups
+        ]
         obs = np.concatenate([result[0] for result in results])
         order = _positions(np.concatenate([r[4]["env_id"] for r in results]), ids)
         obs = obs[order]
@@ -299,15 +302,22 @@ class SaberEnvPool:
         self._started = all(self._group_started)
         return first
 
-    def _reset_group(self, group: int, first: bool) -> tuple[Any, ...]:
+    def _reset_group(
+        self, group: int, first: bool, ids: np.ndarray | None = None
+    ) -> tuple[Any, ...]:
+        """Reset the envs ``ids`` of ``group`` (all by default); the whole group's results."""
         vector = self._groups[group]
         rows = slice(group * self.batch_size, (group + 1) * self.batch_size)
+        mask = np.ones(self.batch_size, dtype=bool)
+        if ids is not None:
+            mask[:] = False
+            mask[ids - rows.start] = True
         if first:  # env i gets its seed of make(); later resets continue its stream
             obs, _ = vector.reset(seed=self.env_seeds[rows])
         else:
-            obs, _ = vector.reset(options={"reset_mask": np.ones(self.batch_size, dtype=bool)})
-        self._elapsed[rows] = 0
-        self._ended[rows] = False
+            obs, _ = vector.reset(options={"reset_mask": mask})
+        self._elapsed[rows][mask] = 0
+        self._ended[rows][mask] = False
         zeros = np.zeros(self.batch_size, dtype=np.float32)
         no = np.zeros(self.batch_size, dtype=bool)
         return obs, zeros, no, no, self._info(rows, zeros, no, no, {})

@@ -217,3 +217,16 @@ def test_async_send_checks_its_env_ids():
     pool.send(np.zeros(2, dtype=np.int64), info["env_id"][::-1])  # any order within the batch
     pool.recv()
     pool.close()
+
+
+def test_reset_of_some_envs_resets_only_those():
+    pool = envpool.make("Breakout-v5", "gymnasium", num_envs=3, seed=2)
+    pool.reset()
+    for _ in range(3):
+        pool.step(np.array([1, 2, 3]))
+    obs, info = pool.reset(np.array([2, 0]))
+    assert obs.shape == (2, 4, 84, 84)
+    np.testing.assert_array_equal(info["env_id"], [2, 0])
+    *_, info = pool.step(np.array([0, 0, 0]))
+    np.testing.assert_array_equal(info["elapsed_step"], [1, 4, 1])  # env 1 played on
+    pool.close()
