@@ -11,6 +11,8 @@ collect_ignore = ["saber/harness/training.py", "saber/harness/video.py", "saber/
 # saber.jax imports JAX, which only the ``jax`` extra installs: without it, its modules are
 # not collected for doctests (the ``-m jax`` tests fail instead, saying what to install).
 collect_ignore_glob = [] if importlib.util.find_spec("jax") else ["saber/jax/*"]
+# CleanRL's envpool scripts, vendored as they are: programs to run (-m cleanrl), not modules.
+collect_ignore_glob.append("tests/clients/cleanrl/*")
 
 
 _SESSION_CACHE: list[str] = []  # the verdict folder this session made (removed at its end)

@@ -39,6 +39,8 @@ MAY_IMPORT: dict[str, set[str]] = {
         *("errors", "version", "protocol", "games", "envs", "agents"),
         *("scoring", "reports", "training", "check", "replay"),
     },
+    # envpool's Python API over the vector env (``from saber import envpool``).
+    "envpool": {"errors", "protocol", "games", "envs"},
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
     "jax": {"errors", "protocol", "games", "envs", "harness"},
     "cli": {

@@ -1,0 +1,501 @@
+"""envpool's Python API over SABER: ``from saber import envpool`` in place of ``import envpool``.
+
+``envpool.make("Pong-v5", env_type="gym", num_envs=8, seed=1, reward_clip=True)`` gives
+an object with envpool 1.x's interface (``reset``, ``step``, ``async_reset``, ``send``,
+``recv``, ``observation_space``, ``action_space``, ``config``) whose games are
+``gymnasium.make_vec("SABER/Pong")``'s: the emulation and every SABER rule (sticky
+actions, the stuck timeout, the 100-hour cap, rollover correction, the episode records)
+are :class:`saber.envs.vector.SaberVectorEnv`'s; this module only translates.
+
+What it translates (docs/rl-libraries.md, "envpool"):
+
+* Task ids: envpool's (``Pong-v5``) and SABER's (``SABER/Pong``), any spelling of a game.
+* Arguments: ``num_envs``, ``batch_size``, ``num_threads``, ``seed`` (an int: env ``i``
+  gets ``seed + i``, as in envpool; or one per env) and ``reward_clip`` are used. Rules
+  that SABER fixes (``episodic_life``, ``repeat_action_probability``, ``noop_max``,
+  ``use_fire_reset``, ``full_action_space``, ``max_episode_steps``, ``frame_skip``,
+  ``stack_num``, ``img_height``/``img_width``, ``gray_scale``, ``use_inter_area_resize``,
+  ``zero_discount_on_life_loss``) are accepted at SABER's value and refused otherwise,
+  with one line naming the argument and SABER's value. envpool's defaults that differ
+  from SABER (no sticky actions, 30 no-op starts, FIRE at reset, 27,000 steps) are not
+  applied: a script that does not pass them gets SABER's.
+* Results: envpool's shapes and info keys: ``env_id``, ``players["env_id"]``,
+  ``reward`` (the raw reward, rollovers corrected: the step's reward is clipped only with
+  ``reward_clip=True``), ``terminated`` (the game over), ``TimeLimit.truncated`` (the stuck
+  timeout or the cap), ``elapsed_step`` (agent steps into the episode, 0 on the step that
+  starts one: envpool's mark of an autoreset, whose action was ignored) and ``lives``,
+  always 0: SABER gives no life signal (docs/protocol.md says why the key is there);
+  and SABER's own records, ``info["saber"]`` where ``info["_saber"]``.
+* APIs: ``env_type="gymnasium"`` (Gymnasium's spaces; reset gives ``(obs, info)``, step
+  ``(obs, reward, terminated, truncated, info)``) and ``env_type="gym"`` (the old ``gym``
+  package's spaces, with the API of the installed ``gym`` as envpool 0.x gives it: below
+  0.26, reset gives ``obs`` and step ``(obs, reward, done, info)``, what CleanRL's envpool
+  scripts expect; from 0.26 on, Gymnasium's tuples).
+
+Async mode (``batch_size < num_envs``): the envs are split into ``num_envs //
+batch_size`` groups of ``batch_size`` consecutive ids, each a ``SaberVectorEnv`` stepped
+on a thread of its own, so that a group emulates while the caller thinks about another.
+``recv`` returns the groups in the order they were sent (an order envpool allows: it
+returns whichever batch is ready), and ``send`` takes the ids of one group, as the loops
+that pass ``info["env_id"]`` back do. Every env keeps its own rule state, so an async run
+plays exactly the episodes of a synchronous run with the same seeds and actions (tested).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from saber.envs.factory import resolve_rom_id
+from saber.envs.vector import SaberVectorEnv
+from saber.errors import EnvPoolError, ProtocolError, UnknownSettingError
+from saber.games import ale_id_to_env_name, supported_rom_ids
+from saber.protocol.settings import NUM_ACTIONS, SaberSettings
+
+__all__ = [
+    "SaberEnvPool",
+    "list_all_envs",
+    "make",
+    "make_gym",
+    "make_gymnasium",
+]
+
+ENV_TYPES = ("gym", "gymnasium")
+DEFAULT_SEED = 42  # envpool's
+
+_SABER = SaberSettings()
+# envpool's arguments that SABER fixes -> SABER's value (refused at any other value).
+SABER_VALUES: dict[str, Any] = {
+    "episodic_life": False,  # an episode ends only at game over
+    "zero_discount_on_life_loss": False,
+    "repeat_action_probability": _SABER.repeat_action_probability,
+    "noop_max": 0,  # the game's own start state: no no-op starts (docs/protocol.md)
+    "use_fire_reset": False,  # no automatic FIRE
+    "full_action_space": True,  # the 18 joystick actions in every game
+    "max_episode_steps": _SABER.max_episode_frames // _SABER.frame_skip,  # the 100-hour cap
+    "frame_skip": _SABER.frame_skip,
+    "stack_num": _SABER.stack_size,
+    "img_height": _SABER.screen_size,
+    "img_width": _SABER.screen_size,
+    "gray_scale": True,
+    "use_inter_area_resize": False,  # SABER resizes bilinearly
+    "max_num_players": 1,
+}
+# envpool's arguments with no effect here: where the ROMs are (ale-py's), thread pinning
+# (ale-py's engine pins none), and the reset info envpool 1.x always returns.
+IGNORED = ("base_path", "thread_affinity_offset", "gym_reset_return_info")
+
+
+def list_all_envs() -> list[str]:
+    """The task ids :func:`make` knows, in envpool's spelling (``Pong-v5``)."""
+    return [f"{ale_id_to_env_name(rom_id)}-v5" for rom_id in supported_rom_ids()]
+
+
+def make(task_id: str, env_type: str, **kwargs: Any) -> SaberEnvPool:
+    """envpool's ``make`` over SABER (see the module doc for what each argument does).
+
+    Raises:
+        UnknownGameError: ``task_id`` names no game.
+        ProtocolError: an argument contradicts SABER (one line: the argument, SABER's value).
+        UnknownSettingError: an argument envpool's Atari envs do not take.
+        EnvPoolError: ``env_type`` unknown, ``gym`` missing for ``env_type="gym"``, or a
+            ``num_envs``/``batch_size``/``seed`` that cannot be used.
+    """
+    if env_type not in ENV_TYPES:
+        raise EnvPoolError(
+            f"saber.envpool makes env_type 'gym' or 'gymnasium', not {env_type!r} "
+            "(dm_env is not supported)"
+        )
+    for name, value in kwargs.items():
+        if name in SABER_VALUES and not _same(value, SABER_VALUES[name]):
+            raise ProtocolError(
+                f"{name}={value!r} contradicts SABER: SABER's value is "
+                f"{name}={SABER_VALUES[name]!r} (pass that, or leave the argument out)"
+            )
+    used = ("num_envs", "batch_size", "num_threads", "seed", "reward_clip")
+    unknown = sorted(set(kwargs) - set(SABER_VALUES) - set(IGNORED) - set(used))
+    if unknown:
+        raise UnknownSettingError(
+            f"saber.envpool.make() got an unexpected keyword argument {unknown[0]!r}; it "
+            f"takes {', '.join(used)} and envpool's Atari arguments at SABER's values"
+        )
+    return SaberEnvPool(
+        task_id,
+        env_type,
+        num_envs=kwargs.get("num_envs", 1),
+        batch_size=kwargs.get("batch_size", 0),
+        num_threads=kwargs.get("num_threads", 0),
+        seed=kwargs.get("seed", DEFAULT_SEED),
+        reward_clip=kwargs.get("reward_clip", False),
+    )
+
+
+def make_gym(task_id: str, **kwargs: Any) -> SaberEnvPool:
+    """``make(task_id, "gym", ...)``."""
+    return make(task_id, "gym", **kwargs)
+
+
+def make_gymnasium(task_id: str, **kwargs: Any) -> SaberEnvPool:
+    """``make(task_id, "gymnasium", ...)``."""
+    return make(task_id, "gymnasium", **kwargs)
+
+
+def _same(value: Any, saber_value: Any) -> bool:
+    if isinstance(saber_value, bool):
+        return (
+            isinstance(value, (bool, np.bool_, int))
+            and value in (0, 1)
+            and (bool(value) == saber_value)
+        )
+    return isinstance(value, (int, float, np.number)) and value == saber_value
+
+
+def _gym_module() -> Any:
+    try:
+        import gym  # the old package, not Gymnasium: what env_type="gym" promises
+    except ImportError:
+        raise EnvPoolError(
+            "env_type='gym' gives the old gym package's spaces and API, and gym is not "
+            "installed: pip install gym (CleanRL's envpool scripts use gym==0.23.1), or "
+            "use env_type='gymnasium'"
+        ) from None
+    return gym
+
+
+def _old_gym_api(gym: Any) -> bool:
+    """envpool 0.x's rule: gym before 0.26 resets to ``obs`` and steps to 4 values."""
+    major, minor = (int(part) for part in gym.__version__.split(".")[:2])
+    return (major, minor) < (0, 26)
+
+
+class SaberEnvPool:
+    """``num_envs`` SABER envs of one game behind envpool's interface (see the module doc).
+
+    Attributes:
+        num_envs, batch_size: envpool's (``batch_size`` envs per ``recv``).
+        is_async: ``batch_size < num_envs``.
+        observation_space, action_space: ONE env's (envpool's convention): ``uint8``
+            (4, 84, 84) and ``Discrete(18)``, from ``gym`` or Gymnasium by ``env_type``.
+        config: envpool's configuration dict, SABER's values filled in.
+        all_env_ids: ``int32`` ``arange(num_envs)``.
+    """
+
+    def __init__(
+        self,
+        task_id: str,
+        env_type: str,
+        *,
+        num_envs: int,
+        batch_size: int,
+        num_threads: int,
+        seed: int | list[int] | np.ndarray,
+        reward_clip: bool,
+    ) -> None:
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise EnvPoolError(f"num_envs must be a positive int, not {num_envs!r}")
+        num_envs = int(num_envs)
+        batch_size = num_envs if batch_size == 0 else batch_size
+        if not isinstance(batch_size, (int, np.integer)) or not 0 < batch_size <= num_envs:
+            raise EnvPoolError(f"batch_size must be in 0..num_envs={num_envs}, not {batch_size!r}")
+        if num_envs % batch_size:
+            raise EnvPoolError(
+                f"batch_size={batch_size} must divide num_envs={num_envs}: saber.envpool "
+                "steps the envs in groups of batch_size"
+            )
+        if not isinstance(reward_clip, (bool, np.bool_)):
+            raise EnvPoolError(f"reward_clip must be a bool, not {reward_clip!r}")
+        self.env_seeds = _env_seeds(seed, num_envs)
+        self.rom_id = resolve_rom_id(task_id)
+        self.env_type = env_type
+        self.num_envs = num_envs
+        self.batch_size = int(batch_size)
+        self.is_async = self.batch_size < num_envs
+        self.reward_clip = bool(reward_clip)
+        self.all_env_ids = np.arange(num_envs, dtype=np.int32)
+        spaces: Any = gymnasium.spaces
+        self._old_api = False
+        if env_type == "gym":
+            gym = _gym_module()
+            spaces, self._old_api = gym.spaces, _old_gym_api(gym)
+        size, stack = _SABER.screen_size, _SABER.stack_size
+        self.observation_space = spaces.Box(0, 255, (stack, size, size), np.uint8)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.config = {
+            "num_envs": num_envs,
+            "batch_size": self.batch_size,
+            "num_threads": num_threads,
+            "seed": seed,
+            "reward_clip": self.reward_clip,
+            "task": self.rom_id,
+            **SABER_VALUES,
+        }
+        groups = num_envs // self.batch_size
+        threads = num_threads if num_threads <= 0 else max(1, num_threads // groups)
+        # Rewards stay raw in the vector env: info["reward"] is the raw reward, clipped here.
+        self._groups = [
+            SaberVectorEnv(self.rom_id, self.batch_size, num_threads=threads) for _ in range(groups)
+        ]
+        self._elapsed = np.zeros(num_envs, dtype=np.int32)
+        self._ended = np.zeros(num_envs, dtype=bool)  # the next step autoresets these
+        self._group_started = [False] * groups
+        self._started = False  # every group reset once
+        # Async mode: each group's pending step or reset, in the order they were sent.
+        self._executor = ThreadPoolExecutor(groups) if self.is_async else None
+        self._pending: deque[tuple[int, Future[Any]]] = deque()
+        self._busy = [False] * groups
+        self._sync_actions: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return self.num_envs
+
+    # ----------------------------------------------------------------- reset
+    def reset(
+        self,
+        env_id: Any = None,
+        *,
+        seed: Any = None,
+        options: dict[str, Any] | None = None,
+    ) -> Any:
+        """Reset the envs of ``env_id`` (all by default) and return their observations
+        (with an info dict, but for the old gym API). The first reset seeds env ``i``
+        with its seed of ``make``; a later one continues each env's random stream."""
+        if seed is not None:
+            warnings.warn(
+                "envpool's seeds are fixed by make(seed=...); reset(seed=...) is ignored",
+                stacklevel=2,
+            )
+        del options
+        self._check_idle()
+        ids = self.all_env_ids if env_id is None else self._env_ids(env_id)
+        groups = sorted({int(i) // self.batch_size for i in ids})
+        if not self._started and len(groups) < len(self._groups):
+            raise EnvPoolError("the first reset must reset every env (call reset())")
+        results = [
+            self._reset_group(group, self._first_reset(group), ids[ids // self.batch_size == group])
+            for group in groups
+        ]
+        obs = np.concatenate([result[0] for result in results])
+        order = _positions(np.concatenate([r[4]["env_id"] for r in results]), ids)
+        obs = obs[order]
+        if self._old_api:
+            return obs
+        info = _select_info(_merge_infos([r[4] for r in results]), order)
+        return obs, info
+
+    def async_reset(self) -> None:
+        """Reset every env; ``recv`` then returns them ``batch_size`` at a time (reward 0)."""
+        self._check_idle()
+        for group in range(len(self._groups)):
+            self._submit(group, self._reset_group, group, self._first_reset(group))
+
+    def _first_reset(self, group: int) -> bool:
+        """Whether ``group`` is reset for the first time (then seeded); marks it started.
+        Called where the reset is asked for, not on the group's thread, so that ``send``
+        sees every group started as soon as ``async_reset`` returns."""
+        first = not self._group_started[group]
+        self._group_started[group] = True
+        self._started = all(self._group_started)
+        return first
+
+    def _reset_group(
+        self, group: int, first: bool, ids: np.ndarray | None = None
+    ) -> tuple[Any, ...]:
+        """Reset the envs ``ids`` of ``group`` (all by default); the whole group's results."""
+        vector = self._groups[group]
+        rows = slice(group * self.batch_size, (group + 1) * self.batch_size)
+        mask = np.ones(self.batch_size, dtype=bool)
+        if ids is not None:
+            mask[:] = False
+            mask[ids - rows.start] = True
+        if first:  # env i gets its seed of make(); later resets continue its stream
+            obs, _ = vector.reset(seed=self.env_seeds[rows])
+        else:
+            obs, _ = vector.reset(options={"reset_mask": mask})
+        self._elapsed[rows][mask] = 0
+        self._ended[rows][mask] = False
+        zeros = np.zeros(self.batch_size, dtype=np.float32)
+        no = np.zeros(self.batch_size, dtype=bool)
+        return obs, zeros, no, no, self._info(rows, zeros, no, no, {})
+
+    # ------------------------------------------------------------------ step
+    def step(self, action: Any, env_id: Any = None) -> Any:
+        """``send(action, env_id)`` then ``recv()``: envpool's synchronous step."""
+        self.send(action, env_id)
+        return self.recv()
+
+    def send(self, action: Any, env_id: Any = None) -> None:
+        """Step the envs of ``env_id`` (all, in sync mode; one batch ``recv`` returned, in
+        async mode) with ``action`` (ints in 0..17, one per id, in the order of the ids)."""
+        actions = np.asarray(action)
+        if isinstance(action, dict):
+            actions = np.asarray(action["action"])
+        if env_id is None:
+            if self.is_async:
+                raise EnvPoolError(
+                    "in async mode send(action, env_id) needs the env_id that recv returned"
+                )
+            env_id = self.all_env_ids
+        ids = self._env_ids(env_id)
+        if actions.shape != ids.shape:
+            raise EnvPoolError(
+                f"send() got {actions.shape[0] if actions.ndim else 'no'} actions for "
+                f"{len(ids)} env ids"
+            )
+        group = int(ids[0]) // self.batch_size
+        first = group * self.batch_size
+        if not np.array_equal(np.sort(ids), np.arange(first, first + self.batch_size)):
+            raise EnvPoolError(
+                f"send() takes the env ids of one batch, as recv returned them (here "
+                f"{first}..{first + self.batch_size - 1}), not {ids.tolist()}"
+            )
+        if not self._started:
+            raise EnvPoolError("step() before reset(): call reset() or async_reset() first")
+        ordered = np.empty(self.batch_size, dtype=np.int64)
+        ordered[ids - first] = actions
+        if self._executor is None:
+            self._check_idle()
+            self._sync_actions = ordered
+        else:
+            self._submit(group, self._step_group, group, ordered)
+
+    def recv(self, reset: bool = False, return_info: bool = True) -> Any:
+        """The results of the oldest batch sent: envpool's step tuple (see the module doc)."""
+        del reset, return_info  # envpool's flags of its own result format
+        if self._executor is None:
+            if self._sync_actions is None:
+                raise EnvPoolError("recv() with nothing sent: call send() first")
+            actions, self._sync_actions = self._sync_actions, None
+            result = self._step_group(0, actions)
+        else:
+            if not self._pending:
+                raise EnvPoolError("recv() with nothing sent: call send() or async_reset() first")
+            group, future = self._pending.popleft()
+            result = future.result()
+            self._busy[group] = False
+        obs, reward, terminated, truncated, info = result
+        if self._old_api:
+            return obs, reward, terminated | truncated, info
+        return obs, reward, terminated, truncated, info
+
+    def _step_group(self, group: int, actions: np.ndarray) -> tuple[Any, ...]:
+        rows = slice(group * self.batch_size, (group + 1) * self.batch_size)
+        obs, raw, terminated, truncated, saber_info = self._groups[group].step(actions)
+        # envpool's elapsed_step: 0 on the step that starts an episode (the autoreset,
+        # whose action the env ignored), one more on every other step.
+        self._elapsed[rows] = np.where(self._ended[rows], 0, self._elapsed[rows] + 1)
+        self._ended[rows] = terminated | truncated
+        raw = raw.astype(np.float32)
+        reward = np.sign(raw) if self.reward_clip else raw  # envpool clips to the sign
+        return (
+            obs,
+            reward,
+            terminated,
+            truncated,
+            self._info(rows, raw, terminated, truncated, saber_info),
+        )
+
+    def _info(
+        self,
+        rows: slice,
+        raw: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        saber_info: dict[str, Any],
+    ) -> dict[str, Any]:
+        env_id = self.all_env_ids[rows].copy()
+        info: dict[str, Any] = {
+            "env_id": env_id,
+            "players": {"env_id": env_id},
+            "lives": np.zeros(len(env_id), dtype=np.int32),  # no life signal (protocol.md)
+            "reward": raw.copy(),
+            "terminated": terminated.astype(np.int32),
+            "TimeLimit.truncated": truncated.copy(),
+            "elapsed_step": self._elapsed[rows].copy(),
+        }
+        if "saber" in saber_info:
+            info["saber"], info["_saber"] = saber_info["saber"], saber_info["_saber"]
+        return info
+
+    # ---------------------------------------------------------------- helpers
+    def _submit(self, group: int, work: Any, *args: Any) -> None:
+        if self._busy[group]:
+            raise EnvPoolError(
+                f"envs {group * self.batch_size}..{(group + 1) * self.batch_size - 1} were "
+                "sent twice without a recv() between"
+            )
+        self._busy[group] = True
+        assert self._executor is not None
+        self._pending.append((group, self._executor.submit(work, *args)))
+
+    def _check_idle(self) -> None:
+        if self._pending or self._sync_actions is not None:
+            raise EnvPoolError("a batch was sent and not received: call recv() first")
+
+    def _env_ids(self, env_id: Any) -> np.ndarray:
+        ids = np.asarray(env_id).reshape(-1)
+        if ids.dtype.kind not in "iu" or ((ids < 0) | (ids >= self.num_envs)).any():
+            raise EnvPoolError(f"env_id must be ints in 0..{self.num_envs - 1}, not {env_id!r}")
+        if len(np.unique(ids)) != len(ids):
+            raise EnvPoolError(f"env_id names an env twice: {ids.tolist()}")
+        return ids.astype(np.int32)
+
+    def xla(self) -> Any:
+        """envpool's XLA interface: not here; saber.jax is SABER's (docs/jax.md)."""
+        raise EnvPoolError(
+            "saber.envpool has no xla(): for JAX training loops use saber.jax.make "
+            "(docs/jax.md, 'Porting from envpool or purejaxql')"
+        )
+
+    def close(self, **kwargs: Any) -> None:
+        """Stop every group's emulator (and, in async mode, its thread)."""
+        del kwargs
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        for vector in self._groups:
+            vector.close()
+
+    def __enter__(self) -> SaberEnvPool:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+def _env_seeds(seed: Any, num_envs: int) -> np.ndarray:
+    """One seed per env (``int64``): ``seed + i`` for an int, as envpool does."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seeds = int(seed) + np.arange(num_envs, dtype=np.int64)
+    else:
+        seeds = np.asarray(seed)
+        if seeds.shape != (num_envs,) or seeds.dtype.kind not in "iu":
+            raise EnvPoolError(f"seed must be an int or one int per env ({num_envs}), not {seed!r}")
+        seeds = seeds.astype(np.int64)
+    if (seeds < 0).any() or (seeds >= 2**31).any():
+        raise EnvPoolError(
+            f"seeds must be in 0..2**31-1 (SABER's seeds are non-negative), got {seed!r}"
+        )
+    return seeds
+
+
+def _positions(order: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Indices into ``order`` (ids) that give ``ids``, in their order."""
+    where = {int(env): index for index, env in enumerate(order)}
+    return np.array([where[int(env)] for env in ids], dtype=np.intp)
+
+
+def _merge_infos(infos: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = [key for key in infos[0] if key not in ("players", "saber", "_saber")]
+    merged = {key: np.concatenate([info[key] for info in infos]) for key in keys}
+    merged["players"] = {"env_id": merged["env_id"]}
+    return merged
+
+
+def _select_info(info: dict[str, Any], order: np.ndarray) -> dict[str, Any]:
+    selected = {key: value[order] for key, value in info.items() if key != "players"}
+    selected["players"] = {"env_id": selected["env_id"]}
+    return selected
