@@ -80,6 +80,8 @@ def os_error_message(error: OSError) -> str:
         return f"Cannot write{where}: {error}"
     writing = errno.errorcode.get(error.errno, "") in _WRITING
     return f"Cannot {'write' if writing else 'use'}{where}: {os_error_remedy(error)}"
+
+
 class EnvPoolError(SaberError, ValueError):
     """A call of :mod:`saber.envpool` that cannot be served: an unknown ``env_type``, ``gym``
     missing, a ``batch_size`` that does not divide ``num_envs``, env ids out of order."""
