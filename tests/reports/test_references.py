@@ -183,11 +183,12 @@ def test_cli_reference_and_list(tmp_path):
 
 
 def test_training_report_shows_rainbow_iqn_at_the_same_checkpoints(tmp_path):
-    # 150 Pong episodes ending every 100,000 frames, scores 0..149: at 10M (episode 99 ends
-    # at frame 10,000,000) the last 100 are episodes 0..99, mean 49.5.
+    # 250 Pong episodes ending every 100,000 frames, scores 0..249: at 10M (episode 99 ends
+    # at frame 10,000,000) the last 100 are episodes 0..99, mean 49.5; at 20M, 100..199,
+    # mean 149.5 (the log reaches 25M frames: both checkpoints are reached).
     lines = [
         json.dumps({"game": "pong", "episode": i, "frames": (i + 1) * 100_000, "score": float(i)})
-        for i in range(150)
+        for i in range(250)
     ]
     (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
     out = tmp_path / "t.json"
@@ -195,7 +196,7 @@ def test_training_report_shows_rainbow_iqn_at_the_same_checkpoints(tmp_path):
     result = CliRunner().invoke(main, [*args, "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert "| pong | 10,000,000 | 49.5 | 100 | 6.8 |" in result.output  # Table 6: 6.76
-    assert "| pong | 20,000,000 | 99.5 | 100 | not published |" in result.output
+    assert "| pong | 20,000,000 | 149.5 | 100 | not published |" in result.output
     rows = json.loads(out.read_text())
     assert rows[0]["references"]["rainbow-iqn@saber-paper"] == {
         "score": 6.76,
