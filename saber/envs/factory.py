@@ -77,6 +77,12 @@ def make_env(
     return env
 
 
+# The registered entry point (saber.registration): RL Zoo treats an env as Atari when its
+# entry point contains "AtariEnv" (rl_zoo3's ExperimentManager.is_atari), and then plays it
+# as Atari: stochastic evaluation and `enjoy`, `enjoy` printing Monitor's episode score.
+make_AtariEnv = make_env
+
+
 def saber_settings(env: gym.Env | gym.vector.VectorEnv) -> SaberSettings:
     """The settings an env made by saber runs with; ``.is_compliant`` tells if it is SABER.
 
