@@ -21,8 +21,10 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import saber  # noqa: F401  (registers SABER/*)
+from saber.envs import ClipRewardKeepRaw
 from saber.errors import SaberError
 from saber.training.sb3 import SaberMetricsCallback, SaberVecEnv, check_sb3_env, make_vec_env
+from tests.clients.helpers import documented_change
 
 try:
     import torch
@@ -30,6 +32,7 @@ try:
     from stable_baselines3.common import env_util
     from stable_baselines3.common.atari_wrappers import AtariWrapper, EpisodicLifeEnv
     from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import VecFrameStack
 except ImportError:  # deselected by default (-m 'not sb3'); selected, the fixture fails
     pass
@@ -59,6 +62,18 @@ def play_one_episode(venv: Any) -> tuple[dict[str, Any], float]:
         agent_sum += float(rewards[0])
         if dones[0]:
             return infos[0], agent_sum
+
+
+def test_the_documented_change_runs() -> None:
+    code = documented_change("-from stable_baselines3.common.env_util import make_atari_env")
+    assert code.count("total_timesteps=25_000") == 1
+    code = code.replace("total_timesteps=25_000", "total_timesteps=400")  # a short look
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/rl-libraries.md, the SB3 diff", "exec"), namespace)
+    model, venv = namespace["model"], namespace["vec_env"]
+    assert model.num_timesteps == 400 and model.n_envs == 4
+    assert isinstance(venv.envs[0], ClipRewardKeepRaw)  # above Monitor
+    venv.close()
 
 
 def test_monitor_sums_raw_scores_while_the_agent_gets_clipped_rewards() -> None:
@@ -142,7 +157,7 @@ def test_vec_frame_stack_is_refused_in_one_line() -> None:
     with pytest.raises(SaberError, match=r"^VecFrameStack [^\n]*\(16, 84, 84\): remove it"):
         check_sb3_env(venv)
     model = PPO("CnnPolicy", venv, n_steps=8, batch_size=8, device="cpu")
-    with pytest.raises(SaberError, match="^VecFrameStack"):  # at the start of training
+    with pytest.raises(SaberError, match=r"^VecFrameStack"):  # at the start of training
         model.learn(total_timesteps=8, callback=SaberMetricsCallback())
     venv.close()
 
@@ -150,7 +165,8 @@ def test_vec_frame_stack_is_refused_in_one_line() -> None:
 def test_saber_vec_env_gives_monitor_s_raw_episode_and_frame_numbers() -> None:
     envs = gym.make_vec(GAME, num_envs=2, autoreset_mode=AutoresetMode.DISABLED, **CLIPPED)
     venv = SaberVecEnv(envs)
-    assert venv.env_is_wrapped(gym.Wrapper) == [False, False]
+    assert venv.env_is_wrapped(Monitor) == [True, True]  # it writes Monitor's info
+    assert venv.env_is_wrapped(AtariWrapper) == [False, False]
     info, agent_sum = play_one_episode(venv)
     assert info["episode"]["r"] == info["saber"]["score"] > agent_sum > 0
     assert {"episode_frame_number", "raw_reward", "terminal_observation"} <= set(info)
