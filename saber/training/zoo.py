@@ -32,9 +32,9 @@ import inspect
 import sys
 from typing import Any
 
+from saber.envs.factory import env_id
 from saber.errors import SaberError
 from saber.games import supported_rom_ids
-from saber.registration import env_id
 
 __all__ = ["ATARI_HYPERPARAMS", "SABER_CHANGES", "saber_hyperparams"]
 
