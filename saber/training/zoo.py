@@ -20,9 +20,10 @@ algorithm being trained (ppo, a2c, dqn, qrdqn: ``rl_zoo3/hyperparams/<algo>.yml`
 * ``callback``: :class:`saber.training.sb3.SaberMetricsCallback` (the ``saber/...``
   metrics in the zoo's logs; it refuses ``VecFrameStack`` and SB3's Atari wrappers).
 
-One module serves every algorithm, so ``hyperparams`` is looked up when RL Zoo reads it:
-the algorithm comes from the ``ExperimentManager`` reading it (``self.algo``), else from
-``--algo`` on the command line. :data:`ATARI_HYPERPARAMS` holds the blocks themselves.
+One module serves every algorithm, so each block of ``hyperparams`` is made when RL Zoo
+reads it: the algorithm comes from the ``ExperimentManager`` reading it (``self.algo``),
+else from ``--algo`` on the command line. :data:`ATARI_HYPERPARAMS` holds the blocks
+themselves; :func:`saber_hyperparams` gives them for an algorithm named in code.
 """
 
 from __future__ import annotations
@@ -30,13 +31,20 @@ from __future__ import annotations
 import copy
 import inspect
 import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from saber.envs.factory import env_id
 from saber.errors import SaberError
 from saber.games import supported_rom_ids
 
-__all__ = ["ATARI_HYPERPARAMS", "SABER_CHANGES", "saber_hyperparams"]
+__all__ = [
+    "ATARI_HYPERPARAMS",
+    "SABER_CHANGES",
+    "ZooHyperparams",
+    "hyperparams",
+    "saber_hyperparams",
+]
 
 # What RL Zoo's atari: blocks carry beside the algorithm's own settings, made SABER's.
 SABER_CHANGES: dict[str, Any] = {
@@ -95,6 +103,11 @@ def saber_hyperparams(algo: str) -> dict[str, dict[str, Any]]:
 
     Fresh dicts on each call: RL Zoo deletes keys from the block it reads.
 
+    Example:
+        >>> block = saber_hyperparams("ppo")["SABER/Pong"]
+        >>> block["policy"], block["n_envs"], block["env_wrapper"]
+        ('CnnPolicy', 8, ['saber.envs.ClipRewardKeepRaw'])
+
     Raises:
         SaberError: no Atari hyperparameters for ``algo`` (one line).
     """
@@ -130,7 +143,23 @@ def _algo_being_read() -> str:
     )
 
 
-def __getattr__(name: str) -> Any:
-    if name == "hyperparams":
-        return saber_hyperparams(_algo_being_read())
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class ZooHyperparams(Mapping[str, dict[str, Any]]):
+    """RL Zoo's ``hyperparams`` dict: each ``SABER/<Game>`` id -> a fresh block of the
+    algorithm the zoo is training (looked up when the zoo reads the block)."""
+
+    def __init__(self) -> None:
+        self._ids = tuple(env_id(rom_id) for rom_id in supported_rom_ids())
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if key not in self._ids:
+            raise KeyError(key)
+        return saber_hyperparams(_algo_being_read())[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+hyperparams = ZooHyperparams()
