@@ -40,7 +40,7 @@ StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 # The info key of each step's raw reward (rollovers corrected, unclipped) under
 # clip_rewards=True, in every SABER env: single, make_vec (a float64 (n,) array) and
 # saber.jax. Not envpool's info["reward"]: "raw_reward" says which reward it is, beside a
-# clipped one; saber.envpool maps it to envpool's key.
+# clipped one (an envpool-style API over make_vec can copy it to its own key).
 RAW_REWARD = "raw_reward"
 
 
@@ -300,6 +300,16 @@ class ClipRewardKeepRaw(gym.wrappers.ClipReward):
     Args:
         env: any env (a SABER env, or one wrapped in ``Monitor``).
         min_reward, max_reward: the clipping bounds (the DQN convention: -1 and 1).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> env = gym.make("SABER/SpaceInvaders", clip_rewards=True)  # ends with this wrapper
+        >>> _ = env.reset(seed=0)
+        >>> reward = 0.0
+        >>> while reward == 0:  # FIRE until an alien is hit: 5 points
+        ...     _, reward, _, _, info = env.step(1)
+        >>> float(reward), info["raw_reward"]
+        (1.0, 5.0)
     """
 
     def __init__(self, env: gym.Env, min_reward: float = -1.0, max_reward: float = 1.0) -> None:
