@@ -33,6 +33,7 @@ log it writes (optional) is the recorders' format, for ``saber training LOG``.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,9 @@ def check_sb3_env(venv: Any) -> None:
     (``make_atari_env``, ``AtariWrapper`` and its parts) redo the preprocessing, add
     no-op and FIRE starts, episodes per life and a clipping below ``Monitor``.
 
+    Warns (``UserWarning``, one line) where SB3's ``Monitor`` sits above a SABER env's own
+    ``clip_rewards=True`` (SB3's ``make_vec_env``): its episode sums are clipped.
+
     Raises:
         SaberError: such a wrapper is there (the message names it and what to do).
     """
@@ -171,6 +175,15 @@ def check_sb3_env(venv: Any) -> None:
             raise SaberError(
                 f"SB3's {name} over a SABER env redoes Atari preprocessing SABER already does or "
                 "forbids: remove it (and make_atari_env); use saber.training.sb3.make_vec_env"
+            )
+    if not isinstance(layer, SaberVecEnv) and any(venv.env_is_wrapped(Monitor)):
+        settings = venv.get_attr("saber_settings")
+        if any(getattr(each, "clip_rewards", False) for each in settings):
+            # The training is right; only the logs are not SABER's scores: warn, not refuse.
+            warnings.warn(
+                "SB3's Monitor over gym.make('SABER/<Game>', clip_rewards=True) sums clipped "
+                "rewards (ep_rew_mean, evaluate_policy): use saber.training.sb3.make_vec_env",
+                stacklevel=2,
             )
 
 

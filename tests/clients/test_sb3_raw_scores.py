@@ -12,6 +12,7 @@ Marked ``sb3``: run with ``python -m pytest -m sb3 tests/clients/test_sb3_raw_sc
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +78,17 @@ def test_the_documented_change_runs() -> None:
 
 
 def test_monitor_sums_raw_scores_while_the_agent_gets_clipped_rewards() -> None:
-    venv = make_vec_env(GAME, n_envs=1, seed=3, env_kwargs=CLIPPED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning: Monitor sees the raw rewards
+        venv = make_vec_env(GAME, n_envs=1, seed=3, env_kwargs=CLIPPED)
     info, agent_sum = play_one_episode(venv)
     venv.close()
     assert info["episode"]["r"] == info["saber"]["score"] > agent_sum > 0
     assert "raw_reward" in info
     # The issue's case: SB3's make_vec_env puts Monitor above the clipping.
     theirs = env_util.make_vec_env(GAME, n_envs=1, seed=3, env_kwargs=CLIPPED)
+    with pytest.warns(UserWarning, match=r"^SB3's Monitor over [^\n]*clipped"):
+        check_sb3_env(theirs)  # and SaberMetricsCallback, at the start of training
     info, agent_sum = play_one_episode(theirs)
     theirs.close()
     assert info["episode"]["r"] == agent_sum < info["saber"]["score"]
