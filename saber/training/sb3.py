@@ -177,7 +177,10 @@ def check_sb3_env(venv: Any) -> None:
                 "forbids: remove it (and make_atari_env); use saber.training.sb3.make_vec_env"
             )
     if not isinstance(layer, SaberVecEnv) and any(venv.env_is_wrapped(Monitor)):
-        settings = venv.get_attr("saber_settings")
+        try:
+            settings = venv.get_attr("saber_settings")
+        except AttributeError:  # not SABER envs: nothing to say about their rewards
+            settings = []
         if any(getattr(each, "clip_rewards", False) for each in settings):
             # The training is right; only the logs are not SABER's scores: warn, not refuse.
             warnings.warn(

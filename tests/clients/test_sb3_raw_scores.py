@@ -178,3 +178,11 @@ def test_saber_vec_env_gives_monitor_s_raw_episode_and_frame_numbers() -> None:
     rewards, _ = evaluate_policy(RandomPolicy(1), venv, n_eval_episodes=2, warn=True)
     venv.close()
     assert rewards > 10  # raw: evaluate_policy read info["episode"] (no Monitor warning)
+
+
+def test_other_envs_pass_through_without_a_word() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        venv = make_vec_env("CartPole-v1", n_envs=2, seed=0)
+    assert venv.reset().shape == (2, 4)
+    venv.close()
