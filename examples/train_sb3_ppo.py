@@ -10,7 +10,7 @@ Shows how to put SB3 on SABER without changing the protocol:
   image (``is_image_space``; the smallest dimension is first), so it adds no
   ``VecTransposeImage``, and ``CnnPolicy`` divides by 255 itself (``normalize_images``).
 * SB3 wants its own ``VecEnv`` (reset-on-done, the last observation in
-  ``info["terminal_observation"]``); ``SaberVecEnv`` below puts that interface on
+  ``info["terminal_observation"]``); ``saber.training.sb3.SaberVecEnv`` puts that interface on
   ``gymnasium.make_vec("SABER/<Game>")`` (ale-py's threaded engine: one process, every core),
   with ``VectorTrainingRecorder`` underneath logging every training episode with the
   cumulative training frames (``saber training LOG --at 10M,40M``).
@@ -39,90 +39,12 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 from stable_baselines3 import PPO
-from stable_baselines3.common.vec_env import VecEnv
-from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 import saber  # noqa: F401  (registers SABER/*: Gymnasium 1.x loads no entry-point plugins)
 from saber.harness import Inline, PerEpisodeGenerators, Processes, evaluate
 from saber.reports import to_markdown
 from saber.training import VectorTrainingRecorder, format_training_scores, training_scores
-
-
-class SaberVecEnv(VecEnv):
-    """SB3's ``VecEnv`` interface on a SABER vector env made with autoreset disabled.
-
-    When sub-envs end, their last observation goes to ``info["terminal_observation"]``
-    (SB3 bootstraps from it after a truncation: ``info["TimeLimit.truncated"]``), SABER's
-    episode record to ``info["saber"]``, SB3's ``info["episode"]`` (``r``, ``l``, ``t``) from
-    it (raw score, steps, seconds), and they are
-    reset at once, as SB3 expects, with the SABER seeding rule (no explicit seed).
-
-    Args:
-        envs: ``gymnasium.make_vec("SABER/<Game>", n, autoreset_mode=AutoresetMode.DISABLED)``,
-            optionally inside a :class:`VectorTrainingRecorder`.
-    """
-
-    def __init__(self, envs: gym.vector.VectorEnv) -> None:
-        if envs.unwrapped.metadata.get("autoreset_mode") != AutoresetMode.DISABLED:
-            raise ValueError("Make the SABER vector env with autoreset_mode=DISABLED")
-        self.envs = envs
-        self._actions = np.zeros(envs.num_envs, dtype=np.int64)
-        super().__init__(envs.num_envs, envs.single_observation_space, envs.single_action_space)
-
-    def reset(self) -> np.ndarray:
-        # SB3's seed(s) means sub-env i gets s + i; SABER's reset(seed=s) does the same.
-        seed = self._seeds[0]
-        obs, _ = self.envs.reset(seed=seed)
-        self._reset_seeds()
-        self._reset_options()
-        return obs
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-
-    def step_wait(self) -> VecEnvStepReturn:
-        obs, rewards, terminated, truncated, info = self.envs.step(self._actions)
-        dones = terminated | truncated
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if dones.any():
-            for row in np.flatnonzero(dones).tolist():
-                record = {key: values[row] for key, values in info["saber"].items()}
-                infos[row] = {
-                    "terminal_observation": obs[row].copy(),
-                    "TimeLimit.truncated": bool(truncated[row] and not terminated[row]),
-                    "saber": record,
-                    "episode": {"r": record["score"], "l": record["steps"], "t": record["seconds"]},
-                }
-            # Only the ended rows; the others keep their episodes (and frame counts).
-            obs, _ = self.envs.reset(options={"reset_mask": dones})
-        return obs, rewards.astype(np.float32), dones, infos
-
-    def close(self) -> None:
-        self.envs.close()
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        # One env object serves all rows: the same value for each.
-        return [getattr(self.envs, attr_name)] * len(list(self._get_indices(indices)))
-
-    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        setattr(self.envs, attr_name, value)
-
-    def env_method(
-        self,
-        method_name: str,
-        *method_args: Any,
-        indices: VecEnvIndices = None,
-        **method_kwargs: Any,
-    ) -> list[Any]:
-        result = getattr(self.envs, method_name)(*method_args, **method_kwargs)
-        return [result] * len(list(self._get_indices(indices)))
-
-    def env_is_wrapped(
-        self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
-    ) -> list[bool]:
-        # No per-env gymnasium wrappers, in particular no Monitor: step_wait already gives
-        # SB3 its r / l / t from SABER's raw record (Monitor would sum clipped rewards).
-        return [False] * len(list(self._get_indices(indices)))
+from saber.training.sb3 import SaberVecEnv
 
 
 class SB3Policy(PerEpisodeGenerators):

@@ -47,7 +47,8 @@ def register_saber_envs() -> None:
             continue
         gym.register(
             id=name,
-            entry_point="saber.envs.factory:make_env",
+            # make_env under a name RL Zoo recognizes as Atari (see saber.envs.factory).
+            entry_point="saber.envs.factory:make_AtariEnv",
             vector_entry_point="saber.envs.vector:SaberVectorEnv",
             kwargs={"game": rom_id},
             # Episodes end at game over or by SABER's own frame-based limits, not steps.

@@ -6,6 +6,8 @@ from saber.envs.core import SaberAtariEnv
 from saber.envs.factory import make_env, resolve_rom_id, saber_settings, supported_rom_ids
 from saber.envs.vector import SaberVectorEnv
 from saber.envs.wrappers import (
+    RAW_REWARD,
+    ClipRewardKeepRaw,
     FrameLimit,
     HideLives,
     NoRewardTimeout,
@@ -28,6 +30,8 @@ from saber.registration import register_saber_envs
 __all__ = [
     "FRAMES_PER_SECOND",
     "NUM_ACTIONS",
+    "RAW_REWARD",
+    "ClipRewardKeepRaw",
     "EpisodeEnd",
     "EpisodeRecord",
     "FrameLimit",

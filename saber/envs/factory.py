@@ -8,6 +8,7 @@ import gymnasium as gym
 
 from saber.envs.core import SaberAtariEnv
 from saber.envs.wrappers import (
+    ClipRewardKeepRaw,
     FrameLimit,
     NoRewardTimeout,
     RolloverCorrection,
@@ -43,7 +44,8 @@ def make_env(
     The stack, innermost first: :class:`SaberAtariEnv` (the core: emulator, 4-frame
     repeat with max-pooling, resize, frame stack; ``env.unwrapped``) ->
     :class:`RolloverCorrection` -> :class:`NoRewardTimeout` -> :class:`FrameLimit` ->
-    :class:`SaberEpisodeStatistics` -> Gymnasium's ``ClipReward`` when ``clip_rewards``.
+    :class:`SaberEpisodeStatistics` -> :class:`ClipRewardKeepRaw` when ``clip_rewards``
+    (Gymnasium's ``ClipReward``, the raw reward in ``info["raw_reward"]``).
     Each wrapper applies one rule, by the function of :mod:`saber.envs.rules` that the
     vector env applies too. To put a wrapper of your own under the rules (say
     ``TransformReward``), build the same stack by hand on ``SaberAtariEnv(game)``.
@@ -71,8 +73,14 @@ def make_env(
         env = FrameLimit(env, max_frames=settings.max_episode_frames)
     env = SaberEpisodeStatistics(env, checkpoint_frames=checkpoint_frames)
     if settings.clip_rewards:
-        env = gym.wrappers.ClipReward(env, -1.0, 1.0)
+        env = ClipRewardKeepRaw(env, -1.0, 1.0)
     return env
+
+
+# The registered entry point (saber.registration): RL Zoo treats an env as Atari when its
+# entry point contains "AtariEnv" (rl_zoo3's ExperimentManager.is_atari), and then plays it
+# as Atari: stochastic evaluation and `enjoy`, `enjoy` printing Monitor's episode score.
+make_AtariEnv = make_env
 
 
 def saber_settings(env: gym.Env | gym.vector.VectorEnv) -> SaberSettings:

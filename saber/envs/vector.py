@@ -42,6 +42,7 @@ from saber.envs.emulator import (
 )
 from saber.envs.factory import resolve_rom_id
 from saber.envs.framestack import RingFrameStack
+from saber.envs.wrappers import RAW_REWARD
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 
@@ -181,7 +182,8 @@ class SaberVectorEnv(VectorEnv):
     Observations ``uint8`` (num_envs, 4, 84, 84); actions integers in 0..17, shape
     (num_envs,). ``info["episode_frame_number"]`` (num_envs,) counts emulator frames; when
     sub-envs end, ``info["saber"]`` holds arrays of the :class:`EpisodeRecord` fields with
-    the mask ``info["_saber"]`` (Gymnasium's vector-info convention).
+    the mask ``info["_saber"]`` (Gymnasium's vector-info convention). With ``clip_rewards``,
+    ``info["raw_reward"]`` (float64, (num_envs,)) holds every row's unclipped reward.
 
     Seeding: ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (an array gives one seed
     per sub-env reset); sub-env ``i`` then plays exactly the episodes of
@@ -391,6 +393,7 @@ class SaberVectorEnv(VectorEnv):
         if any_ended:
             self._add_episode_info(info, ended, game_over, stuck, capped, episode_frames)
         if self.saber_settings.clip_rewards:
+            info[RAW_REWARD] = rewards  # both engines return a fresh array each step
             rewards = np.minimum(np.maximum(rewards, -1.0), 1.0)  # np.clip's values, half its time
         return self._stack.observation(), rewards, game_over.copy(), truncated, info
 

@@ -24,6 +24,8 @@ from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import ROLLOVER_MODES, SABER_CAP_FRAMES
 
 __all__ = [
+    "RAW_REWARD",
+    "ClipRewardKeepRaw",
     "EpisodeEnd",
     "FrameLimit",
     "HideLives",
@@ -34,6 +36,12 @@ __all__ = [
 ]
 
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
+
+# The info key of each step's raw reward (rollovers corrected, unclipped) under
+# clip_rewards=True, in every SABER env: single, make_vec (a float64 (n,) array) and
+# saber.jax. Not envpool's info["reward"]: "raw_reward" says which reward it is, beside a
+# clipped one (an envpool-style API over make_vec can copy it to its own key).
+RAW_REWARD = "raw_reward"
 
 
 class RolloverCorrection(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -278,3 +286,36 @@ class SaberEpisodeStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 seconds=time.perf_counter() - self._start_time,
             ).to_dict()
         return obs, reward, terminated, truncated, info
+
+
+class ClipRewardKeepRaw(gym.wrappers.ClipReward):
+    """Gymnasium's ``ClipReward`` that also puts the raw reward in ``info["raw_reward"]``.
+
+    The agent learns from the clipped reward; a logging wrapper above (SB3's ``Monitor``,
+    Gymnasium's ``RecordEpisodeStatistics`` fed from the info) can still sum SABER's
+    score. The single env's ``clip_rewards=True`` ends with it; SB3's envs put it above
+    ``Monitor`` (:func:`saber.training.sb3.make_vec_env`), so that ``Monitor`` sums the raw
+    rewards below it.
+
+    Args:
+        env: any env (a SABER env, or one wrapped in ``Monitor``).
+        min_reward, max_reward: the clipping bounds (the DQN convention: -1 and 1).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> env = gym.make("SABER/SpaceInvaders", clip_rewards=True)  # ends with this wrapper
+        >>> _ = env.reset(seed=0)
+        >>> reward = 0.0
+        >>> while reward == 0:  # FIRE until an alien is hit: 5 points
+        ...     _, reward, _, _, info = env.step(1)
+        >>> float(reward), info["raw_reward"]
+        (1.0, 5.0)
+    """
+
+    def __init__(self, env: gym.Env, min_reward: float = -1.0, max_reward: float = 1.0) -> None:
+        super().__init__(env, min_reward, max_reward)
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        info[RAW_REWARD] = reward
+        return obs, self.func(reward), terminated, truncated, info

@@ -27,6 +27,7 @@ from saber.envs import rules
 from saber.envs.bilinear import bilinear_tables, resize_bilinear
 from saber.envs.emulator import legal_action_count
 from saber.envs.factory import env_id, resolve_rom_id
+from saber.envs.wrappers import RAW_REWARD
 from saber.jax import engine
 from saber.jax.seeding import ale_seeds
 from saber.protocol import NUM_ACTIONS, EpisodeEnd, EpisodeRecord, SaberSettings
@@ -199,7 +200,8 @@ class SaberJaxEnv:
             ``bool`` (n,); info: ``episode_frame_number`` ``int32`` (n,), ``saber``
             (the episode records, make_vec's keys: scores ``int32``, ``end`` a code into
             :data:`saber.envs.rules.END_REASONS` (-1 where no episode ended),
-            ``seconds`` NaN: no clock in compiled code) and its mask ``_saber``.
+            ``seconds`` NaN: no clock in compiled code) and its mask ``_saber``; with
+            ``clip_rewards``, ``raw_reward`` ``float32`` (n,): the unclipped rewards.
             :func:`records` turns them into make_vec's dicts.
         """
         self._check_open()
@@ -276,6 +278,7 @@ class SaberJaxEnv:
         }
         reward = rewards.astype(jnp.float32)
         if settings.clip_rewards:
+            info[RAW_REWARD] = reward  # make_vec's key: any logger can sum the raw score
             reward = jnp.clip(reward, -1.0, 1.0)
         new_state = EnvState(
             handle=handle,

@@ -10,8 +10,12 @@ These are what a user puts in their own training code (the evaluation engine is
   that ``saber verify LOG`` checks them;
 * :mod:`saber.training.video`: :class:`VideoRecorder` and :class:`VectorVideoRecorder`
   (extra ``video``), and the films of ``saber eval --video``;
-* :mod:`saber.training.sb3`: :class:`~saber.training.sb3.SaberMetricsCallback` for
-  Stable-Baselines3 (extra ``sb3``; imported from its module, not here).
+* :mod:`saber.training.sb3`: Stable-Baselines3 (extra ``sb3``; imported from its module,
+  not here): :func:`~saber.training.sb3.make_vec_env` (raw scores in SB3's logs under
+  ``clip_rewards``), the ``VecEnv`` adapter :class:`~saber.training.sb3.SaberVecEnv`,
+  :class:`~saber.training.sb3.SaberMetricsCallback`;
+* :mod:`saber.training.zoo`: RL Zoo's Atari hyperparameters for SABER
+  (``--conf-file saber.training.zoo``; extra ``zoo``).
 
 The training log's readers (:func:`training_scores`) live in :mod:`saber.reports`, and are
 re-exported here. Before saber 0.3 these lived in ``saber.harness.training``,

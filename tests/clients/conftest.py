@@ -28,6 +28,12 @@ def sb3_installed() -> None:
 
 
 @pytest.fixture
+def zoo_installed() -> None:
+    """Fail, with the install command, where RL Zoo or SB3-Contrib is missing."""
+    _require(("torch", "stable_baselines3", "rl_zoo3", "sb3_contrib", "requests"), "zoo")
+
+
+@pytest.fixture
 def torchrl_installed() -> None:
     """Fail, with the install command, where torch or TorchRL is missing."""
     _require(("torch", "torchrl", "tensordict"), "torchrl")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +34,15 @@ def evaluate_briefly(
     assert result.non_saber and not result.failed and result.new_episodes == 2
     assert [record["episode"] for record in result.records] == [0, 1]
     return result
+
+
+RL_LIBRARIES = Path(__file__).parents[2] / "docs" / "rl-libraries.md"
+
+
+def documented_change(first_line: str) -> str:
+    """The new side of the ```diff block of docs/rl-libraries.md whose first line is
+    ``first_line``: its context and ``+`` lines, without their one-character prefix."""
+    blocks = re.findall(r"```diff\n(.*?)```", RL_LIBRARIES.read_text(), flags=re.DOTALL)
+    [block] = [b for b in blocks if b.splitlines()[0] == first_line]
+    kept = [line[1:] for line in block.splitlines() if line[:1] in ("+", " ", "")]
+    return "".join(line + "\n" for line in kept)

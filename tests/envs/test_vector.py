@@ -91,6 +91,10 @@ def test_vector_env_matches_single_envs_step_for_step(
                 expected = env.step(int(actions[i]))
             np.testing.assert_array_equal(obs[i], expected[0])
             assert (rewards[i], terminated[i], truncated[i]) == expected[1:4]
+            # Under clip_rewards, both give the raw reward beside the clipped one.
+            assert ("raw_reward" in info) == overrides.get("clip_rewards", False)
+            if "raw_reward" in info:
+                assert info["raw_reward"][i] == expected[4].get("raw_reward", 0.0)
             ended[i] = expected[2] or expected[3]
             if ended[i]:
                 assert info["_saber"][i]

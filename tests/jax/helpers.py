@@ -21,6 +21,7 @@ def compare_with_make_vec(
 
     vec = gymnasium.make_vec(f"SABER/{game}", num_envs=num_envs, **overrides)
     env = make(game, num_envs, **overrides)
+    settings_clip = bool(overrides.get("clip_rewards", False))
     try:
         obs_np, info_np = vec.reset(seed=seed)
         state, obs, info = env.reset(seed)
@@ -45,6 +46,12 @@ def compare_with_make_vec(
             np.testing.assert_array_equal(
                 np.asarray(info["_saber"]), info_np.get("_saber", np.zeros(num_envs, bool))
             )
+            # Under clip_rewards both give the raw rewards, under the same key.
+            assert ("raw_reward" in info) == ("raw_reward" in info_np) == settings_clip, where
+            if settings_clip:
+                np.testing.assert_array_equal(
+                    np.asarray(info["raw_reward"]), info_np["raw_reward"], err_msg=where
+                )
             ours = records(info)
             if ours:
                 mask = info_np["_saber"]
