@@ -164,11 +164,18 @@ def read_policy_file(path: str | Path) -> ConvActor:
     missing = [name for name in _array_names() if name not in contents]
     if missing:
         raise PolicyFileError(f"{path}: missing arrays {', '.join(missing)}")
+    not_numbers = [name for name in _array_names() if contents[name].dtype.kind not in "biuf"]
+    if not_numbers:
+        name = not_numbers[0]
+        raise PolicyFileError(
+            f"{path}: {name} holds {contents[name].dtype} values, not numbers; write the "
+            "file with write_policy_file"
+        )
     layers = {name: contents[name].astype(np.float32, copy=False) for name in _array_names()}
     _check_shapes(path, layers)
     try:
         provenance = json.loads(str(contents.get("provenance", "{}")))
-    except json.JSONDecodeError as error:
+    except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, huge ints
         raise PolicyFileError(f"{path}: its provenance is not JSON: {error}") from None
     return ConvActor(layers, provenance)
 

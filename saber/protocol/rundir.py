@@ -57,6 +57,7 @@ __all__ = [
     "checkpoint_of",
     "complete_torn_line",
     "counts_of",
+    "episode_key",
     "episodes_log_checkpoint",
     "is_failure",
     "is_torn",
@@ -204,6 +205,27 @@ def is_torn(line: Mapping[str, Any]) -> bool:
     resume. Its fields cannot be trusted (a cut inside ``"episode": 12`` reads as episode
     1), so readers count it as no episode's record: neither finished nor failed."""
     return line.get("torn") is True
+
+
+def episode_key(line: Mapping[str, Any], where: str) -> tuple[str, int]:
+    """``(game, episode)`` of a finished episode's ``episodes.jsonl`` object.
+
+    Raises:
+        RunDirectoryError: no game name or no episode index (an integer >= 0); ``where``
+            (``file:line``) names the line.
+    """
+    game, episode = line.get("game"), line.get("episode")
+    if (
+        not isinstance(game, str)
+        or isinstance(episode, bool)
+        or not isinstance(episode, int)
+        or episode < 0
+    ):
+        raise RunDirectoryError(
+            f"{where}: not an episode record (game {game!r}, episode {episode!r}); the file "
+            "was changed by hand or damaged. Fix or remove that line."
+        )
+    return game, episode
 
 
 @dataclass(frozen=True)
@@ -525,7 +547,7 @@ def read_episode_lines(path: str | Path) -> EpisodeLines:
         if number == len(lines) and not raw.endswith(b"\n"):
             # Cut short by a crash: possibly inside a character, so decode leniently.
             found.unterminated = line = raw.decode("utf-8", errors="replace")
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 record = json.loads(line)
                 if isinstance(record, dict):
                     found.lines.append((number, record))
@@ -547,7 +569,7 @@ def _parse_line(path: Path, number: int, raw: bytes) -> dict[str, Any]:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw.decode("utf-8", errors="replace")
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):
             record = json.loads(line)
             if isinstance(record, dict) and is_torn(record):
                 return record
@@ -558,7 +580,7 @@ def _parse_line(path: Path, number: int, raw: bytes) -> dict[str, Any]:
         ) from None
     try:
         record = json.loads(line)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: nested thousands deep
         raise RunDirectoryError(
             f"{where}: not an episode record (not a JSON object: {error}); the file was "
             "changed by hand or damaged. Fix or remove that line."
@@ -608,7 +630,7 @@ def counts_of(appended: bytes) -> dict[str, int]:
     for raw in appended.split(b"\n")[:-1]:
         try:
             line = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # not this session's to judge; check_episodes_log and resume report it
         if not isinstance(line, dict) or is_torn(line):
             continue
@@ -689,11 +711,18 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
         ) from None
     except OSError as error:
         raise RunDirectoryError(f"Cannot read {run_file}: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
+    except (ValueError, RecursionError) as error:
+        # JSONDecodeError; ValueError: an integer of over 4300 digits; RecursionError: arrays
+        # or objects nested thousands deep.
+        why = (
+            f"{error.msg}, line {error.lineno}"
+            if isinstance(error, json.JSONDecodeError)
+            else f"{type(error).__name__}: {error}"
+        )
         raise RunDirectoryError(
-            f"{run_file} is damaged (not valid JSON: {error.msg}, line {error.lineno}); the "
-            f"episodes in {run_file.with_name(EPISODES_FILE)} are intact. Restore run.json "
-            "from a backup to resume, or use another directory."
+            f"{run_file} is damaged (not valid JSON: {why}); the episodes in "
+            f"{run_file.with_name(EPISODES_FILE)} are intact. Restore run.json from a backup "
+            "to resume, or use another directory."
         ) from None
 
 
@@ -895,7 +924,7 @@ def complete_torn_line(fragment: str) -> str:
     Raises:
         ValueError: the fragment is not the start of a JSON object (zeros, garbage).
     """
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):
         if isinstance(json.loads(fragment), dict):
             return "\n"
     if fragment.lstrip().startswith("{"):
@@ -903,7 +932,7 @@ def complete_torn_line(fragment: str) -> str:
             for closing in _CLOSINGS:
                 try:
                     record = json.loads(fragment + ending + closing)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(record, dict) and record.get("torn") is True:
                     return ending + closing + "\n"

@@ -24,7 +24,13 @@ from typing import Any
 
 from saber.errors import SaberError
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
-from saber.protocol.rundir import EPISODES_FILE, is_failure, is_torn, read_episode_lines
+from saber.protocol.rundir import (
+    EPISODES_FILE,
+    episode_key,
+    is_failure,
+    is_torn,
+    read_episode_lines,
+)
 from saber.replay.simulate import Resimulation, Transition
 
 __all__ = ["RecordedEpisode", "recorded_episode", "recorded_episodes"]
@@ -81,9 +87,10 @@ def _load(directory: Path, record: dict[str, Any]) -> RecordedEpisode:
 
 def _finished(directory: Path) -> dict[tuple[str, int], dict[str, Any]]:
     records: dict[tuple[str, int], dict[str, Any]] = {}
-    for _, line in read_episode_lines(directory / EPISODES_FILE).lines:
+    path = directory / EPISODES_FILE
+    for number, line in read_episode_lines(path).lines:
         if not (is_torn(line) or is_failure(line)) and "game" in line:
-            records.setdefault((str(line["game"]), int(line["episode"])), line)
+            records.setdefault(episode_key(line, f"{path}:{number}"), line)
     return records
 
 

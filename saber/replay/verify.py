@@ -41,6 +41,7 @@ from saber.protocol.rundir import (
     EPISODES_FILE,
     RunDirectoryError,
     check_episodes_log,
+    episode_key,
     is_failure,
     is_torn,
     read_episode_lines,
@@ -336,10 +337,10 @@ def verify_run(
     except RunDirectoryError as error:  # the records are still checked, one by one
         problems.append(str(error))
     records: dict[tuple[str, int], dict[str, Any]] = {}
-    for _, line in read_episode_lines(episodes_file).lines:
+    for number, line in read_episode_lines(episodes_file).lines:
         if is_torn(line) or is_failure(line) or "game" not in line:
             continue
-        key = (str(line["game"]), int(line["episode"]))
+        key = episode_key(line, f"{episodes_file}:{number}")
         if key[0] in run.games and 0 <= key[1] < run.episodes:
             records.setdefault(key, line)
     keys = _sample(sorted(records), sample, seed)
@@ -386,7 +387,7 @@ def verify_training_log(
             entry = json.loads(line)
             key = (str(entry["game"]), int(entry["episode"]))
             record = {**entry, "frames": entry["episode_frames"]}
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError):
             if number == len(lines) and not text.endswith("\n"):
                 continue  # a torn last line: that episode was never logged whole
             raise RunDirectoryError(

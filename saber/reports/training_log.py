@@ -8,6 +8,7 @@ cumulative training frames when it ended), ``score`` and ``episode``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,18 +71,37 @@ def read_training_log(path: Path) -> dict[str, list[dict[str, Any]]]:
             continue
         try:
             record = json.loads(line)
-            by_game.setdefault(str(record["game"]), []).append(
-                {
-                    "frames": int(record["frames"]),
-                    "score": float(record["score"]),
-                    "episode": int(record.get("episode", number - 1)),
-                }
-            )
-        except (ValueError, KeyError, TypeError):
+            by_game.setdefault(str(record["game"]), []).append(_episode(record, number - 1))
+        except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError):
             raise SaberError(
                 f"{path}:{number}: not a training-log line (game, frames, score)"
             ) from None
     return by_game
+
+
+def _count(value: Any) -> int:
+    """A JSON integer >= 0 as written (not a bool, a float or a string)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"not an integer >= 0: {value!r}")
+    return value
+
+
+def _episode(record: dict[str, Any], line_index: int) -> dict[str, Any]:
+    """One line's ``frames``, ``score`` and ``episode`` (default: its 0-based line index),
+    exactly as written: a number the log does not hold as written (``"frames": 1.5``, a
+    score of NaN or ``true``) is an error, never rounded or averaged into a mean.
+
+    Raises:
+        KeyError, TypeError, ValueError: a key missing or not a number as the log needs.
+    """
+    score = record["score"]
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise ValueError(f"score {score!r} is not a finite number")
+    return {
+        "frames": _count(record["frames"]),
+        "score": float(score),
+        "episode": _count(record.get("episode", line_index)),
+    }
 
 
 def training_scores(

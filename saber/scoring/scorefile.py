@@ -34,6 +34,7 @@ Every error names the file and line, and the game where there is one.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from collections.abc import Iterable
@@ -420,11 +421,15 @@ def _read_score_csv(path: Path) -> ScoreTable:
 
 def _number(record: dict, key: str, where: str, game: str) -> float:
     value = record.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ScoreFileError(
-            f"{where}: {key} of game {game} must be a finite number, got {value!r}"
-        )
-    return float(value)
+    number = math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # An integer past the floats (10**309) stays NaN: no score is that big.
+        with contextlib.suppress(OverflowError):
+            number = float(value)
+    if not math.isfinite(number):
+        shown = f"an integer of {len(str(value))} digits" if isinstance(value, int) else repr(value)
+        raise ScoreFileError(f"{where}: {key} of game {game} must be a finite number, got {shown}")
+    return number
 
 
 def add_harness_record(
@@ -490,6 +495,10 @@ class _Request:
         games = run.get("games")
         episodes = run.get("episodes")
         base_seed = run.get("base_seed")
+        # A base seed episode seeds derive from: an integer >= 0 (not a bool, not -1).
+        seeds_checkable = (
+            isinstance(base_seed, int) and not isinstance(base_seed, bool) and base_seed >= 0
+        )
         return cls(
             games=(
                 frozenset(_game_id(str(game), where) for game in games)
@@ -498,8 +507,8 @@ class _Request:
             ),
             episodes=episodes if isinstance(episodes, int) and episodes > 0 else None,
             agent=str(run["agent"]) if run.get("agent") is not None else None,
-            base_seed=base_seed if isinstance(base_seed, int) else None,
-            checks_seeds=run.get("seed_scheme") == SEED_SCHEME and isinstance(base_seed, int),
+            base_seed=base_seed if seeds_checkable else None,
+            checks_seeds=run.get("seed_scheme") == SEED_SCHEME and seeds_checkable,
         )
 
     def outside(self, record: dict, game: str) -> str | None:
