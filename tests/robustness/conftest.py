@@ -12,6 +12,16 @@ from saber.harness import Inline
 from saber.harness.evaluate import evaluate
 from saber.training import TrainingRecorder
 from tests.harness.helpers import short_settings
+from tests.robustness.valid_files import small_policy_layers
+
+
+@pytest.fixture(scope="session")
+def policy_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small valid conv-actor policy file (random weights)."""
+    from saber.agents.convnet import write_policy_file
+
+    path = tmp_path_factory.mktemp("fuzz") / "policy.npz"
+    return write_policy_file(path, small_policy_layers(seed=0), {"made_by": "tests.robustness"})
 
 
 @pytest.fixture(scope="session")

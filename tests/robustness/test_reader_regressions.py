@@ -30,6 +30,7 @@ from saber.protocol.training import parse_frames
 from saber.replay import recorded_episodes, verify_run, verify_training_log
 from saber.reports.training_log import read_training_log
 from saber.scoring import read_scores
+from tests.robustness.valid_files import small_policy_layers
 
 RUN_02 = Path(__file__).parents[1] / "harness" / "data" / "run-0.2"  # saber 0.2's run
 DEEP = "[" * 100_000 + "]" * 100_000  # json.loads recurses: RecursionError
@@ -89,7 +90,10 @@ def test_score_of_400_digits_is_refused_not_overflowed(tmp_path: Path) -> None:
     # Was OverflowError (int too large to convert to float) from math.isfinite.
     record = {**_first_record(), "score": 10**400}
     run = _run_02(tmp_path, line=json.dumps(record))
-    with pytest.raises(ScoreFileError, match="score of game breakout must be a finite number, got an integer of 401 digits"):
+    with pytest.raises(
+        ScoreFileError,
+        match="score of game breakout must be a finite number, got an integer of 401 digits",
+    ):
         read_scores(run)
 
 
@@ -105,7 +109,9 @@ def test_recorded_episodes_of_a_record_without_episode_names_the_line(tmp_path: 
     # Was KeyError 'episode' (and TypeError for "episode": [1]).
     record = {key: value for key, value in _first_record().items() if key != "episode"}
     run = _run_02(tmp_path, line=json.dumps(record))
-    with pytest.raises(RunDirectoryError, match=r"episodes.jsonl:1: not an episode record") as error:
+    with pytest.raises(
+        RunDirectoryError, match=r"episodes.jsonl:1: not an episode record"
+    ) as error:
         list(recorded_episodes(run))
     _one_line(error)
 
@@ -202,19 +208,7 @@ def test_cli_training_at_1e400_is_one_line(tmp_path: Path) -> None:
 def _policy_file(tmp_path: Path, **replaced: np.ndarray) -> Path:
     from saber.agents.convnet import write_policy_file
 
-    shapes = {
-        "conv1": ((2, 4, 8, 8), (2,)),
-        "conv2": ((2, 2, 4, 4), (2,)),
-        "conv3": ((2, 2, 3, 3), (2,)),
-        "fc": ((4, 2 * 7 * 7), (4,)),
-        "policy": ((18, 4), (18,)),
-    }
-    layers = {
-        f"{name}.{kind}": np.zeros(shape)
-        for name, pair in shapes.items()
-        for kind, shape in zip(("weight", "bias"), pair)
-    }
-    path = write_policy_file(tmp_path / "policy.npz", layers, {})
+    path = write_policy_file(tmp_path / "policy.npz", small_policy_layers(), {})
     with np.load(path) as archive:
         arrays = {name: archive[name] for name in archive.files}
     np.savez(path, **{**arrays, **replaced})
