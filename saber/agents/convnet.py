@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -154,7 +155,7 @@ def read_policy_file(path: str | Path) -> ConvActor:
             contents = {name: archive[name] for name in archive.files}
     except FileNotFoundError:
         raise PolicyFileError(f"{path}: no such policy file") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
         raise PolicyFileError(
             f"{path}: not a readable policy file (a numpy .npz): {type(error).__name__}: {error}"
         ) from None

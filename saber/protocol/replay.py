@@ -142,6 +142,11 @@ class ReplayHeader:
         )
 
 
+def _refuse(constant: str) -> Any:
+    """``NaN`` and ``Infinity`` in a header: :func:`encode_replay` never writes them."""
+    raise ValueError(f"{constant} in the header")
+
+
 def _integer(header: Mapping[str, Any], key: str) -> int:
     """``header[key]``, an integer >= 0 as written: ``1.5`` or ``true`` is no episode."""
     value = header[key]
@@ -208,7 +213,7 @@ def decode_replay(data: bytes, where: str = "replay") -> Replay:
         body = content[offset + _LENGTH.size :]
         if len(body) != body_size or len(head) != size:
             raise ValueError("lengths do not add up")
-        header = ReplayHeader.from_dict(json.loads(head.decode("utf-8")))
+        header = ReplayHeader.from_dict(json.loads(head.decode("utf-8"), parse_constant=_refuse))
         actions = bz2.decompress(body)
     except (
         struct.error, ValueError, KeyError, TypeError, OSError, EOFError, RecursionError

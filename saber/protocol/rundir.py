@@ -751,7 +751,8 @@ def read_run_file(path: str | Path) -> RunFile:
         )
     try:
         return RunFile.from_dict(on_disk)
-    except (KeyError, TypeError, ValueError) as error:
+    # AttributeError: a session that is not an object; ArithmeticError: "episodes": Infinity.
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as error:
         raise RunDirectoryError(
             f"{run_file}: not the provenance of a saber run ({type(error).__name__}: "
             f"{error}); use another directory."

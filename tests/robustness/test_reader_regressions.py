@@ -227,3 +227,40 @@ def test_policy_file_with_provenance_nested_thousands_deep_is_refused(tmp_path: 
     path = _policy_file(tmp_path, provenance=np.array(DEEP))
     with pytest.raises(PolicyFileError, match="its provenance is not JSON"):
         read_policy_file(path)
+
+
+def test_policy_file_with_a_damaged_deflate_stream_is_refused(tmp_path: Path) -> None:
+    # Was zlib.error: Error -3 while decompressing data: invalid block type.
+    from saber.agents.convnet import write_policy_file
+
+    path = write_policy_file(tmp_path / "policy.npz", small_policy_layers(), {})  # deflate
+    data = bytearray(path.read_bytes())
+    name_length, extra_length = struct.unpack_from("<HH", data, 26)  # the first member's
+    data[30 + name_length + extra_length] = 0xFF  # block type 3: reserved, invalid
+    path.write_bytes(bytes(data))
+    with pytest.raises(PolicyFileError, match="not a readable policy file") as error:
+        read_policy_file(path)
+    _one_line(error)
+
+
+def test_run_json_with_a_session_that_is_no_object_is_not_a_run(tmp_path: Path) -> None:
+    # Was AttributeError: 'list' object has no attribute 'get'.
+    run_json = json.loads((RUN_02 / RUN_FILE).read_text())
+    run = _run_02(tmp_path, run_json=json.dumps({**run_json, "sessions": [[1]]}))
+    with pytest.raises(RunDirectoryError, match="not the provenance of a saber run"):
+        read_run_file(run)
+
+
+def test_run_json_with_infinite_episodes_is_not_a_run(tmp_path: Path) -> None:
+    # Was OverflowError: cannot convert float infinity to integer.
+    run_json = json.loads((RUN_02 / RUN_FILE).read_text())
+    run = _run_02(tmp_path, run_json=json.dumps({**run_json, "episodes": float("inf")}))
+    with pytest.raises(RunDirectoryError, match="not the provenance of a saber run"):
+        read_run_file(run)
+
+
+def test_replay_header_with_nan_is_damage() -> None:
+    # Was read, and then could not be written back (encode_replay writes no NaN).
+    header = json.dumps({**_HEADER, "settings": {"repeat_action_probability": float("nan")}})
+    with pytest.raises(ReplayError, match="NaN in the header"):
+        decode_replay(_replay_with_header(header))
