@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 
 from saber.agents.convnet import read_policy_file
 from saber.cli import main
+from saber.envs import SaberSettings
 from saber.errors import SaberError
 from saber.games import get_game
 from saber.harness.policies import resolve_spec
@@ -454,7 +455,7 @@ def verify_damaged_run(real_run: Path, data: st.DataObject) -> None:
     with scratch() as directory:
         run = copy_run(real_run, directory)
         (run / EPISODES_FILE).write_text("".join(dump(r) + "\n" for r in records))
-        result = read_or_refuse(verify_run, run, workers=0)
+        result = read_or_refuse(verify_run, run, sample=1, workers=0)
         if result is not None:
             assert all("\n" not in line for check in result.checks for line in check.problems)
 
@@ -608,6 +609,27 @@ def agent_specs(kind: str, argument: str, colon: bool) -> None:
     spec = f"{kind}:{argument}" if colon else f"{kind}{argument}"
     if ":" not in spec or spec.split(":", 1)[0].strip() in _SPEC_KINDS:
         read_or_refuse(resolve_spec, spec)
+
+
+# Settings (--env-option KEY=VALUE) --------------------------------------------------------------
+
+_SETTING_NAMES = (*SaberSettings().as_dict(), "frameskip", "unknown")
+_SETTING_TEXT = st.one_of(
+    st.sampled_from(["400", "0", "-1", "0.25", "1e400", "NaN", "Infinity", "true", "null", '"x"',
+                     "[1]", "{}", "9" * 5000, "[" * 5000 + "]" * 5000, "correct", ""]),
+    st.text(max_size=8),
+    st.integers().map(str),
+    st.floats().map(repr),
+)  # fmt: skip
+
+
+@prop(name=st.sampled_from(_SETTING_NAMES), text=_SETTING_TEXT)
+def env_options(name: str, text: str) -> None:
+    """``--env-option NAME=TEXT``: settings, or one line of error (before any run)."""
+    from saber.cli import _env_options
+
+    options = _env_options((f"{name}={text}",))
+    read_or_refuse(SaberSettings.from_overrides, **options)
 
 
 # --- the tests ---------------------------------------------------------------------------------

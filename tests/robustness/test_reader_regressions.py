@@ -264,3 +264,20 @@ def test_replay_header_with_nan_is_damage() -> None:
     header = json.dumps({**_HEADER, "settings": {"repeat_action_probability": float("nan")}})
     with pytest.raises(ReplayError, match="NaN in the header"):
         decode_replay(_replay_with_header(header))
+
+
+# Settings -------------------------------------------------------------------------------------
+
+
+def test_env_option_of_5000_digits_is_one_line_before_any_run(tmp_path: Path) -> None:
+    # Was ValueError (Python's limit on integer digits) with a traceback.
+    out = tmp_path / "run"
+    option = "max_frames_without_reward=" + HUGE
+    command = ["eval", "--agent", "noop", "--games", "pong", "--episodes", "1", "--workers", "0"]
+    result = CliRunner().invoke(
+        main, [*command, "--out", str(out), "--no-report", "--env-option", option]
+    )
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1
+    assert "max_frames_without_reward" in result.output
+    assert not (out / EPISODES_FILE).exists()
