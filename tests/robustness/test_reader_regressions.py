@@ -281,3 +281,12 @@ def test_env_option_of_5000_digits_is_one_line_before_any_run(tmp_path: Path) ->
     assert result.output.startswith("Error: ") and result.output.count("\n") == 1
     assert "max_frames_without_reward" in result.output
     assert not (out / EPISODES_FILE).exists()
+
+
+def test_policy_file_named_with_a_line_break_is_one_line() -> None:
+    # Was "Agent spec 'conv-actor:\n0': \n0: no such policy file": two lines.
+    from saber.harness.policies import PolicyError, resolve_spec
+
+    with pytest.raises(PolicyError, match=r"'\\n0': no such policy file") as error:
+        resolve_spec("conv-actor:\n0")
+    _one_line(error)
