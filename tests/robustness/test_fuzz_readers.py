@@ -103,13 +103,19 @@ def read_or_refuse(read: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             return None
 
 
-def cli_reads_or_refuses(*args: str) -> None:
-    """``saber ARGS`` ends with exit 0, or 1 or 2 and a one-line ``Error:``; no traceback."""
+def cli_reads_or_refuses(*args: str, verdict: bool = False) -> None:
+    """``saber ARGS`` ends with exit 0, or 1 or 2 and a one-line ``Error:``; no traceback.
+
+    ``verdict``: the command's exit 1 may also be its answer (``saber verify``: a record
+    that does not match), printed without ``Error:``.
+    """
     with hang_guard():
         result = CliRunner().invoke(main, list(args))
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     assert "Traceback" not in result.output
+    if verdict and result.exit_code == 1 and "Error" not in result.output:
+        return
     if result.exit_code != 0:
         assert result.exit_code in (1, 2), result.output
         errors = [line for line in result.output.splitlines() if line.startswith("Error")]
@@ -458,6 +464,19 @@ def verify_damaged_run(real_run: Path, data: st.DataObject) -> None:
         result = read_or_refuse(verify_run, run, sample=1, workers=0)
         if result is not None:
             assert all("\n" not in line for check in result.checks for line in check.problems)
+
+
+@prop("real_run", data=st.data(), cost=0.25)
+def verify_damaged_run_cli(real_run: Path, data: st.DataObject) -> None:
+    """``saber verify DIR`` of a run with a damaged file (a replay too): its verdict, or
+    one line of error."""
+    files = [EPISODES_FILE, RUN_FILE, str(_replay_file(real_run).relative_to(real_run))]
+    which = data.draw(st.sampled_from(files))
+    blob = data.draw(mutated_bytes((real_run / which).read_bytes(), edits=2))
+    with scratch() as directory:
+        run = copy_run(real_run, directory)
+        (run / which).write_bytes(blob)
+        cli_reads_or_refuses("verify", str(run), "--workers", "0", "--sample", "1", verdict=True)
 
 
 # Training logs ----------------------------------------------------------------------------
