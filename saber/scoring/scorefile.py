@@ -432,6 +432,16 @@ def _number(record: dict, key: str, where: str, game: str) -> float:
     return number
 
 
+def _episode_of(record: dict, where: str, game: str) -> int | None:
+    """A harness record's ``episode``: an integer >= 0, or None when it has none."""
+    episode = record.get("episode")
+    if episode is not None and (
+        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
+    ):
+        raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer >= 0")
+    return episode
+
+
 def add_harness_record(
     builder: _Builder, record: dict, where: str, run: str, agent: str = DEFAULT_AGENT
 ) -> None:
@@ -445,11 +455,7 @@ def add_harness_record(
         ScoreFileError: a missing or bad key (``where``, game); a duplicate.
     """
     game = _game_id(str(record["game"]), where)
-    episode = record.get("episode")
-    if episode is not None and (
-        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
-    ):
-        raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer >= 0")
+    episode = _episode_of(record, where, game)
     # A record without a run (or with "run": null) belongs to the directory's run.
     run_name = run if record.get("run") is None else record["run"]
     if not isinstance(run_name, str | int) or isinstance(run_name, bool) or str(run_name) == "":
@@ -610,6 +616,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             outside.append(f"line {number}, {game} episode {record.get('episode')}: {why}")
             continue
         if record.get("error"):
+            _episode_of(record, where, game)  # a failed attempt names its episode too
             failures.append({**record, "game": game})
             continue
         add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))

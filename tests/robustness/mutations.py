@@ -45,6 +45,10 @@ json_values = st.one_of(
 )
 
 
+# Keys that change what a record is (a failure, a torn line, another run's or agent's).
+_KEYS = ("error", "torn", "run", "agent", "episode", "game", "replay", "infinite", "sessions")
+
+
 def _lines(data: bytearray) -> list[bytes]:
     return bytes(data).splitlines(keepends=True)
 
@@ -173,7 +177,7 @@ def mutated_json(draw: Callable, valid: Any, edits: int = 3) -> Any:
         elif action == "delete":
             del parent[path[-1]]
         elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.text(max_size=6))] = draw(json_values)
+            parent[draw(st.one_of(st.sampled_from(_KEYS), st.text(max_size=6)))] = draw(json_values)
         else:
             parent[path[-1]] = [parent[path[-1]]]
         if not isinstance(value, dict | list):

@@ -290,3 +290,11 @@ def test_policy_file_named_with_a_line_break_is_one_line() -> None:
     with pytest.raises(PolicyError, match=r"'\\n0': no such policy file") as error:
         resolve_spec("conv-actor:\n0")
     _one_line(error)
+
+
+def test_failed_attempt_with_a_list_episode_names_the_line(tmp_path: Path) -> None:
+    # Was TypeError: unhashable type: 'list' (the failure summary's set of episodes).
+    failure = {"game": "breakout", "episode": [1], "error": "boom"}
+    run = _run_02(tmp_path, line=json.dumps(failure))
+    with pytest.raises(ScoreFileError, match=r"episodes.jsonl:1: episode \[1\] of game breakout"):
+        read_scores(run)
