@@ -663,16 +663,21 @@ def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
         return
     expected = checkpoints[-1]
     path = Path(path)
-    try:
-        size, digest = int(expected["bytes"]), str(expected["sha256"])
-    except (KeyError, TypeError, ValueError):
+    size, digest = expected.get("bytes"), expected.get("sha256")
+    if (
+        isinstance(size, bool)
+        or not isinstance(size, int)
+        or size < 0
+        or not isinstance(digest, str)
+    ):
         raise RunDirectoryError(
             f"{path.with_name(RUN_FILE)}: a session's episodes_log is damaged; restore "
             "run.json from a backup, or use another directory."
         ) from None
     try:
         with path.open("rb") as handle:
-            prefix = handle.read(size)
+            # Never more than the file holds: read(2**40) would allocate a TB first.
+            prefix = handle.read(min(size, os.fstat(handle.fileno()).st_size))
     except FileNotFoundError:
         prefix = b""
     except OSError as error:

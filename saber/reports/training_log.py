@@ -93,6 +93,7 @@ def _episode(record: dict[str, Any], line_index: int) -> dict[str, Any]:
 
     Raises:
         KeyError, TypeError, ValueError: a key missing or not a number as the log needs.
+        OverflowError: a score past the floats (an integer of over 308 digits).
     """
     score = record["score"]
     if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):

@@ -511,7 +511,11 @@ class _Request:
                 if isinstance(games, list) and games
                 else None
             ),
-            episodes=episodes if isinstance(episodes, int) and episodes > 0 else None,
+            episodes=(
+                episodes
+                if isinstance(episodes, int) and not isinstance(episodes, bool) and episodes > 0
+                else None
+            ),
             agent=str(run["agent"]) if run.get("agent") is not None else None,
             base_seed=base_seed if seeds_checkable else None,
             checks_seeds=run.get("seed_scheme") == SEED_SCHEME and seeds_checkable,

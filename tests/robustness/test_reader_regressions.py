@@ -298,3 +298,17 @@ def test_failed_attempt_with_a_list_episode_names_the_line(tmp_path: Path) -> No
     run = _run_02(tmp_path, line=json.dumps(failure))
     with pytest.raises(ScoreFileError, match=r"episodes.jsonl:1: episode \[1\] of game breakout"):
         read_scores(run)
+
+
+@pytest.mark.parametrize("size", ["1e309", str(2**40), str(2**64)])
+def test_run_json_checkpoint_of_no_size_is_damaged(tmp_path: Path, size: str) -> None:
+    # 1e309 was OverflowError, 2**40 MemoryError (read() allocated 1 TB), 2**64
+    # OverflowError (an index-sized integer).
+    run_json = json.loads((RUN_02 / RUN_FILE).read_text())
+    run_json["sessions"][-1]["episodes_log"] = {"bytes": "@", "sha256": "ab" * 32}
+    run = _run_02(tmp_path, run_json=json.dumps(run_json).replace('"@"', size))
+    damaged = "a session's episodes_log is damaged"
+    does_not_belong = "does not belong to"  # 2**40: as many bytes as it says are not there
+    with pytest.raises(RunDirectoryError, match=f"{damaged}|{does_not_belong}") as error:
+        read_scores(run)
+    _one_line(error)
