@@ -312,3 +312,21 @@ def test_run_json_checkpoint_of_no_size_is_damaged(tmp_path: Path, size: str) ->
     with pytest.raises(RunDirectoryError, match=f"{damaged}|{does_not_belong}") as error:
         read_scores(run)
     _one_line(error)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("game", ["breakout"]), ("episode", 1.5), ("episode", float("inf"))],
+)
+def test_resume_over_a_record_of_no_episode_names_the_line(
+    tmp_path: Path, key: str, value: object
+) -> None:
+    # Were TypeError (unhashable list), episode 1.5 counted as episode 1 finished (so never
+    # played), OverflowError.
+    from saber.harness.store import ResultsStore
+
+    run = _run_02(tmp_path, line=json.dumps({**_first_record(), key: value}))
+    session = read_run_file(run)
+    session.sessions = session.sessions[-1:]
+    with pytest.raises(RunDirectoryError, match=r"episodes.jsonl:1: not an episode record"):
+        ResultsStore.open(run, session).close()
