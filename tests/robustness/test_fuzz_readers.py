@@ -536,7 +536,7 @@ def changed_training_records(real_training_log: Path, data: st.DataObject) -> No
         by_game = read_or_refuse(read_training_log, log)
     if by_game is not None:
         read = sorted(e["score"] for episodes in by_game.values() for e in episodes)
-        written = sorted(r["score"] for r in records)
+        written = sorted(float(r["score"]) for r in records)  # scores are float64
         assert read == written
         assert all(math.isfinite(e["score"]) for episodes in by_game.values() for e in episodes)
 
