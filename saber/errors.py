@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 
-def shown_path(path: object) -> str:
-    """A file's path as an error message shows it: as it is, or quoted like a Python string
-    when it holds a line break or another control character, so the message stays one line.
+def shown(value: object) -> str:
+    """A value from a file (a path, a version) as an error message shows it: as it is, or
+    quoted like a Python string when it holds a line break or another control character,
+    so the message stays one line.
 
-    >>> shown_path("runs/a"), shown_path("runs/a\\nb")
+    >>> shown("runs/a"), shown("runs/a\\nb")
     ('runs/a', "'runs/a\\\\nb'")
     """
-    text = str(path)
+    text = str(value)
     return text if text.isprintable() else repr(text)
 
 

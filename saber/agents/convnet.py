@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from saber.agents.generators import PerEpisodeGenerators
-from saber.errors import SaberError, shown_path
+from saber.errors import SaberError, shown
 from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = [
@@ -150,7 +150,7 @@ def _conv_relu(
 def read_policy_file(path: str | Path) -> ConvActor:
     """The network in ``path``, checked; :class:`PolicyFileError` names what is wrong."""
     path = Path(path)
-    where = shown_path(path)
+    where = shown(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             contents = {name: archive[name] for name in archive.files}

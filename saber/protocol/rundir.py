@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from saber.errors import SaberError, ScoreFileError
+from saber.errors import SaberError, ScoreFileError, shown
 from saber.protocol.episode import EpisodeRecord
 from saber.version import __version__
 
@@ -750,7 +750,7 @@ def read_run_file(path: str | Path) -> RunFile:
     if on_disk["format"] != RUN_FORMAT:
         raise RunDirectoryError(
             f"{run_file} was written by another version of saber (format "
-            f"{on_disk['format']!r}, saber {on_disk.get('saber', '?')}); saber "
+            f"{on_disk['format']!r}, saber {shown(on_disk.get('saber', '?'))}); saber "
             f"{__version__} reads {RUN_FORMAT!r}. Resume it with that version, or "
             "use another directory."
         )

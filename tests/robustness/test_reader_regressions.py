@@ -330,3 +330,11 @@ def test_resume_over_a_record_of_no_episode_names_the_line(
     session.sessions = session.sessions[-1:]
     with pytest.raises(RunDirectoryError, match=r"episodes.jsonl:1: not an episode record"):
         ResultsStore.open(run, session).close()
+
+
+def test_run_json_of_another_version_with_a_line_break_is_one_line(tmp_path: Path) -> None:
+    # Was "... (format 'x', saber a\nb); ...": two lines.
+    run = _run_02(tmp_path, run_json=json.dumps({"format": "x", "saber": "a\nb"}))
+    with pytest.raises(RunDirectoryError, match=r"format 'x', saber 'a\\nb'") as error:
+        read_run_file(run)
+    _one_line(error)
