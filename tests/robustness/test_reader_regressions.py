@@ -338,3 +338,11 @@ def test_run_json_of_another_version_with_a_line_break_is_one_line(tmp_path: Pat
     with pytest.raises(RunDirectoryError, match=r"format 'x', saber 'a\\nb'") as error:
         read_run_file(run)
     _one_line(error)
+
+
+def test_score_csv_with_a_cell_of_200_kb_is_refused(tmp_path: Path) -> None:
+    # Was _csv.Error: field larger than field limit (131072), not a ScoreFileError.
+    path = tmp_path / "scores.csv"
+    path.write_text("game,score\npong," + "1" * 200_000 + "\n")
+    with pytest.raises(ScoreFileError, match=r"not a score table \(field larger than field limit"):
+        read_scores(path)
