@@ -336,6 +336,8 @@ def read_score_csv(path: str | Path) -> ScoreTable:
         return _read_score_csv(path)
     except UnicodeDecodeError:
         raise ScoreFileError(f"{path}: {not_utf8(path)}") from None
+    except OSError as error:  # unreadable: permissions, a directory, an I/O error
+        raise ScoreFileError(f"Cannot read {path}: {error.strerror or error}") from None
     except csv.Error as error:  # a cell over the csv module's limit (128 KB)
         raise ScoreFileError(
             f"{path}: not a score table ({error}); expect a CSV header, then one row per score"

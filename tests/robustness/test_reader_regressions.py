@@ -346,3 +346,11 @@ def test_score_csv_with_a_cell_of_200_kb_is_refused(tmp_path: Path) -> None:
     path.write_text("game,score\npong," + "1" * 200_000 + "\n")
     with pytest.raises(ScoreFileError, match=r"not a score table \(field larger than field limit"):
         read_scores(path)
+
+
+def test_score_csv_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
+    # Was IsADirectoryError (an OSError, as a file without read permission gives).
+    from saber.scoring.scorefile import read_score_csv
+
+    with pytest.raises(ScoreFileError, match=r"Cannot read .*: Is a directory"):
+        read_score_csv(tmp_path)
