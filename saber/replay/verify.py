@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.envs.emulator import rom_sha256
-from saber.errors import SaberError
+from saber.errors import SaberError, shown
 from saber.protocol.limits import TIME_LIMITS
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
 from saber.protocol.rundir import (
@@ -137,6 +137,7 @@ def check_episode(
         )
         return check
     path = Path(directory) / str(relative)
+    relative = shown(relative)  # as problems show it: one line whatever the record says
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -157,7 +158,7 @@ def check_episode(
     check.versions, check.rom_sha256 = dict(header.versions), header.rom_sha256
     if (header.game, header.episode, header.seed) != (game, episode, seed):
         check.problems.append(
-            f"replay file {relative} is the replay of {header.game} episode {header.episode} "
+            f"replay file {relative} is the replay of {shown(header.game)} episode {header.episode} "
             f"(seed {header.seed}), not of this episode (seed {seed})"
         )
         return check
@@ -381,8 +382,10 @@ def verify_training_log(
     except UnicodeDecodeError as error:
         raise RunDirectoryError(f"{log}: not a training log (not UTF-8: {error.reason})") from None
     records: dict[tuple[str, int], dict[str, Any]] = {}
-    lines = text.splitlines()
+    lines = text.split("\n")  # JSON Lines: not str.splitlines(), which splits at "\x0b" too
     for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             entry = json.loads(line)
             key = (str(entry["game"]), int(entry["episode"]))

@@ -61,7 +61,9 @@ def read_training_log(path: Path) -> dict[str, list[dict[str, Any]]]:
     """
     by_game: dict[str, list[dict[str, Any]]] = {}
     try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
+        # JSON Lines end at "\n" only: str.splitlines() would also split at "\x0b", "\x1c"
+        # or U+2028 and read one damaged line as two episodes.
+        lines = path.read_bytes().decode("utf-8").split("\n")
     except UnicodeDecodeError:
         from saber.scoring.scorefile import not_utf8
 

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saber.errors import ScoreFileError, UnknownGameError
+from saber.errors import ScoreFileError, UnknownGameError, shown
 from saber.games import get_game
 from saber.protocol import limits
 from saber.protocol.rundir import (
@@ -373,7 +373,7 @@ def _read_score_csv(path: Path) -> ScoreTable:
         if missing:
             raise ScoreFileError(
                 f"{path}:1: missing column(s) {', '.join(missing)} in the header "
-                f"(found: {', '.join(cell.strip() for cell in header)})"
+                f"(found: {', '.join(shown(cell.strip()) for cell in header)})"
             )
         for row in reader:
             where = f"{path}:{reader.line_num}"

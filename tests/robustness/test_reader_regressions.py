@@ -354,3 +354,35 @@ def test_score_csv_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ScoreFileError, match=r"Cannot read .*: Is a directory"):
         read_score_csv(tmp_path)
+
+
+def test_score_csv_header_with_a_quoted_line_break_is_one_line(tmp_path: Path) -> None:
+    # Was "...(found: gent\nalpha,...)": the header's cells printed with their line breaks.
+    path = tmp_path / "scores.csv"
+    path.write_text('"gent,game,score\nalpha,pong,3\n')
+    with pytest.raises(ScoreFileError, match="missing column") as error:
+        read_scores(path)
+    _one_line(error)
+
+
+def test_training_log_line_holding_two_objects_is_refused(tmp_path: Path) -> None:
+    # str.splitlines() split the line at \x0b: two episodes read from one damaged line.
+    first = '{"game": "pong", "frames": 5, "score": 1, "episode": 0}'
+    second = '{"game": "pong", "frames": 9, "score": 2, "episode": 1}'
+    log = tmp_path / "training.jsonl"
+    log.write_text(first + "\x0b" + second + "\n")
+    with pytest.raises(SaberError, match=r"training.jsonl:1: not a training-log line"):
+        read_training_log(log)
+    with pytest.raises(RunDirectoryError, match="line 1: not a training log line"):
+        verify_training_log(log, workers=0)
+
+
+def test_replay_path_with_a_line_break_is_one_line(tmp_path: Path) -> None:
+    # Was "run/a\nb: No such file or directory", from recorded_episodes and saber verify.
+    run = _run_02(tmp_path)
+    (run / EPISODES_FILE).write_text(json.dumps({**_first_record(), "replay": "a\nb"}) + "\n")
+    with pytest.raises(ReplayError, match=r"run/a\\nb': No such file") as error:
+        list(recorded_episodes(run))
+    _one_line(error)
+    problems = [p for check in verify_run(run, workers=0).checks for p in check.problems]
+    assert "replay file 'a\\nb': missing" in problems
