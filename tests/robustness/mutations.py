@@ -37,7 +37,9 @@ NASTY_VALUES: tuple[Any, ...] = (
     "inf", "NaN", "21", "-21", "pong", "saber", [], {}, [1], {"a": 1}, BIG, DEEP,
 )  # fmt: skip
 json_values = st.one_of(
-    st.sampled_from(NASTY_VALUES),
+    # Copies: a mutation that edits inside a drawn list or object must not edit the constant
+    # (later examples would then draw other values: Hypothesis' FlakyStrategyDefinition).
+    st.sampled_from(NASTY_VALUES).map(copy.deepcopy),
     st.integers(),
     st.floats(),
     st.text(max_size=8),
