@@ -76,8 +76,8 @@ def _load(directory: Path, record: dict[str, Any]) -> RecordedEpisode:
     path = directory / str(relative)
     try:
         data = path.read_bytes()
-    except OSError as error:
-        raise ReplayError(f"{shown(path)}: {error.strerror or error}") from None
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        raise ReplayError(f"{shown(path)}: {getattr(error, 'strerror', None) or error}") from None
     if sha256_of(data) != record.get("replay_sha256"):
         raise ReplayError(
             f"{shown(path)} is not the replay that {where}'s record names (its SHA-256 "

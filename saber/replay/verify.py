@@ -140,8 +140,12 @@ def check_episode(
     relative = shown(relative)  # as problems show it: one line whatever the record says
     try:
         data = path.read_bytes()
-    except OSError as error:
-        why = "missing" if isinstance(error, FileNotFoundError) else error.strerror
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        why = (
+            "missing"
+            if isinstance(error, FileNotFoundError)
+            else getattr(error, "strerror", None) or str(error)
+        )
         check.problems.append(f"replay file {relative}: {why}")
         return check
     if sha256_of(data) != record.get("replay_sha256"):

@@ -386,3 +386,14 @@ def test_replay_path_with_a_line_break_is_one_line(tmp_path: Path) -> None:
     _one_line(error)
     problems = [p for check in verify_run(run, workers=0).checks for p in check.problems]
     assert "replay file 'a\\nb': missing" in problems
+
+
+def test_replay_path_with_a_nul_is_a_replay_problem(tmp_path: Path) -> None:
+    # Was ValueError: embedded null byte, from recorded_episodes and saber verify.
+    run = _run_02(tmp_path)
+    (run / EPISODES_FILE).write_text(json.dumps({**_first_record(), "replay": "\x00"}) + "\n")
+    with pytest.raises(ReplayError, match="embedded null byte") as error:
+        list(recorded_episodes(run))
+    _one_line(error)
+    problems = [p for check in verify_run(run, workers=0).checks for p in check.problems]
+    assert "replay file '\\x00': embedded null byte" in problems
