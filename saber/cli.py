@@ -463,7 +463,7 @@ def _env_options(pairs: tuple[str, ...]) -> dict[str, Any]:
             )
         try:
             options[key.strip()] = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON (or 5000 digits, nested 1000s deep)
             options[key.strip()] = text
     return options
 

@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 
+def shown(value: object) -> str:
+    """A value from a file (a path, a version) as an error message shows it: as it is, or
+    quoted like a Python string when it holds a line break or another control character,
+    so the message stays one line.
+
+    >>> shown("runs/a"), shown("runs/a\\nb")
+    ('runs/a', "'runs/a\\\\nb'")
+    """
+    text = str(value)
+    return text if text.isprintable() else repr(text)
+
+
 class SaberError(Exception):
     """Base class of every error saber raises on purpose."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from saber.agents.generators import PerEpisodeGenerators
-from saber.errors import SaberError
+from saber.errors import SaberError, shown
 from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import NUM_ACTIONS
 
@@ -149,27 +150,35 @@ def _conv_relu(
 def read_policy_file(path: str | Path) -> ConvActor:
     """The network in ``path``, checked; :class:`PolicyFileError` names what is wrong."""
     path = Path(path)
+    where = shown(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             contents = {name: archive[name] for name in archive.files}
     except FileNotFoundError:
-        raise PolicyFileError(f"{path}: no such policy file") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise PolicyFileError(f"{where}: no such policy file") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
         raise PolicyFileError(
-            f"{path}: not a readable policy file (a numpy .npz): {type(error).__name__}: {error}"
+            f"{where}: not a readable policy file (a numpy .npz): {type(error).__name__}: {error}"
         ) from None
     found = str(contents.get("format", "none"))
     if found != FORMAT:
-        raise PolicyFileError(f"{path}: expect a {FORMAT} policy file, actually format {found!r}")
+        raise PolicyFileError(f"{where}: expect a {FORMAT} policy file, actually format {found!r}")
     missing = [name for name in _array_names() if name not in contents]
     if missing:
-        raise PolicyFileError(f"{path}: missing arrays {', '.join(missing)}")
+        raise PolicyFileError(f"{where}: missing arrays {', '.join(missing)}")
+    not_numbers = [name for name in _array_names() if contents[name].dtype.kind not in "biuf"]
+    if not_numbers:
+        name = not_numbers[0]
+        raise PolicyFileError(
+            f"{where}: {name} holds {contents[name].dtype} values, not numbers; write the "
+            "file with write_policy_file"
+        )
     layers = {name: contents[name].astype(np.float32, copy=False) for name in _array_names()}
-    _check_shapes(path, layers)
+    _check_shapes(where, layers)
     try:
         provenance = json.loads(str(contents.get("provenance", "{}")))
-    except json.JSONDecodeError as error:
-        raise PolicyFileError(f"{path}: its provenance is not JSON: {error}") from None
+    except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, huge ints
+        raise PolicyFileError(f"{where}: its provenance is not JSON: {error}") from None
     return ConvActor(layers, provenance)
 
 
@@ -182,7 +191,7 @@ def _output_sides() -> list[int]:
     return sides
 
 
-def _check_shapes(path: Path, layers: dict[str, np.ndarray]) -> None:
+def _check_shapes(where: str, layers: dict[str, np.ndarray]) -> None:
     """The layers chain from (4, 84, 84) to 18 logits; raise naming the first that does not."""
     channels = OBSERVATION_SHAPE[0]
     for name, size, _stride in CONVOLUTIONS:
@@ -193,7 +202,7 @@ def _check_shapes(path: Path, layers: dict[str, np.ndarray]) -> None:
             or bias.shape != weight.shape[:1]
         ):
             raise PolicyFileError(
-                f"{path}: {name} has weights {weight.shape} and bias {bias.shape}; expect "
+                f"{where}: {name} has weights {weight.shape} and bias {bias.shape}; expect "
                 f"(out, {channels}, {size}, {size}) and (out,)"
             )
         channels = weight.shape[0]
@@ -203,15 +212,15 @@ def _check_shapes(path: Path, layers: dict[str, np.ndarray]) -> None:
         weight, bias = layers[f"{name}.weight"], layers[f"{name}.bias"]
         if weight.ndim != 2 or weight.shape[1] != inputs or bias.shape != weight.shape[:1]:
             raise PolicyFileError(
-                f"{path}: {name} has weights {weight.shape} and bias {bias.shape}; expect "
+                f"{where}: {name} has weights {weight.shape} and bias {bias.shape}; expect "
                 f"(out, {inputs}) and (out,)"
             )
         inputs = weight.shape[0]
     if inputs != NUM_ACTIONS:
-        raise PolicyFileError(f"{path}: {inputs} logits; SABER plays all {NUM_ACTIONS} actions")
+        raise PolicyFileError(f"{where}: {inputs} logits; SABER plays all {NUM_ACTIONS} actions")
     for name, array in layers.items():
         if not np.all(np.isfinite(array)):
-            raise PolicyFileError(f"{path}: {name} holds NaN or infinite values")
+            raise PolicyFileError(f"{where}: {name} holds NaN or infinite values")
 
 
 class ConvActorPolicy(PerEpisodeGenerators):

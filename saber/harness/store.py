@@ -68,6 +68,7 @@ from saber.protocol.rundir import (
     checkpoint_of,
     complete_torn_line,
     counts_of,
+    episode_key,
     episodes_log_checkpoint,
     is_failure,
     is_torn,
@@ -221,14 +222,10 @@ def read_episode_log(path: Path, run: RunFile | None = None) -> tuple[EpisodeLog
     if found.unterminated is not None and lines and lines[-1][0] == found.count:
         lines = lines[:-1]  # completed (a newline appended) and taken in on open
     for number, record in lines:
-        try:
-            if not is_torn(record):  # a completed torn line may lack both
-                str(record["game"]), int(record["episode"])
-        except (KeyError, TypeError, ValueError):
-            raise SaberError(
-                f"{path}:{number}: not an episode record; the file was changed by hand or "
-                "damaged. Fix or remove that line to resume."
-            ) from None
+        if not is_torn(record):  # a completed torn line may lack both
+            # A game name and an integer episode >= 0, or the line is damage: "episode": 1.5
+            # would count as episode 1 finished, and a list as a game cannot be looked up.
+            episode_key(record, f"{path}:{number}")
         log.add(record)
     log.lines = found.count - (found.unterminated is not None)
     return log, found.unterminated

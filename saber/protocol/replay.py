@@ -130,16 +130,29 @@ class ReplayHeader:
         """
         return cls(
             game=str(header["game"]),
-            episode=int(header["episode"]),
-            seed=int(header["seed"]),
+            episode=_integer(header, "episode"),
+            seed=_integer(header, "seed"),
             agent=str(header["agent"]),
             run=None if header.get("run") is None else str(header["run"]),
             settings=dict(header["settings"]),
             rom_sha256=str(header["rom_sha256"]),
             versions={str(k): str(v) for k, v in dict(header["versions"]).items()},
-            steps=int(header["steps"]),
+            steps=_integer(header, "steps"),
             extra={k: v for k, v in header.items() if k not in cls._KNOWN},
         )
+
+
+def _refuse(constant: str) -> Any:
+    """``NaN`` and ``Infinity`` in a header: :func:`encode_replay` never writes them."""
+    raise ValueError(f"{constant} in the header")
+
+
+def _integer(header: Mapping[str, Any], key: str) -> int:
+    """``header[key]``, an integer >= 0 as written: ``1.5`` or ``true`` is no episode."""
+    value = header[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key} {value!r} is not an integer >= 0")
+    return value
 
 
 @dataclass(frozen=True)
@@ -200,9 +213,11 @@ def decode_replay(data: bytes, where: str = "replay") -> Replay:
         body = content[offset + _LENGTH.size :]
         if len(body) != body_size or len(head) != size:
             raise ValueError("lengths do not add up")
-        header = ReplayHeader.from_dict(json.loads(head.decode("utf-8")))
+        header = ReplayHeader.from_dict(json.loads(head.decode("utf-8"), parse_constant=_refuse))
         actions = bz2.decompress(body)
-    except (struct.error, ValueError, KeyError, TypeError, OSError, EOFError) as error:
+    except (
+        struct.error, ValueError, KeyError, TypeError, OSError, EOFError, RecursionError
+    ) as error:  # fmt: skip
         raise ReplayError(f"{where}: damaged ({type(error).__name__}: {error})") from None
     if len(actions) != header.steps:
         raise ReplayError(

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from saber.errors import SaberError, ScoreFileError, os_error_message
+from saber.errors import SaberError, ScoreFileError, os_error_message, shown
 from saber.protocol.episode import EpisodeRecord
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.version import __version__
@@ -60,6 +60,7 @@ __all__ = [
     "checkpoint_of",
     "complete_torn_line",
     "counts_of",
+    "episode_key",
     "episodes_log_checkpoint",
     "is_failure",
     "is_torn",
@@ -227,6 +228,27 @@ def is_torn(line: Mapping[str, Any]) -> bool:
     resume. Its fields cannot be trusted (a cut inside ``"episode": 12`` reads as episode
     1), so readers count it as no episode's record: neither finished nor failed."""
     return line.get("torn") is True
+
+
+def episode_key(line: Mapping[str, Any], where: str) -> tuple[str, int]:
+    """``(game, episode)`` of a finished episode's ``episodes.jsonl`` object.
+
+    Raises:
+        RunDirectoryError: no game name or no episode index (an integer >= 0); ``where``
+            (``file:line``) names the line.
+    """
+    game, episode = line.get("game"), line.get("episode")
+    if (
+        not isinstance(game, str)
+        or isinstance(episode, bool)
+        or not isinstance(episode, int)
+        or episode < 0
+    ):
+        raise RunDirectoryError(
+            f"{where}: not an episode record (game {game!r}, episode {episode!r}); the file "
+            "was changed by hand or damaged. Fix or remove that line."
+        )
+    return game, episode
 
 
 @dataclass(frozen=True)
@@ -594,7 +616,7 @@ def read_episode_lines(path: str | Path) -> EpisodeLines:
         if number == len(lines) and not raw.endswith(b"\n"):
             # Cut short by a crash: possibly inside a character, so decode leniently.
             found.unterminated = line = raw.decode("utf-8", errors="replace")
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 record = json.loads(line)
                 if isinstance(record, dict):
                     found.lines.append((number, record))
@@ -616,7 +638,7 @@ def _parse_line(path: Path, number: int, raw: bytes) -> dict[str, Any]:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw.decode("utf-8", errors="replace")
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):
             record = json.loads(line)
             if isinstance(record, dict) and is_torn(record):
                 return record
@@ -627,7 +649,7 @@ def _parse_line(path: Path, number: int, raw: bytes) -> dict[str, Any]:
         ) from None
     try:
         record = json.loads(line)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: nested thousands deep
         raise RunDirectoryError(
             f"{where}: not an episode record (not a JSON object: {error}); the file was "
             "changed by hand or damaged. Fix or remove that line."
@@ -677,7 +699,7 @@ def counts_of(appended: bytes) -> dict[str, int]:
     for raw in appended.split(b"\n")[:-1]:
         try:
             line = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # not this session's to judge; check_episodes_log and resume report it
         if not isinstance(line, dict) or is_torn(line):
             continue
@@ -710,16 +732,21 @@ def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
         return
     expected = checkpoints[-1]
     path = Path(path)
-    try:
-        size, digest = int(expected["bytes"]), str(expected["sha256"])
-    except (KeyError, TypeError, ValueError):
+    size, digest = expected.get("bytes"), expected.get("sha256")
+    if (
+        isinstance(size, bool)
+        or not isinstance(size, int)
+        or size < 0
+        or not isinstance(digest, str)
+    ):
         raise RunDirectoryError(
             f"{path.with_name(RUN_FILE)}: a session's episodes_log is damaged; restore "
             "run.json from a backup, or use another directory."
         ) from None
     try:
         with path.open("rb") as handle:
-            prefix = handle.read(size)
+            # Never more than the file holds: read(2**40) would allocate a TB first.
+            prefix = handle.read(min(size, os.fstat(handle.fileno()).st_size))
     except FileNotFoundError:
         prefix = b""
     except OSError as error:
@@ -785,8 +812,14 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
         raise _run_json_damage(run_file, why) from None
     except OSError as error:
         raise RunDirectoryError(f"Cannot read {run_file}: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
-        why = f"not valid JSON: {error.msg}, line {error.lineno}"
+    except (ValueError, RecursionError) as error:
+        # JSONDecodeError; ValueError: an integer of over 4300 digits; RecursionError: arrays
+        # or objects nested thousands deep.
+        why = (
+            f"not valid JSON: {error.msg}, line {error.lineno}"
+            if isinstance(error, json.JSONDecodeError)
+            else f"not valid JSON: {type(error).__name__}: {error}"
+        )
         raise _run_json_damage(run_file, why) from None
 
 
@@ -828,13 +861,14 @@ def parse_run_file(on_disk: Any, run_file: str | Path) -> RunFile:
     if on_disk["format"] != RUN_FORMAT:
         raise RunDirectoryError(
             f"{run_file} was written by another version of saber (format "
-            f"{on_disk['format']!r}, saber {on_disk.get('saber', '?')}); saber "
+            f"{on_disk['format']!r}, saber {shown(on_disk.get('saber', '?'))}); saber "
             f"{__version__} reads {RUN_FORMAT!r}. Resume it with that version, or "
             "use another directory."
         )
     try:
         return RunFile.from_dict(on_disk)
-    except (KeyError, TypeError, ValueError) as error:
+    # AttributeError: a session that is not an object; ArithmeticError: "episodes": Infinity.
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as error:
         raise RunDirectoryError(
             f"{run_file}: not the provenance of a saber run ({type(error).__name__}: "
             f"{error}); use another directory."
@@ -1066,7 +1100,7 @@ def complete_torn_line(fragment: str) -> str:
     Raises:
         ValueError: the fragment is not the start of a JSON object (zeros, garbage).
     """
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):
         if isinstance(json.loads(fragment), dict):
             return "\n"
     if fragment.lstrip().startswith("{"):
@@ -1074,7 +1108,7 @@ def complete_torn_line(fragment: str) -> str:
             for closing in _CLOSINGS:
                 try:
                     record = json.loads(fragment + ending + closing)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(record, dict) and record.get("torn") is True:
                     return ending + closing + "\n"

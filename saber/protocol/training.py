@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from decimal import Decimal, DecimalException
 from typing import Any
 
 from saber.errors import SaberError
@@ -28,6 +29,8 @@ __all__ = [
 
 TRAINING_CHECKPOINTS = (10_000_000, 50_000_000, 100_000_000, 200_000_000)  # frames
 WINDOW = 100  # consecutive training episodes averaged at each checkpoint
+# The most frames a checkpoint may name: the logs' frame counts are int64 (numpy).
+MAX_FRAMES = 2**63 - 1
 
 
 def checkpoint_label(frames: int) -> str:
@@ -51,13 +54,17 @@ def parse_frames(text: str) -> int:
     try:
         if match is None:
             raise ValueError
-        value = float(match.group(1).replace("_", "")) * _SUFFIXES.get(match.group(2).lower(), 1)
-    except ValueError:
+        # Decimal, not float: "9007199254740993" is that many frames, not the float nearest.
+        number = Decimal(match.group(1).replace("_", ""))
+        value = number * _SUFFIXES.get(match.group(2).lower(), 1)
+    except (ValueError, DecimalException):
         raise SaberError(
             f"Expect a number of frames like 10M, 500k, 1.5e6 or 200000000, actually: {text!r}"
         ) from None
-    if value < 0 or value != int(value):
-        raise SaberError(f"Expect a whole, non-negative number of frames, actually: {text!r}")
+    if value < 0 or value > MAX_FRAMES or value != value.to_integral_value():
+        raise SaberError(
+            f"Expect a whole, non-negative number of frames up to 2**63 - 1, actually: {text!r}"
+        )
     return int(value)
 
 

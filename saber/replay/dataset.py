@@ -22,9 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError
+from saber.errors import SaberError, shown
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
-from saber.protocol.rundir import EPISODES_FILE, is_failure, is_torn, read_episode_lines
+from saber.protocol.rundir import (
+    EPISODES_FILE,
+    episode_key,
+    is_failure,
+    is_torn,
+    read_episode_lines,
+)
 from saber.replay.simulate import Resimulation, Transition
 
 __all__ = ["RecordedEpisode", "recorded_episode", "recorded_episodes"]
@@ -63,27 +69,29 @@ class RecordedEpisode:
 
 
 def _load(directory: Path, record: dict[str, Any]) -> RecordedEpisode:
-    where = f"{record.get('game')} episode {record.get('episode')}"
+    where = f"{shown(record.get('game'))} episode {record.get('episode')}"
     relative = record.get("replay")
     if not relative:
         raise ReplayError(f"{directory}: {where} has no replay (recorded without replays)")
+    path = directory / str(relative)
     try:
-        data = (directory / str(relative)).read_bytes()
-    except OSError as error:
-        raise ReplayError(f"{directory / str(relative)}: {error.strerror or error}") from None
+        data = path.read_bytes()
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        raise ReplayError(f"{shown(path)}: {getattr(error, 'strerror', None) or error}") from None
     if sha256_of(data) != record.get("replay_sha256"):
         raise ReplayError(
-            f"{directory / str(relative)} is not the replay that {where}'s record names (its "
-            "SHA-256 differs); saber verify says more"
+            f"{shown(path)} is not the replay that {where}'s record names (its SHA-256 "
+            "differs); saber verify says more"
         )
-    return RecordedEpisode(record, decode_replay(data, str(directory / str(relative))))
+    return RecordedEpisode(record, decode_replay(data, shown(path)))
 
 
 def _finished(directory: Path) -> dict[tuple[str, int], dict[str, Any]]:
     records: dict[tuple[str, int], dict[str, Any]] = {}
-    for _, line in read_episode_lines(directory / EPISODES_FILE).lines:
+    path = directory / EPISODES_FILE
+    for number, line in read_episode_lines(path).lines:
         if not (is_torn(line) or is_failure(line)) and "game" in line:
-            records.setdefault((str(line["game"]), int(line["episode"])), line)
+            records.setdefault(episode_key(line, f"{path}:{number}"), line)
     return records
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.envs.emulator import rom_sha256
-from saber.errors import SaberError
+from saber.errors import SaberError, shown
 from saber.protocol.damage import check_run_directory
 from saber.protocol.limits import TIME_LIMITS
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
@@ -42,6 +42,7 @@ from saber.protocol.rundir import (
     EPISODES_FILE,
     RunDamageError,
     RunDirectoryError,
+    episode_key,
     is_failure,
     is_torn,
     read_episode_lines,
@@ -137,10 +138,15 @@ def check_episode(
         )
         return check
     path = Path(directory) / str(relative)
+    relative = shown(relative)  # as problems show it: one line whatever the record says
     try:
         data = path.read_bytes()
-    except OSError as error:
-        why = "missing" if isinstance(error, FileNotFoundError) else error.strerror
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        why = (
+            "missing"
+            if isinstance(error, FileNotFoundError)
+            else getattr(error, "strerror", None) or str(error)
+        )
         check.problems.append(f"replay file {relative}: {why}")
         return check
     if sha256_of(data) != record.get("replay_sha256"):
@@ -157,7 +163,7 @@ def check_episode(
     check.versions, check.rom_sha256 = dict(header.versions), header.rom_sha256
     if (header.game, header.episode, header.seed) != (game, episode, seed):
         check.problems.append(
-            f"replay file {relative} is the replay of {header.game} episode {header.episode} "
+            f"replay file {relative} is the replay of {shown(header.game)} episode {header.episode} "
             f"(seed {header.seed}), not of this episode (seed {seed})"
         )
         return check
@@ -340,10 +346,10 @@ def verify_run(
     except RunDirectoryError as error:  # another run's run.json: records checked one by one
         problems.append(str(error))
     records: dict[tuple[str, int], dict[str, Any]] = {}
-    for _, line in read_episode_lines(episodes_file).lines:
+    for number, line in read_episode_lines(episodes_file).lines:
         if is_torn(line) or is_failure(line) or "game" not in line:
             continue
-        key = (str(line["game"]), int(line["episode"]))
+        key = episode_key(line, f"{episodes_file}:{number}")
         if key[0] in run.games and 0 <= key[1] < run.episodes:
             records.setdefault(key, line)
     keys = _sample(sorted(records), sample, seed)
@@ -384,13 +390,15 @@ def verify_training_log(
     except UnicodeDecodeError as error:
         raise RunDirectoryError(f"{log}: not a training log (not UTF-8: {error.reason})") from None
     records: dict[tuple[str, int], dict[str, Any]] = {}
-    lines = text.splitlines()
+    lines = text.split("\n")  # JSON Lines: not str.splitlines(), which splits at "\x0b" too
     for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             entry = json.loads(line)
             key = (str(entry["game"]), int(entry["episode"]))
             record = {**entry, "frames": entry["episode_frames"]}
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError):
             if number == len(lines) and not text.endswith("\n"):
                 continue  # a torn last line: that episode was never logged whole
             raise RunDirectoryError(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -181,13 +182,15 @@ def read_training_log(path: str | Path) -> dict[str, list[dict[str, Any]]]:
     path = Path(path)
     text = _log_text(path)
     by_game: dict[str, list[dict[str, Any]]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # JSON Lines end at "\n" only: str.splitlines() would also split at "\x0b", "\x1c" or
+    # U+2028 and read one damaged line as two episodes.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             record = None
         if not isinstance(record, dict) or str(record.get("format", "")).startswith("saber-"):
             if not by_game:  # the first line: say what the file is
@@ -196,18 +199,38 @@ def read_training_log(path: str | Path) -> dict[str, list[dict[str, Any]]]:
         if is_evaluation_line(record):
             raise TrainingLogError(_evaluation(where, path))
         try:
-            by_game.setdefault(str(record["game"]), []).append(
-                {
-                    "frames": int(record["frames"]),
-                    "score": float(record["score"]),
-                    "episode": int(record.get("episode", number - 1)),
-                }
-            )
-        except (ValueError, KeyError, TypeError):
+            by_game.setdefault(str(record["game"]), []).append(_episode(record, number - 1))
+        except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError):
             raise TrainingLogError(
                 f"{where}: not a training-log line (game, frames, score); {READS}"
             ) from None
     return by_game
+
+
+def _count(value: Any) -> int:
+    """A JSON integer >= 0 as written (not a bool, a float or a string)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"not an integer >= 0: {value!r}")
+    return value
+
+
+def _episode(record: dict[str, Any], line_index: int) -> dict[str, Any]:
+    """One line's ``frames``, ``score`` and ``episode`` (default: its 0-based line index),
+    exactly as written: a number the log does not hold as written (``"frames": 1.5``, a
+    score of NaN or ``true``) is an error, never rounded or averaged into a mean.
+
+    Raises:
+        KeyError, TypeError, ValueError: a key missing or not a number as the log needs.
+        OverflowError: a score past the floats (an integer of over 308 digits).
+    """
+    score = record["score"]
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise ValueError(f"score {score!r} is not a finite number")
+    return {
+        "frames": _count(record["frames"]),
+        "score": float(score),
+        "episode": _count(record.get("episode", line_index)),
+    }
 
 
 def training_scores(

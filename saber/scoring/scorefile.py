@@ -34,6 +34,7 @@ Every error names the file and line, and the game where there is one.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from collections.abc import Iterable
@@ -44,7 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saber.errors import ScoreFileError, UnknownGameError
+from saber.errors import ScoreFileError, UnknownGameError, shown
 from saber.games import get_game
 from saber.protocol import limits
 from saber.protocol.damage import check_run_directory
@@ -321,6 +322,12 @@ def read_score_csv(path: str | Path) -> ScoreTable:
         return _read_score_csv(path)
     except UnicodeDecodeError:
         raise ScoreFileError(f"{path}: {not_utf8(path)}") from None
+    except OSError as error:  # unreadable: permissions, a directory, an I/O error
+        raise ScoreFileError(f"Cannot read {path}: {error.strerror or error}") from None
+    except csv.Error as error:  # a cell over the csv module's limit (128 KB)
+        raise ScoreFileError(
+            f"{path}: not a score table ({error}); expect a CSV header, then one row per score"
+        ) from None
 
 
 def not_utf8(path: Path) -> str:
@@ -352,7 +359,7 @@ def _read_score_csv(path: Path) -> ScoreTable:
         if missing:
             raise ScoreFileError(
                 f"{path}:1: missing column(s) {', '.join(missing)} in the header "
-                f"(found: {', '.join(cell.strip() for cell in header)})"
+                f"(found: {', '.join(shown(cell.strip()) for cell in header)})"
             )
         for row in reader:
             where = f"{path}:{reader.line_num}"
@@ -406,11 +413,25 @@ def _read_score_csv(path: Path) -> ScoreTable:
 
 def _number(record: dict, key: str, where: str, game: str) -> float:
     value = record.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ScoreFileError(
-            f"{where}: {key} of game {game} must be a finite number, got {value!r}"
-        )
-    return float(value)
+    number = math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # An integer past the floats (10**309) stays NaN: no score is that big.
+        with contextlib.suppress(OverflowError):
+            number = float(value)
+    if not math.isfinite(number):
+        shown = f"an integer of {len(str(value))} digits" if isinstance(value, int) else repr(value)
+        raise ScoreFileError(f"{where}: {key} of game {game} must be a finite number, got {shown}")
+    return number
+
+
+def _episode_of(record: dict, where: str, game: str) -> int | None:
+    """A harness record's ``episode``: an integer >= 0, or None when it has none."""
+    episode = record.get("episode")
+    if episode is not None and (
+        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
+    ):
+        raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer >= 0")
+    return episode
 
 
 def add_harness_record(
@@ -426,11 +447,7 @@ def add_harness_record(
         ScoreFileError: a missing or bad key (``where``, game); a duplicate.
     """
     game = _game_id(str(record["game"]), where)
-    episode = record.get("episode")
-    if episode is not None and (
-        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
-    ):
-        raise ScoreFileError(f"{where}: episode {episode!r} of game {game} is not an integer >= 0")
+    episode = _episode_of(record, where, game)
     # A record without a run (or with "run": null) belongs to the directory's run.
     run_name = run if record.get("run") is None else record["run"]
     if not isinstance(run_name, str | int) or isinstance(run_name, bool) or str(run_name) == "":
@@ -476,16 +493,24 @@ class _Request:
         games = run.get("games")
         episodes = run.get("episodes")
         base_seed = run.get("base_seed")
+        # A base seed episode seeds derive from: an integer >= 0 (not a bool, not -1).
+        seeds_checkable = (
+            isinstance(base_seed, int) and not isinstance(base_seed, bool) and base_seed >= 0
+        )
         return cls(
             games=(
                 frozenset(_game_id(str(game), where) for game in games)
                 if isinstance(games, list) and games
                 else None
             ),
-            episodes=episodes if isinstance(episodes, int) and episodes > 0 else None,
+            episodes=(
+                episodes
+                if isinstance(episodes, int) and not isinstance(episodes, bool) and episodes > 0
+                else None
+            ),
             agent=str(run["agent"]) if run.get("agent") is not None else None,
-            base_seed=base_seed if isinstance(base_seed, int) else None,
-            checks_seeds=run.get("seed_scheme") == SEED_SCHEME and isinstance(base_seed, int),
+            base_seed=base_seed if seeds_checkable else None,
+            checks_seeds=run.get("seed_scheme") == SEED_SCHEME and seeds_checkable,
         )
 
     def outside(self, record: dict, game: str) -> str | None:
@@ -593,6 +618,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
             outside.append(f"line {number}, {game} episode {record.get('episode')}: {why}")
             continue
         if record.get("error"):
+            _episode_of(record, where, game)  # a failed attempt names its episode too
             failures.append({**record, "game": game})
             continue
         add_harness_record(builder, record, where, run_name, str(run.get("agent") or DEFAULT_AGENT))
