@@ -224,8 +224,10 @@ def examine(
     attested_intact = True
     if checkpoint is not None:
         try:
-            found.attested = int(checkpoint["bytes"])
-            digest = str(checkpoint["sha256"])
+            attested, digest = checkpoint["bytes"], str(checkpoint["sha256"])
+            if isinstance(attested, bool) or not isinstance(attested, int) or attested < 0:
+                raise ValueError(attested)  # 1e309, 1.5, "12": no size of a file
+            found.attested = attested
         except (KeyError, TypeError, ValueError):
             found.attested = None  # check_episodes_log names it
         else:

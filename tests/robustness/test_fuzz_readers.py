@@ -491,8 +491,10 @@ _EPISODE = st.tuples(
 
 @prop(episodes=st.lists(_EPISODE, max_size=30))
 def generated_training_log(episodes: list[tuple[str, int, float]]) -> None:
-    """Each game's score at a checkpoint past every episode is the mean of its episodes'
-    scores as written (fewer than 100 per game), over as many episodes as lines."""
+    """Each game's score at a checkpoint past every episode, which the training reached
+    (``trained_frames``: a log alone reaches only its last line's frames), is the mean of
+    its episodes' scores as written (fewer than 100 per game), over as many episodes as
+    lines."""
     with scratch() as directory:
         log = directory / "training.jsonl"
         log.write_text(
@@ -502,7 +504,7 @@ def generated_training_log(episodes: list[tuple[str, int, float]]) -> None:
                 for index, (game, frames, score) in enumerate(episodes)
             )
         )
-        scores = read_or_refuse(training_scores, log, [10**12])
+        scores = read_or_refuse(training_scores, log, [10**12], trained_frames=10**12)
     assert scores is not None
     assert sum(s.episodes for s in scores) == len(episodes)
     for s in scores:
