@@ -53,6 +53,7 @@ import numpy as np
 
 from saber.envs.factory import resolve_rom_id
 from saber.envs.vector import SaberVectorEnv
+from saber.envs.wrappers import RAW_REWARD
 from saber.errors import EnvPoolError, ProtocolError, UnknownSettingError
 from saber.games import ale_id_to_env_name, supported_rom_ids
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
@@ -417,6 +418,8 @@ class SaberEnvPool:
             "TimeLimit.truncated": truncated.copy(),
             "elapsed_step": self._elapsed[rows].copy(),
         }
+        if self.reward_clip:  # the key every saber env uses under clipping, beside envpool's
+            info[RAW_REWARD] = info["reward"]
         if "saber" in saber_info:
             info["saber"], info["_saber"] = saber_info["saber"], saber_info["_saber"]
         return info

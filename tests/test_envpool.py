@@ -85,6 +85,7 @@ def test_raw_rewards_and_ends_are_make_vecs():
         v_obs, v_reward, v_terminated, v_truncated, v_info = vector.step(step_actions)
         np.testing.assert_array_equal(obs, v_obs)
         np.testing.assert_array_equal(info["reward"], v_reward.astype(np.float32))
+        assert info["raw_reward"] is info["reward"]  # saber's key under clipping, as every env
         np.testing.assert_array_equal(reward, np.sign(v_reward))  # clipped: the agent's
         np.testing.assert_array_equal(terminated, v_terminated)
         np.testing.assert_array_equal(info["terminated"], v_terminated)
