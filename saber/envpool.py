@@ -43,7 +43,6 @@ plays exactly the episodes of a synchronous run with the same seeds and actions 
 
 from __future__ import annotations
 
-import warnings
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -254,6 +253,12 @@ class SaberEnvPool:
     def __len__(self) -> int:
         return self.num_envs
 
+    @property
+    def vec_env(self) -> SaberVectorEnv:
+        """The :class:`SaberVectorEnv` that plays env 0 (its row 0): what ``saber check``
+        follows on a twin emulator, as it does under SB3's and Gymnasium's vector envs."""
+        return self._groups[0]
+
     # ----------------------------------------------------------------- reset
     def reset(
         self,
@@ -264,14 +269,19 @@ class SaberEnvPool:
     ) -> Any:
         """Reset the envs of ``env_id`` (all by default) and return their observations
         (with an info dict, but for the old gym API). The first reset seeds env ``i``
-        with its seed of ``make``; a later one continues each env's random stream."""
-        if seed is not None:
-            warnings.warn(
-                "envpool's seeds are fixed by make(seed=...); reset(seed=...) is ignored",
-                stacklevel=2,
-            )
+        with its seed of ``make``; a later one continues each env's random stream.
+
+        ``seed`` is not envpool's (its seeds are fixed by ``make``): given, every env is
+        reset and env ``i`` seeded with ``seed + i``, as ``gymnasium.make_vec``'s reset
+        does; ``saber check`` uses it to replay a seeded episode.
+        """
         del options
         self._check_idle()
+        if seed is not None:
+            if env_id is not None:
+                raise EnvPoolError("reset(seed=...) resets every env: give no env_id")
+            self.env_seeds = _env_seeds(seed, self.num_envs)
+            self._group_started = [False] * len(self._groups)  # each seeded anew
         ids = self.all_env_ids if env_id is None else self._env_ids(env_id)
         groups = sorted({int(i) // self.batch_size for i in ids})
         if not self._started and len(groups) < len(self._groups):
@@ -314,14 +324,14 @@ class SaberEnvPool:
             mask[:] = False
             mask[ids - rows.start] = True
         if first:  # env i gets its seed of make(); later resets continue its stream
-            obs, _ = vector.reset(seed=self.env_seeds[rows])
+            obs, reset_info = vector.reset(seed=self.env_seeds[rows])
         else:
-            obs, _ = vector.reset(options={"reset_mask": mask})
+            obs, reset_info = vector.reset(options={"reset_mask": mask})
         self._elapsed[rows][mask] = 0
         self._ended[rows][mask] = False
         zeros = np.zeros(self.batch_size, dtype=np.float32)
         no = np.zeros(self.batch_size, dtype=bool)
-        return obs, zeros, no, no, self._info(rows, zeros, no, no, {})
+        return obs, zeros, no, no, self._info(rows, zeros, no, no, reset_info)
 
     # ------------------------------------------------------------------ step
     def step(self, action: Any, env_id: Any = None) -> Any:
@@ -367,9 +377,7 @@ class SaberEnvPool:
     def recv(self, reset: bool = False, return_info: bool = True) -> Any:
         """The results of the oldest batch sent: envpool's step tuple (see the module doc)."""
         del reset, return_info  # envpool's flags of its own result format
-        if self._executor is None:
-            if self._sync_actions is None:
-                raise EnvPoolError("recv() with nothing sent: call send() first")
+        if self._sync_actions is not None:  # sync mode's send: the step is taken here
             actions, self._sync_actions = self._sync_actions, None
             result = self._step_group(0, actions)
         else:
@@ -418,6 +426,8 @@ class SaberEnvPool:
             "TimeLimit.truncated": truncated.copy(),
             "elapsed_step": self._elapsed[rows].copy(),
         }
+        if "episode_frame_number" in saber_info:  # SABER's clock, in emulator frames
+            info["episode_frame_number"] = np.asarray(saber_info["episode_frame_number"]).copy()
         if self.reward_clip:  # the key every saber env uses under clipping, beside envpool's
             info[RAW_REWARD] = info["reward"]
         if "saber" in saber_info:
@@ -432,8 +442,15 @@ class SaberEnvPool:
                 "sent twice without a recv() between"
             )
         self._busy[group] = True
-        assert self._executor is not None
-        self._pending.append((group, self._executor.submit(work, *args)))
+        if self._executor is None:  # sync mode: async_reset/send/recv work too, as envpool's
+            future: Future[Any] = Future()
+            try:
+                future.set_result(work(*args))
+            except Exception as error:  # raised by recv(), as from a thread
+                future.set_exception(error)
+        else:
+            future = self._executor.submit(work, *args)
+        self._pending.append((group, future))
 
     def _check_idle(self) -> None:
         if self._pending or self._sync_actions is not None:

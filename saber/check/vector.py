@@ -334,8 +334,9 @@ class EnvpoolSubject(_Followable):
 
     envpool seeds at construction (``envpool.make(..., seed=)``), not at reset: a seed
     given to :meth:`reset` is ignored (the probes that need seeded starts find them
-    unreproducible and say so). ``reset`` resets every env (``async_reset``), after
-    collecting the results still in flight.
+    unreproducible and say so), but by ``saber.envpool``, which takes make_vec's seeded
+    reset. ``reset`` resets every env (``async_reset``), after collecting the results
+    still in flight.
 
     Args:
         env: an envpool env (``envpool.make(..., env_type="gymnasium")``; any ``batch_size``)
@@ -394,6 +395,13 @@ class EnvpoolSubject(_Followable):
         while self._in_flight > 0:  # envpool's reset is undefined with envs in flight
             _, _, _, _, info = self.env.recv()
             self._in_flight -= len(np.asarray(info["env_id"]).reshape(-1))
+        if seed is not None and self.seams is not None:
+            # saber.envpool (a SaberVectorEnv under it) takes make_vec's seeded reset:
+            # the seeded episodes the probes replay can be played again.
+            obs, info = self.env.reset(seed=seed)
+            batch = int(getattr(self.env, "batch_size", self.num_envs))
+            self._waiting = np.arange(batch, dtype=np.int32)  # env 0's batch: sent next
+            return obs[0], row_of({k: v for k, v in info.items() if k != "players"}, 0)
         self.env.async_reset()
         self._in_flight = self.num_envs
         obs, _, _, _, info = self._until_env_zero(0)

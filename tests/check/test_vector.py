@@ -119,6 +119,22 @@ def test_make_vec_of_eight_passes_every_rule() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("batch_size", [4, 2], ids=["sync", "async"])
+def test_saber_envpool_passes_every_rule(batch_size: int) -> None:
+    """saber.envpool, sync and async: env 0 driven through send/recv, row 0 of the
+    SaberVectorEnv under it followed, seeded episodes replayed through its make_vec-style
+    reset(seed=); its `lives` key, always 0, tells nothing at the life losses seen.
+    Before: the seeded replays were not replayable (the rollover probe compared two
+    different episodes and failed, or crashed on their lengths) and `lives` failed."""
+    from saber import envpool
+
+    result = check(
+        lambda: envpool.make("Breakout-v5", "gymnasium", num_envs=4, batch_size=batch_size)
+    )
+    assert result.passed and result.exit_code == 0, result
+
+
+@pytest.mark.slow
 def test_make_vec_without_sticky_actions_fails_sticky_actions_alone() -> None:
     """Sticky actions off: sticky_actions fails, no other rule does. (Seaquest's seeded
     random play then scores nothing before the sub is lost, so the score rules may come

@@ -68,6 +68,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     results = _start(subject, game)
     obs, info = subject.reset(seed=0)
     lives_in_info = "lives" in info
+    lives_shown: set[str] = {repr(info["lives"])} if lives_in_info else set()
     follower = Follower(rom, subject.ale_seed(0), SETTINGS.repeat_action_probability)
     counts_lives = max(follower.lives()) > 0
     stacks = [stacked_frames(obs)]
@@ -88,6 +89,8 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         lives_before = follower.lives()
         obs, reward, terminated, truncated, info = subject.step(index)
         lives_in_info |= "lives" in info
+        if "lives" in info:
+            lives_shown.add(repr(info["lives"]))
         frame_numbers.append(int(info["episode_frame_number"]))
         if len(frame_numbers) >= 2:
             skip = frame_numbers[-1] - frame_numbers[-2]
@@ -194,7 +197,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         _observation(where, followed, lost_at),
         _raw(rewards, recorded, where, lost_at),
         _stack(np.asarray(obs).shape, stacks[-8:]),
-        _lives(lives_in_info, life_losses, life_loss_ends, where, counts_lives),
+        _lives(lives_in_info, lives_shown, life_losses, life_loss_ends, where, counts_lives),
     ]
     return results
 
@@ -352,11 +355,18 @@ def _raw(
     return verdict("raw_rewards", True, f"raw: {score:+,.0f} recorded", evidence)
 
 
-def _lives(in_info: bool, losses: int, ends: list[int], where: str, counted: bool) -> RuleResult:
-    problems = (["`lives` in info"] if in_info else []) + (
+def _lives(
+    in_info: bool, shown: set[str], losses: int, ends: list[int], where: str, counted: bool
+) -> RuleResult:
+    # A `lives` key whose value never moved while lives were lost tells the agent nothing
+    # (saber.envpool's, always 0, kept for envpool's scripts: docs/protocol.md): no signal.
+    silent = in_info and losses > 0 and len(shown) == 1
+    problems = (["`lives` in info"] if in_info and not silent else []) + (
         [f"episode ended at a life loss (steps {ends})"] if ends else []
     )
     evidence = f"{where}; life losses seen by the follower: {losses}"
+    if silent:
+        evidence += f"; `lives` in info, always {next(iter(shown))}: it told none of them"
     if not counted:  # the behaviour is SABER's whatever a wrapper would do at a life loss
         evidence += "; the game counts no lives (the ALE's lives() is 0): none can be lost"
     if problems or losses or not counted:

@@ -122,6 +122,14 @@ def probe_rollover_tampered(subject: Any) -> list[RuleResult]:
     if played is None:
         return [unknown("rollover", NO_SEAM)]
     tampered, tampered_score = played
+    if len(tampered) != len(plain):  # the two plays of one seeded episode drifted apart
+        return [
+            unknown(
+                "rollover",
+                f"{game_text(subject)}: the seeded episode played {len(plain)} steps plainly "
+                f"and {len(tampered)} with its rewards wrapped; the two plays cannot be compared",
+            )
+        ]
     differ = [(i, plain[i], tampered[i]) for i in range(len(plain)) if plain[i] != tampered[i]]
     evidence = (
         f"{game_text(subject)}, one seeded episode of {len(plain)} random "
