@@ -209,6 +209,8 @@ class SaberEnvPool:
             )
         if not isinstance(reward_clip, (bool, np.bool_)):
             raise EnvPoolError(f"reward_clip must be a bool, not {reward_clip!r}")
+        if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+            raise EnvPoolError(f"num_threads must be an int (0: one per core), not {num_threads!r}")
         self.env_seeds = _env_seeds(seed, num_envs)
         self.rom_id = resolve_rom_id(task_id)
         self.env_type = env_type
@@ -489,6 +491,10 @@ class SaberEnvPool:
 def _env_seeds(seed: Any, num_envs: int) -> np.ndarray:
     """One seed per env (``int64``): ``seed + i`` for an int, as envpool does."""
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if not 0 <= int(seed) < 2**31:  # checked before numpy sees it: 2**70 overflows int64
+            raise EnvPoolError(
+                f"seed must be in 0..2**31-1 (SABER's seeds are non-negative), not {seed!r}"
+            )
         seeds = int(seed) + np.arange(num_envs, dtype=np.int64)
     else:
         seeds = np.asarray(seed)

@@ -656,6 +656,40 @@ def env_options(name: str, text: str) -> None:
 # --- the tests ---------------------------------------------------------------------------------
 
 
+# saber.envpool's arguments ---------------------------------------------------------------
+
+_ENVPOOL_ARGUMENTS = (
+    "num_envs", "batch_size", "num_threads", "seed", "reward_clip", "episodic_life",
+    "repeat_action_probability", "noop_max", "use_fire_reset", "full_action_space",
+    "max_episode_steps", "frame_skip", "stack_num", "img_height", "img_width", "gray_scale",
+    "base_path", "no_such_argument",
+)  # fmt: skip
+# Few envs whatever is drawn: an env is built when the arguments are SABER's.
+_small_counts = st.one_of(st.integers(-2, 4), st.sampled_from([0.5, "4", None, True, [2]]))
+
+
+@prop(
+    cost=0.25,
+    task=st.one_of(
+        st.sampled_from(["Pong-v5", "SABER/Breakout", "pong", "Nope-v5", ""]), st.text()
+    ),
+    env_type=st.one_of(st.sampled_from(["gymnasium", "gym", "dm", ""]), st.text(max_size=5)),
+    counts=st.fixed_dictionaries(
+        {}, optional={"num_envs": _small_counts, "batch_size": _small_counts}
+    ),
+    others=st.dictionaries(st.sampled_from(_ENVPOOL_ARGUMENTS[2:]), json_values, max_size=3),
+)
+def envpool_arguments(task: Any, env_type: Any, counts: dict, others: dict) -> None:
+    """saber.envpool.make with drawn arguments: an env of SABER, or one line naming the
+    argument (an unknown task, env type, count or setting SABER fixes); never a traceback."""
+    from saber import envpool
+
+    env = read_or_refuse(envpool.make, task, env_type, **counts, **others)
+    if env is not None:
+        assert env.num_envs >= 1 and env.config["repeat_action_probability"] == 0.25
+        env.close()
+
+
 def _examples(name: str, count: int) -> int:
     return max(1, round(count * PROPERTIES[name].cost))
 

@@ -402,3 +402,19 @@ def test_replay_path_with_a_nul_is_a_replay_problem(tmp_path: Path) -> None:
     _one_line(error)
     problems = [p for check in verify_run(run, workers=0).checks for p in check.problems]
     assert "replay file '\\x00': embedded null byte" in problems
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"num_threads": None}, "num_threads must be an int"),  # was TypeError (<= on None)
+        ({"seed": 2**70}, "seed must be in 0..2\\*\\*31-1"),  # was OverflowError (numpy)
+    ],
+)
+def test_envpool_arguments_of_the_wrong_kind_get_one_line(arguments: dict, said: str) -> None:
+    from saber import envpool
+    from saber.errors import EnvPoolError
+
+    with pytest.raises(EnvPoolError, match=said) as error:
+        envpool.make("Pong-v5", "gymnasium", num_envs=1, **arguments)
+    _one_line(error)
