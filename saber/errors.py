@@ -87,7 +87,7 @@ def os_error_message(error: OSError) -> str:
     import errno
 
     path = error.filename if error.filename is not None else error.filename2
-    where = f" {path}" if path is not None else ""
+    where = f" {shown(path)}" if path is not None else ""  # one line, whatever the path holds
     if error.errno is None:  # an OSError raised with a message only
         return f"Cannot write{where}: {error}"
     writing = errno.errorcode.get(error.errno, "") in _WRITING

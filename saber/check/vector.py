@@ -176,6 +176,12 @@ def saber_vector_under(env: Any) -> Any | None:
     return None
 
 
+def _env_row(info: dict[str, Any], row: int) -> dict[str, Any]:
+    """Row ``row`` of an envpool-style info dict, without ``players`` (envpool's nested
+    per-player ids, which hold no row of their own)."""
+    return row_of({key: value for key, value in info.items() if key != "players"}, row)
+
+
 class _Followable:
     """The follower's view of a batch with a ``SaberVectorEnv`` under it (``seams``): an
     adapter is followed when its emulator is out of reach and the seams are there."""
@@ -383,8 +389,7 @@ class EnvpoolSubject(_Followable):
             if len(where):
                 self._waiting = ids
                 row = int(where[0])
-                infos = {k: v for k, v in info.items() if k != "players"}
-                return obs[row], rewards[row], terminated[row], truncated[row], row_of(infos, row)
+                return obs[row], rewards[row], terminated[row], truncated[row], _env_row(info, row)
             self._send(ids, action)
 
     def _send(self, ids: np.ndarray, action: int) -> None:
@@ -401,7 +406,7 @@ class EnvpoolSubject(_Followable):
             obs, info = self.env.reset(seed=seed)
             batch = int(getattr(self.env, "batch_size", self.num_envs))
             self._waiting = np.arange(batch, dtype=np.int32)  # env 0's batch: sent next
-            return obs[0], row_of({k: v for k, v in info.items() if k != "players"}, 0)
+            return obs[0], _env_row(info, 0)
         self.env.async_reset()
         self._in_flight = self.num_envs
         obs, _, _, _, info = self._until_env_zero(0)
