@@ -22,6 +22,24 @@ def short_settings() -> dict[str, int]:
     return {"max_frames_without_reward": 400}
 
 
+def evaluate_short_breakout(out: Path, episodes: int = 3, **options: object):  # type: ignore[no-untyped-def]
+    """A small real run for run-directory tests: random Breakout, in this process, under
+    :func:`short_settings` (``options``: more keywords of ``saber.evaluate``)."""
+    from saber.harness import Inline, evaluate
+
+    return evaluate(
+        "random",
+        "breakout",
+        episodes,
+        out=out,
+        backend=Inline(),
+        env_options=short_settings(),
+        allow_non_saber=True,
+        progress=False,
+        **options,  # type: ignore[arg-type]
+    )
+
+
 def strip_timing(records: list[dict]) -> list[str]:
     """Records without wall-clock fields, as sorted JSON strings (comparable across runs)."""
     return sorted(

@@ -18,12 +18,11 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
-from saber.harness import Inline, evaluate
 from saber.protocol import rundir
 from saber.protocol.repair import repair_run, salvage_json_object
 from saber.protocol.rundir import EPISODES_FILE, RUN_FILE, read_run_file
 from saber.scoring import read_scores
-from tests.harness.helpers import short_settings
+from tests.harness.helpers import evaluate_short_breakout
 
 EPISODES = 3
 EVAL_ARGS = ["eval", "--agent", "random", "--games", "breakout", "--episodes", str(EPISODES),
@@ -31,17 +30,8 @@ EVAL_ARGS = ["eval", "--agent", "random", "--games", "breakout", "--episodes", s
              "--allow-non-saber", "--no-report"]  # fmt: skip
 
 
-def _evaluate(out: Path):  # type: ignore[no-untyped-def]
-    return evaluate(
-        "random",
-        "breakout",
-        EPISODES,
-        out=out,
-        backend=Inline(),
-        env_options=short_settings(),
-        allow_non_saber=True,
-        progress=False,
-    )
+def _evaluate(out: Path, episodes: int = EPISODES, **options: object):  # type: ignore[no-untyped-def]
+    return evaluate_short_breakout(out, episodes, **options)
 
 
 @pytest.fixture(scope="module")

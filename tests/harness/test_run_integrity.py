@@ -30,7 +30,7 @@ from saber.scoring import read_scores
 from tests.harness.helpers import (
     alive,
     descendants,
-    short_settings,
+    evaluate_short_breakout,
     start_hung_policies,
     strip_timing,
     wait_for,
@@ -43,17 +43,7 @@ EVAL_ARGS = ["eval", "--agent", "random", "--games", "breakout", "--episodes", s
 
 
 def _evaluate(out: Path, episodes: int = EPISODES, **options: object):  # type: ignore[no-untyped-def]
-    return evaluate(
-        "random",
-        "breakout",
-        episodes,
-        out=out,
-        backend=Inline(),
-        env_options=short_settings(),
-        allow_non_saber=True,
-        progress=False,
-        **options,  # type: ignore[arg-type]
-    )
+    return evaluate_short_breakout(out, episodes, **options)
 
 
 @pytest.fixture(scope="module")
