@@ -121,6 +121,7 @@ class VideoWriter:
         self._process: subprocess.Popen[bytes] | None = None
         self._errors: collections.deque[str] = collections.deque(maxlen=5)
         self._size: tuple[int, int] | None = None
+        self._reader: threading.Thread | None = None  # keeps ffmpeg's stderr in _errors
         self._writing: contextlib.AbstractContextManager[Path] | None = writing_atomically(
             self.path
         )
@@ -157,8 +158,13 @@ class VideoWriter:
             "-i", "-", "-an", "-vcodec", "libx264", "-pix_fmt", "yuv420p", "-crf", "10",
             "-preset", "veryfast", "-f", "mp4", str(self.partial),
         ]  # fmt: skip
+        try:  # a place saber may not write is said in the system's words, not ffmpeg's
+            self.partial.touch()
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, str(self.path)) from None
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-        threading.Thread(target=self._keep_errors, args=(process,), daemon=True).start()
+        self._reader = threading.Thread(target=self._keep_errors, args=(process,), daemon=True)
+        self._reader.start()
         return process
 
     def _keep_errors(self, process: subprocess.Popen[bytes]) -> None:
@@ -171,6 +177,8 @@ class VideoWriter:
         """The error of a failed ffmpeg, naming the video (the temporary file is removed)."""
         assert self._process is not None
         status = self._process.returncode
+        if self._reader is not None:  # ffmpeg has exited: its last words are on their way
+            self._reader.join(timeout=5)
         said = "; ".join(line for line in self._errors if line) or f"exit status {status}"
         self._abandon()
         for code in (
