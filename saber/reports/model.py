@@ -24,10 +24,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+
+from saber.errors import SaberError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -45,6 +50,7 @@ __all__ = [
     "Report",
     "Section",
     "Welch",
+    "as_report",
 ]
 
 # Version of the JSON layout: 2 added runs, resampled, interval keys for every aggregate,
@@ -388,6 +394,64 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         """The JSON document: plain dicts, lists, str, numbers, bools and None (no NaN/inf)."""
         return _plain(self)
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> Report:
+        """The typed report of a JSON document of this schema (``to_dict``'s inverse).
+
+        Raises:
+            SaberError: the document is of another schema version (an older saber's):
+                its keys differ, so it is refused rather than read wrong.
+        """
+        version = document.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise SaberError(
+                f"A report of schema version {version}; this saber reads version "
+                f"{SCHEMA_VERSION}: run saber report on the scores again"
+            )
+        return _typed(cls, document)
+
+    def deviations_by_agent(self) -> dict[str, str]:
+        """Agent -> how its runs differ from SABER, for the agents of references that do
+        (Dopamine's): every table and figure prints it beside the agent."""
+        labels = {r.name: r.deviations for r in self.references}
+        return {
+            agent: labels[section.reference]
+            for agent, sections in self.agents.items()
+            for section in sections.values()
+            if labels.get(section.reference or "")
+        }
+
+
+def as_report(report: Report | Mapping[str, Any]) -> Report:
+    """The typed report of either form a renderer is given: :class:`Report` or its JSON dict."""
+    return report if isinstance(report, Report) else Report.from_dict(report)
+
+
+def _typed(kind: Any, value: Any) -> Any:
+    """``value`` (plain JSON) as the type ``kind`` of a field: dataclasses, dicts and lists
+    of them, intervals as tuples; ``to_dict``'s ``_plain`` backwards."""
+    if value is None:
+        return None
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        return kind(
+            **{
+                f.name: _typed(hints[f.name], value[f.name.rstrip("_")])
+                for f in dataclasses.fields(kind)
+                if f.name.rstrip("_") in value  # absent: the field's default
+            }
+        )
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (types.UnionType, typing.Union):  # X | None: None was handled above
+        return _typed(next(arg for arg in args if arg is not type(None)), value)
+    if origin is dict:
+        return {key: _typed(args[1], item) for key, item in value.items()}
+    if origin is list:
+        return [_typed(args[0], item) for item in value]
+    if origin is tuple:
+        return tuple(value)
+    return value
 
 
 def _plain(value: Any) -> Any:
