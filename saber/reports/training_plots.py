@@ -40,10 +40,10 @@ from saber.reports.figures.style import (
     PALETTE,
     REFERENCE_DASHES,
     REFERENCE_GREYS,
+    drawing,
     legend_above,
     legend_columns,
     new_figure,
-    style,
 )
 from saber.reports.tables import NOT_SABER_MARK
 
@@ -76,7 +76,7 @@ def plot_training_curve(curve: TrainingCurve, agent: str = "your agent") -> Figu
     own = f"{agent}: mean of the last 100 training episodes"
     names = [f"{r.agent} (reference {NOT_SABER_MARK})" for r in curve.references] + [own]
     rows = -(-len(names) // legend_columns(names, PAGE_WIDTH))
-    with style():
+    with drawing():
         fig = new_figure(PAGE_WIDTH, HEIGHT + LEGEND_ROW * rows)
         ax = fig.add_subplot()
         handles, labels = [_draw_own_curve(ax, curve)], [own]

@@ -232,3 +232,22 @@ def test_aggregate_tick_labels_never_overlap() -> None:
         assert len(set(labels)) == len(labels), labels  # as many decimals as the step needs
         boxes = sorted((box for box, _ in shown), key=lambda box: box.x0)
         assert all(a.x1 < b.x0 for a, b in itertools.pairwise(boxes)), (ax.get_title(), labels)
+
+
+def test_the_typed_report_and_its_json_dict_draw_the_same_figures(tmp_path):
+    """The figures read the typed report (saber.reports.model.Report); its JSON dict, which
+    build_report returns, is read as one first: the same SVG bytes from either."""
+    from saber.reports import make_report
+    from saber.reports.plots import figure_bytes, report_figures
+    from saber.scoring import merge_tables, reference_table
+
+    # A not-SABER reference (Dopamine's DQN): its note under every figure reads the typed
+    # report's references too.
+    table = merge_tables([read_scores(EXAMPLE), reference_table("dopamine:dqn")])
+    typed = make_report(table, n_resamples=20)
+    from_typed = report_figures(typed, ["saber"], across_limits=False)
+    from_dict = report_figures(typed.to_dict(), ["saber"], across_limits=False)
+    assert list(from_typed) == list(from_dict) and "improvement_saber" in from_typed
+    for name, fig in from_typed.items():
+        assert figure_bytes(fig, "svg") == figure_bytes(from_dict[name], "svg"), name
+    assert "‡" in figure_bytes(from_typed["classes_saber"], "svg").decode()

@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 from saber.errors import SaberError
 from saber.reports.figures.intervals import plot_aggregates, plot_improvement, plot_time_limits
 from saber.reports.figures.scores import plot_classes, plot_per_game, plot_profile
-from saber.reports.figures.style import FORMATS, require_matplotlib, style
+from saber.reports.figures.style import FORMATS, drawing, require_matplotlib
 from saber.reports.model import Report, as_report
 from saber.reports.tables import NOT_SABER_MARK
 
@@ -66,7 +66,7 @@ def _not_saber_note(fig: Figure, report: Report) -> None:
         caption += [textwrap.fill(line, width) for line in lines]
         added = sum(text.count("\n") + 1 for text in caption[-len(lines) :])
         fig.set_figheight(fig.get_figheight() + 0.1 * added)  # 6-pt lines: the axes keep theirs
-        with style():
+        with drawing():
             fig.supxlabel("\n".join(caption), fontsize=6)
 
 
@@ -142,7 +142,7 @@ def _write_figure(fig: Figure, target: str | Path | IO[bytes], fmt: str, dpi: in
     """``fig`` as a ``fmt`` file into ``target``; PDF and SVG without a creation date, so
     that the same report gives the same bytes."""
     metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt, {})
-    with style():
+    with drawing():
         fig.savefig(target, format=fmt, dpi=dpi, metadata=metadata)
 
 

@@ -10,19 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from saber.protocol import limits
+from saber.reports.figures import style
 from saber.reports.figures.axes import fit_percent_ticks, percent_y_ticks
-from saber.reports.figures.style import (
-    COLUMN_WIDTH,
-    PAGE_WIDTH,
-    AgentStyle,
-    agent_styles,
-    agents_drawn,
-    agents_legend,
-    legend_rows,
-    limit_title,
-    new_figure,
-    style,
-)
 from saber.reports.model import Interval, Report, Section, as_report
 
 if TYPE_CHECKING:
@@ -66,7 +55,7 @@ def _resampled_words(report: Report, time_limit: str | None = None) -> str:
     return " or ".join(words[u] for u in ("runs", "episodes") if u in units)
 
 
-def _runs_label(agent: str, agent_style: AgentStyle, section: Section) -> str:
+def _runs_label(agent: str, agent_style: style.AgentStyle, section: Section) -> str:
     """The agent's label with the runs its interval resampled: ``dqn (3 runs)``, ``ppo (1 run)``."""
     runs = len(section.runs)
     if agent_style.reference or section.resampled is None or not runs:
@@ -74,7 +63,9 @@ def _runs_label(agent: str, agent_style: AgentStyle, section: Section) -> str:
     return f"{agent} ({runs} run{'s' if runs > 1 else ''})"
 
 
-def _draw_no_value(ax: Axes, y: int, section: Section, key: str, agent_style: AgentStyle) -> None:
+def _draw_no_value(
+    ax: Axes, y: int, section: Section, key: str, agent_style: style.AgentStyle
+) -> None:
     """Text where a statistic has no value: ∞ for an infinite median, else a dash."""
     infinite = key == "median" and section.world_record.median_infinite
     ax.text(
@@ -89,7 +80,7 @@ def _draw_no_value(ax: Axes, y: int, section: Section, key: str, agent_style: Ag
 
 
 def _draw_interval(
-    ax: Axes, y: int, value: float, interval: Interval, agent_style: AgentStyle
+    ax: Axes, y: int, value: float, interval: Interval, agent_style: style.AgentStyle
 ) -> None:
     """A bar over the interval with a black tick at the estimate; an infinite upper end
     (infinite gameplay) is an arrow to ∞ from the estimate."""
@@ -119,7 +110,11 @@ def _draw_interval(
 
 
 def _aggregate_panel(
-    ax: Axes, key: str, title: str, sections: dict[str, Section], styles: dict[str, AgentStyle]
+    ax: Axes,
+    key: str,
+    title: str,
+    sections: dict[str, Section],
+    styles: dict[str, style.AgentStyle],
 ) -> tuple[bool, bool]:
     """One statistic's panel, a row per agent.
 
@@ -168,7 +163,9 @@ def _aggregates_caption(
             f"– {', '.join(sorted(omitted))} not shown: fewer than 4 (run, game) entries, "
             "it trims nothing and is the mean"
         )
-    return "\n".join([f"world-record-normalized score, {limit_title(report, time_limit)}", *notes])
+    return "\n".join(
+        [f"world-record-normalized score, {style.limit_title(report, time_limit)}", *notes]
+    )
 
 
 def plot_aggregates(report: Report | Mapping[str, Any], time_limit: str = "saber") -> Figure:
@@ -179,11 +176,11 @@ def plot_aggregates(report: Report | Mapping[str, Any], time_limit: str = "saber
     (one score per game) is a hollow diamond. Two columns wide.
     """
     report = as_report(report)
-    agents = agents_drawn(report, time_limit)
-    styles = agent_styles(report)
+    agents = style.agents_drawn(report, time_limit)
+    styles = style.agent_styles(report)
     sections = {agent: report.agents[agent][time_limit] for agent in agents}
-    with style():
-        fig = new_figure(PAGE_WIDTH, 0.75 + 0.3 * len(agents))
+    with style.drawing():
+        fig = style.new_figure(style.PAGE_WIDTH, 0.75 + 0.3 * len(agents))
         axes = fig.subplots(1, len(AGGREGATES), sharey=True)
         any_point_only = False
         omitted: set[str] = set()
@@ -221,11 +218,13 @@ def plot_improvement(
     pairs = [p for p in every if p.probability_of_improvement is not None]
     if not pairs:
         return None  # nothing to draw: the tables say why, not an empty figure
-    styles = agent_styles(report)
+    styles = style.agent_styles(report)
     # Names on both sides: as wide as they need, from one column up to two.
     names = 0.055 * (max(len(p.x) for p in pairs) + max(len(p.y) for p in pairs))
-    with style():
-        fig = new_figure(min(max(COLUMN_WIDTH, names + 1.6), PAGE_WIDTH), 0.8 + 0.25 * len(pairs))
+    with style.drawing():
+        fig = style.new_figure(
+            min(max(style.COLUMN_WIDTH, names + 1.6), style.PAGE_WIDTH), 0.8 + 0.25 * len(pairs)
+        )
         ax = fig.add_subplot()
         for row, pair in enumerate(pairs):
             value = pair.probability_of_improvement
@@ -255,7 +254,7 @@ def plot_improvement(
         if left_out:
             label += f"\n{left_out} pair(s) without an estimate not shown (see the report)"
         ax.set_xlabel(label)
-        ax.set_title(f"Probability of improvement, {limit_title(report, time_limit)}")
+        ax.set_title(f"Probability of improvement, {style.limit_title(report, time_limit)}")
         ax.grid(axis="x", alpha=0.25, linewidth=0.5)
     return fig
 
@@ -288,10 +287,12 @@ def plot_time_limits(report: Report | Mapping[str, Any]) -> Figure | None:
     time_limits = report.time_limits
     if len(time_limits) < 2:
         return None
-    agents = agents_drawn(report)
-    styles = agent_styles(report)
-    with style():
-        fig = new_figure(PAGE_WIDTH, 2.2 + 0.15 * legend_rows(agents, PAGE_WIDTH))
+    agents = style.agents_drawn(report)
+    styles = style.agent_styles(report)
+    with style.drawing():
+        fig = style.new_figure(
+            style.PAGE_WIDTH, 2.2 + 0.15 * style.legend_rows(agents, style.PAGE_WIDTH)
+        )
         axes = fig.subplots(1, 2)
         handles = []
         for ax, (key, title) in zip(
@@ -322,7 +323,7 @@ def plot_time_limits(report: Report | Mapping[str, Any]) -> Figure | None:
             ax.set_ylabel("% of world record")
             ax.set_title(title)
             ax.grid(axis="y", alpha=0.25, linewidth=0.5)
-        agents_legend(fig, handles, agents, styles)
+        style.agents_legend(fig, handles, agents, styles)
         if not report.saber_compliant:
             fig.supxlabel("NOT SABER-compliant", fontsize=7)
     return fig

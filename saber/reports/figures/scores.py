@@ -7,18 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from saber.games import get_game
+from saber.reports.figures import style
 from saber.reports.figures.axes import left_of, log_axis
 from saber.reports.figures.intervals import has_intervals
-from saber.reports.figures.style import (
-    COLUMN_WIDTH,
-    agent_styles,
-    agents_drawn,
-    agents_legend,
-    legend_rows,
-    limit_title,
-    new_figure,
-    style,
-)
 from saber.reports.model import GameScore, Profile, Report, as_report
 from saber.scoring import CLASS_NAMES
 
@@ -38,12 +29,14 @@ SCORE_KEYS = {"world_record": "world_record_pct", "human": "human_pct"}  # GameS
 def plot_classes(report: Report | Mapping[str, Any], time_limit: str = "saber") -> Figure:
     """Games per SABER class (world-record-normalized), agents side by side; one column wide."""
     report = as_report(report)
-    agents = agents_drawn(report, time_limit)
-    styles = agent_styles(report)
-    with style():
+    agents = style.agents_drawn(report, time_limit)
+    styles = style.agent_styles(report)
+    with style.drawing():
         from matplotlib.ticker import MaxNLocator
 
-        fig = new_figure(COLUMN_WIDTH, 2.2 + 0.15 * legend_rows(agents, COLUMN_WIDTH))
+        fig = style.new_figure(
+            style.COLUMN_WIDTH, 2.2 + 0.15 * style.legend_rows(agents, style.COLUMN_WIDTH)
+        )
         ax = fig.add_subplot()
         width = 0.8 / max(len(agents), 1)
         handles = []
@@ -66,8 +59,8 @@ def plot_classes(report: Report | Mapping[str, Any], time_limit: str = "saber") 
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.margins(y=0.12)  # room for the count above the tallest bar
         ax.set_ylabel("games")
-        ax.set_title(f"Games per class, {limit_title(report, time_limit)}")
-        agents_legend(fig, handles, agents, styles)
+        ax.set_title(f"Games per class, {style.limit_title(report, time_limit)}")
+        style.agents_legend(fig, handles, agents, styles)
     return fig
 
 
@@ -98,15 +91,15 @@ def plot_per_game(
     """Per-game normalized scores on a symmetric log scale, one marker per agent; infinite
     gameplay at ∞. One column wide, one row per game (titles as people write them)."""
     report = as_report(report)
-    agents = agents_drawn(report, time_limit)
-    styles = agent_styles(report)
+    agents = style.agents_drawn(report, time_limit)
+    styles = style.agent_styles(report)
     key = SCORE_KEYS[reference]
     rows_of = {a: report.agents[a][time_limit].per_game for a in agents}
     games = _games_with_scores(rows_of, key)
     finite = _finite_scores(rows_of.values(), key)
-    with style():
-        rows = legend_rows(agents, COLUMN_WIDTH)
-        fig = new_figure(COLUMN_WIDTH, 0.9 + 0.15 * rows + 0.14 * len(games))
+    with style.drawing():
+        rows = style.legend_rows(agents, style.COLUMN_WIDTH)
+        fig = style.new_figure(style.COLUMN_WIDTH, 0.9 + 0.15 * rows + 0.14 * len(games))
         ax = fig.add_subplot()
         infinite_x = 10 ** math.ceil(math.log10(max([100.0, *finite]) * 3))
         handles = []
@@ -138,8 +131,8 @@ def plot_per_game(
             "% of world record" if reference == "world_record" else "% of human (Mnih et al. 2015)"
         )
         ax.set_xlabel(f"{label}, symmetric log scale")
-        ax.set_title(f"Per-game scores, {limit_title(report, time_limit)}")
-        agents_legend(fig, handles, agents, styles)
+        ax.set_title(f"Per-game scores, {style.limit_title(report, time_limit)}")
+        style.agents_legend(fig, handles, agents, styles)
     return fig
 
 
@@ -199,11 +192,13 @@ def plot_profile(report: Report | Mapping[str, Any], time_limit: str = "saber") 
     where that curve leaves 1. One column wide.
     """
     report = as_report(report)
-    agents = agents_drawn(report, time_limit)
-    styles = agent_styles(report)
+    agents = style.agents_drawn(report, time_limit)
+    styles = style.agent_styles(report)
     left, right = _profile_range(report, agents, time_limit)
-    with style():
-        fig = new_figure(COLUMN_WIDTH, 2.2 + 0.15 * legend_rows(agents, COLUMN_WIDTH))
+    with style.drawing():
+        fig = style.new_figure(
+            style.COLUMN_WIDTH, 2.2 + 0.15 * style.legend_rows(agents, style.COLUMN_WIDTH)
+        )
         ax = fig.add_subplot()
         handles = []
         for agent in agents:
@@ -235,6 +230,6 @@ def plot_profile(report: Report | Mapping[str, Any], time_limit: str = "saber") 
         ax.set_xlabel("score τ, % of world record (symmetric log scale)")
         ax.set_ylabel("fraction of games (× runs) above τ")
         ax.grid(alpha=0.25, linewidth=0.5)
-        ax.set_title(f"Score distribution, {limit_title(report, time_limit)}")
-        agents_legend(fig, handles, agents, styles)
+        ax.set_title(f"Score distribution, {style.limit_title(report, time_limit)}")
+        style.agents_legend(fig, handles, agents, styles)
     return fig

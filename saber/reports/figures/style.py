@@ -1,7 +1,7 @@
 """How every figure looks: a paper's widths, the palette, one style per agent, the legends.
 
 matplotlib is the optional ``plots`` extra: :func:`require_matplotlib` says how to install
-it, and :func:`style` applies the figures' settings (7-8 pt text, no date in a file, text
+it, and :func:`drawing` applies the figures' settings (7-8 pt text, no date in a file, text
 that stays text in SVG) while a figure is drawn or saved.
 """
 
@@ -71,7 +71,7 @@ def require_matplotlib() -> None:
 
 
 @contextlib.contextmanager
-def style() -> Iterator[None]:
+def drawing() -> Iterator[None]:
     """The figures' matplotlib settings, while drawing or saving one."""
     require_matplotlib()
     import matplotlib
