@@ -23,6 +23,7 @@ Conventions, everywhere below:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import types
 import typing
@@ -428,13 +429,20 @@ def as_report(report: Report | Mapping[str, Any]) -> Report:
     return report if isinstance(report, Report) else Report.from_dict(report)
 
 
+@functools.cache
+def _field_types(kind: type) -> dict[str, Any]:
+    # Resolving the hints (strings, under ``from __future__ import annotations``) is most
+    # of the work: once per class, not once per game.
+    return typing.get_type_hints(kind)
+
+
 def _typed(kind: Any, value: Any) -> Any:
     """``value`` (plain JSON) as the type ``kind`` of a field: dataclasses, dicts and lists
     of them, intervals as tuples; ``to_dict``'s ``_plain`` backwards."""
     if value is None:
         return None
     if dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
+        hints = _field_types(kind)
         return kind(
             **{
                 f.name: _typed(hints[f.name], value[f.name.rstrip("_")])
