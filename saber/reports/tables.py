@@ -124,27 +124,16 @@ def to_csv(report: ReportLike) -> str:
     """One row per agent, time limit and game: the per-game part of the report."""
     report = as_report(report)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(PER_GAME_COLUMNS)
+    writer = csv.DictWriter(
+        out, fieldnames=PER_GAME_COLUMNS, lineterminator="\n", extrasaction="ignore"
+    )
+    writer.writeheader()
     deviations = deviations_by_agent(report)
     for agent, sections in report.agents.items():
         for time_limit, section in sections.items():
             for game, row in section.per_game.items():
-                writer.writerow(
-                    [
-                        agent,
-                        time_limit,
-                        game,
-                        row.episodes,
-                        row.score,
-                        row.infinite,
-                        row.world_record_pct,
-                        row.human_pct,
-                        row.human_average_pct,
-                        row.class_,
-                        deviations.get(agent, ""),
-                    ]
-                )
+                cells = {**vars(row), "class": row.class_, "deviations": deviations.get(agent, "")}
+                writer.writerow({"agent": agent, "time_limit": time_limit, "game": game, **cells})
     return out.getvalue()
 
 
