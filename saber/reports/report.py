@@ -491,8 +491,10 @@ def make_report(
 def build_report(
     table: ScoreTable, seed: int = 0, n_resamples: int = 2000, level: float = 0.95
 ) -> dict:
-    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``), which
-    the renderers (:func:`~saber.reports.to_markdown`, ``to_csv``, ``to_json``) read.
+    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``). The
+    renderers (:func:`~saber.reports.to_markdown`, ``to_csv``, ``to_json``, ``to_latex``,
+    ``to_html``) take it as well as the typed report, and read it as the typed report
+    (:meth:`~saber.reports.model.Report.from_dict`).
 
     Example:
         >>> from saber.reports import to_markdown
