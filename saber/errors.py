@@ -33,6 +33,10 @@ class ScoreFileError(SaberError, ValueError):
     """A score table that cannot be read: missing columns, bad numbers, unknown games."""
 
 
+class ReportDocumentError(SaberError, ValueError):
+    """A JSON document that is not a SABER report of this schema (``Report.from_dict``)."""
+
+
 class ProtocolError(SaberError, ValueError):
     """Settings that are invalid, or that break the SABER protocol where it is required."""
 

@@ -1,4 +1,4 @@
-"""Rendering a report (the dict of :func:`saber.reports.build_report`) as one HTML page.
+"""Rendering a report (:class:`saber.reports.model.Report`, or its JSON document) as one HTML page.
 
 :func:`to_html` gives a self-contained page to open or share: the summary, the aggregates
 with their intervals, the notes, the comparisons, the figures and the per-game tables.
@@ -26,6 +26,7 @@ import re
 import struct
 from typing import Any
 
+from saber.reports.model import Report, ReportLike, as_report
 from saber.reports.tables import (
     SOURCES_TITLE,
     Table,
@@ -187,7 +188,7 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return struct.unpack(">II", png[16:24])
 
 
-def _figures(report: dict[str, Any], dpi: int) -> list[str]:
+def _figures(report: Report, dpi: int) -> list[str]:
     """The figures section: per group of identical time limits, every figure it can fill."""
     from saber.reports.plots import PAGE_WIDTH, figure_bytes, report_figures
 
@@ -224,17 +225,19 @@ def _figure_grid(drawn: dict[str, Any], dpi: int, page_width: float, to_bytes: A
     return '<div class="figures">' + "".join(items) + "</div>"
 
 
-def to_html(report: dict[str, Any], figures: bool = True, dpi: int = FIGURE_DPI) -> str:
+def to_html(report: ReportLike, figures: bool = True, dpi: int = FIGURE_DPI) -> str:
     """The report as one self-contained HTML page.
 
     Args:
-        report: from :func:`saber.reports.build_report`.
+        report: from :func:`saber.reports.make_report`, or its JSON document
+            (:func:`saber.reports.build_report`, a ``report.json`` read back).
         figures: draw the figures (needs matplotlib); False leaves the section out.
         dpi: resolution of the inlined PNG figures.
 
     Raises:
         PlotsUnavailableError: ``figures`` without matplotlib installed.
     """
+    report = as_report(report)
     warning, warnings, sources = top_lines(report)
     parts = [
         "<!DOCTYPE html>",
@@ -243,8 +246,8 @@ def to_html(report: dict[str, Any], figures: bool = True, dpi: int = FIGURE_DPI)
         "<title>SABER report</title>",
         f"<style>{_STYLE}</style></head><body><main>",
         "<h1>SABER report</h1>",
-        f'<p class="meta">saber {_e(report.get("saber_version", ""))} · '
-        f"{_e(report.get('format', ''))} · scores: {_e(', '.join(sources))}</p>",
+        f'<p class="meta">saber {_e(report.saber_version)} · '
+        f"{_e(report.format)} · scores: {_e(', '.join(sources))}</p>",
     ]
     if warning:
         parts.append(f'<p class="warning"><strong>{_e(warning)}</strong></p>')

@@ -1,4 +1,4 @@
-r"""Rendering a report (the dict of :func:`saber.reports.build_report`) as LaTeX tables.
+r"""Rendering a report (:class:`saber.reports.model.Report`, or its JSON document) as LaTeX tables.
 
 :func:`to_latex` gives a file to ``\input`` into a paper: booktabs tables, each a
 ``table`` float with a caption and a label, numbers as papers print them. The paper's
@@ -29,10 +29,18 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from saber.games import get_game
 from saber.protocol import limits
+from saber.reports.model import (
+    Aggregates,
+    GameScore,
+    Interval,
+    Report,
+    ReportLike,
+    Section,
+    as_report,
+)
 from saber.reports.tables import (
     SOURCES_TITLE,
     deviations_by_agent,
@@ -140,20 +148,20 @@ def _score(value: float | None) -> str:
     return _number(value, 0 if abs(value) >= 100 else 1)
 
 
-def _interval(ci: list[float | None]) -> str:
+def _interval(ci: Interval) -> str:
     low, high = ci
     if low is None and high is None:
         return ""
     return rf"\saberci{{{_pct(low)}}}{{{INFINITY if high is None else _pct(high)}}}"
 
 
-def _estimate(block: dict[str, Any], key: str, section: dict[str, Any], prefix: str) -> str:
-    if key in section.get("omitted", {}).get(prefix, {}):
+def _estimate(block: Aggregates, key: str, section: Section, prefix: str) -> str:
+    if key in section.omitted.get(prefix, {}):
         return MISSING  # the notes say why
-    value = INFINITY if key == "median" and block["median_infinite"] else _pct(block[key])
-    if section.get("resampled") is None:
+    value = INFINITY if key == "median" and block.median_infinite else _pct(getattr(block, key))
+    if section.resampled is None:
         return value + NO_INTERVAL
-    return value + _interval(block[f"{key}_ci"])
+    return value + _interval(getattr(block, f"{key}_ci"))
 
 
 def _agent(agent: str, deviations: dict[str, str]) -> str:
@@ -204,28 +212,28 @@ def _short(group: list[str]) -> str:
     return " = ".join(SHORT_LIMITS.get(limit) or limits.time_limit(limit).title for limit in group)
 
 
-def _rows_by_group(report: dict[str, Any]) -> list[tuple[str, list[str], dict[str, Any]]]:
+def _rows_by_group(report: Report) -> list[tuple[str, list[str], Section]]:
     """(agent, group, section) for each agent and group of identical time limits."""
     found = []
-    for agent, sections in report["agents"].items():
+    for agent, sections in report.agents.items():
         for group in time_limit_groups(report):
             if group[0] in sections:
                 found.append((agent, group, sections[group[0]]))
     return found
 
 
-def _limit_column(report: dict[str, Any]) -> bool:
+def _limit_column(report: Report) -> bool:
     """Whether the tables need a Time limit column (more than one group of limits)."""
     return len(time_limit_groups(report)) > 1
 
 
-def _limits_phrase(report: dict[str, Any]) -> str:
+def _limits_phrase(report: Report) -> str:
     groups = time_limit_groups(report)
     return "" if len(groups) > 1 else f" at {escape(group_title(groups[0]))}"
 
 
-def _resampled_phrase(report: dict[str, Any]) -> str:
-    units = {s.get("resampled") for _, _, s in _rows_by_group(report)}
+def _resampled_phrase(report: Report) -> str:
+    units = {s.resampled for _, _, s in _rows_by_group(report)}
     words = []
     if "runs" in units:
         words.append("over runs within each game (several training runs)")
@@ -237,7 +245,7 @@ def _resampled_phrase(report: dict[str, Any]) -> str:
     return " and ".join(words)
 
 
-def _aggregates(report: dict[str, Any], block: str) -> str:
+def _aggregates(report: Report, block: str) -> str:
     deviations = deviations_by_agent(report)
     with_limit = _limit_column(report)
     header = ["Agent", *(["Time limit"] if with_limit else []), "Games", "Runs"]
@@ -246,16 +254,16 @@ def _aggregates(report: dict[str, Any], block: str) -> str:
         header.append(r"\begin{tabular}[b]{@{}r@{}}Optimality\\gap\end{tabular}")
     rows = []
     for agent, group, s in _rows_by_group(report):
-        b = s[block]
+        b = s.block(block)
         row = [_agent(agent, deviations)]
         row += [escape(_short(group))] if with_limit else []
-        row += [str(b["games"]), str(len(s.get("runs") or []))]
+        row += [str(b.games), str(len(s.runs))]
         row += [_estimate(b, key, s, block) for key in ("median", "iqm", "mean")]
         if block == "world_record":
             row.append(_estimate(b, "optimality_gap", s, block))
         rows.append(row)
     columns = "l" + ("l" if with_limit else "") + "r" * (len(header) - 1 - with_limit)
-    boot = report["bootstrap"]
+    boot = report.bootstrap
     what = (
         r"World-record-normalized scores (\%; 100 = the human world record, 0 = random; "
         r"infinite gameplay counts 200 in the mean and IQM)"
@@ -268,14 +276,14 @@ def _aggregates(report: dict[str, Any], block: str) -> str:
     resampled = _resampled_phrase(report)
     if resampled:
         caption += (
-            f"; {boot['confidence_pct']:g}\\% stratified-bootstrap percentile intervals "
-            f"({boot['resamples']} resamples, seed {boot['seed']}) {resampled}"
+            f"; {boot.confidence_pct:g}\\% stratified-bootstrap percentile intervals "
+            f"({boot.resamples} resamples, seed {boot.seed}) {resampled}"
         )
     label = "tab:saber-aggregates" + ("" if block == "world_record" else "-human")
     text = ""
     if block == "world_record":  # once, under the first table
         lines = notes(report, atari5=False)
-        if not report["saber_compliant"]:
+        if not report.saber_compliant:
             lines.insert(0, NOT_COMPLIANT)
         text = " ".join(escape(line) for line in lines)
     body = _tabular(columns, header, rows)
@@ -283,7 +291,7 @@ def _aggregates(report: dict[str, Any], block: str) -> str:
     return _float(caption + ".", label, body, text, size=size, wide=True)
 
 
-def _classes(report: dict[str, Any]) -> str:
+def _classes(report: Report) -> str:
     deviations = deviations_by_agent(report)
     with_limit = _limit_column(report)
     names = list(reversed(CLASS_NAMES))
@@ -293,7 +301,7 @@ def _classes(report: dict[str, Any]) -> str:
     for agent, group, s in _rows_by_group(report):
         row = [_agent(agent, deviations)]
         row += [escape(_short(group))] if with_limit else []
-        row += [str(s["classes"][name]) for name in names]
+        row += [str(s.classes[name]) for name in names]
         rows.append(row)
     columns = "l" + ("l" if with_limit else "") + "r" * len(names)
     caption = (
@@ -306,22 +314,22 @@ def _classes(report: dict[str, Any]) -> str:
     return _float(caption, "tab:saber-classes", body, wide=with_limit)
 
 
-def _game_cells(cell: dict[str, Any] | None) -> list[str]:
+def _game_cells(cell: GameScore | None) -> list[str]:
     """An agent's two cells of a game: raw score, world-record-normalized percent."""
     if cell is None:
         return ["not run", MISSING]
-    if cell["infinite"]:
-        score = INFINITY if cell["score"] is None else f"{INFINITY} {_score(cell['score'])}"
+    if cell.infinite:
+        score = INFINITY if cell.score is None else f"{INFINITY} {_score(cell.score)}"
         return [score, INFINITY]
-    return [_score(cell["score"]), _pct(cell["world_record_pct"])]
+    return [_score(cell.score), _pct(cell.world_record_pct)]
 
 
-def _per_game(report: dict[str, Any], group: list[str]) -> str:
+def _per_game(report: Report, group: list[str]) -> str:
     limit = group[0]
     deviations = deviations_by_agent(report)
-    agents = [a for a, sections in report["agents"].items() if limit in sections]
+    agents = [a for a, sections in report.agents.items() if limit in sections]
     games = sorted(
-        {g for a in agents for g in report["agents"][a][limit]["per_game"]},
+        {g for a in agents for g in report.agents[a][limit].per_game},
         key=lambda g: get_game(g).title,
     )
     header = ["Game", "Random", "Human", "Record"] + ["Score", r"\%"] * len(agents)
@@ -335,7 +343,7 @@ def _per_game(report: dict[str, Any], group: list[str]) -> str:
         row = [escape(info.title), _score(info.random), _score(info.human)]
         row.append(_score(info.world_record))
         for agent in agents:
-            row += _game_cells(report["agents"][agent][limit]["per_game"].get(game))
+            row += _game_cells(report.agents[agent][limit].per_game.get(game))
         rows.append(row)
     columns = "lrrr" + "rr" * len(agents)
     caption = (
@@ -363,22 +371,23 @@ def _per_game(report: dict[str, Any], group: list[str]) -> str:
     return "\n\n".join(floats)
 
 
-def to_latex(report: dict[str, Any]) -> str:
+def to_latex(report: ReportLike) -> str:
     r"""The report's tables as LaTeX, to ``\input`` into a paper (needs ``booktabs``).
 
     Returns:
         The file's text: a comment saying what it needs, ``\saberci`` (if not yet defined),
         then the tables (module docstring), then the sources to cite as a comment.
     """
+    report = as_report(report)
     lines = [
-        f"% SABER report tables (saber {report.get('saber_version', '')}), "
-        f"{report.get('format', '')}; \\input this file.",
+        f"% SABER report tables (saber {report.saber_version}), "
+        f"{report.format}; \\input this file.",
         f"% The preamble needs {PREAMBLE_NEEDS}; with graphicx loaded, a table wider than",
         "% the line (a one-column paper, many agents) is scaled down to fit.",
         r"\providecommand{\saberci}[2]{\,{\scriptsize[#1,\,#2]}}",
         *FIT_DEFINITION,
     ]
-    if not report["saber_compliant"]:
+    if not report.saber_compliant:
         lines.append(f"% Warning: {NOT_COMPLIANT}")
     lines += ["", _aggregates(report, "world_record"), "", _aggregates(report, "human")]
     lines += ["", _classes(report)]

@@ -2,7 +2,9 @@
 
 :func:`saber.reports.make_report` returns a :class:`Report`; ``report.to_dict()`` is the
 JSON document (``saber report --json``), and :func:`saber.reports.build_report` returns that
-dict directly. Renderers (tables, plots) read either; they compute nothing.
+dict directly; :meth:`Report.from_dict` reads such a document (a ``report.json``) back into
+the typed objects. The renderers (tables, LaTeX, HTML) accept either and read the typed
+objects (:func:`as_report`); they compute nothing.
 
 Conventions, everywhere below:
 
@@ -29,11 +31,11 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
-from saber.errors import SaberError
+from saber.errors import ReportDocumentError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -49,6 +51,7 @@ __all__ = [
     "Profile",
     "ReferenceUsed",
     "Report",
+    "ReportLike",
     "Section",
     "Welch",
     "as_report",
@@ -226,6 +229,12 @@ class Section:
     per_game: dict[str, GameScore]
     omitted: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    def block(self, name: str) -> Aggregates:
+        """The aggregates block ``name``: ``"world_record"`` or ``"human"``."""
+        if name not in ("world_record", "human"):
+            raise ValueError(f"no aggregates block {name!r}: world_record or human")
+        return self.world_record if name == "world_record" else self.human
+
 
 @dataclass
 class Welch:
@@ -398,19 +407,33 @@ class Report:
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> Report:
-        """The typed report of a JSON document of this schema (``to_dict``'s inverse).
+        """The report a JSON document holds: :meth:`to_dict`'s, or ``json.load`` of a
+        ``report.json``; ``Report.from_dict(r.to_dict()) == r``.
+
+        A key the document lacks takes the value that says "none" where there is one:
+        ``None``, an empty list or dict, ``(None, None)`` for an interval, ``False``,
+        ``""`` (as the renderers read such a dict before they read the typed report).
+        Keys this saber does not know are left out.
 
         Raises:
-            SaberError: the document is of another schema version (an older saber's):
-                its keys differ, so it is refused rather than read wrong.
+            ReportDocumentError: (a ValueError) a document of another schema version
+                (saber 0.1's has none), or one that lacks a
+                number or a part that no default can stand for (a section without
+                ``world_record``, say): it is not a SABER report of this schema.
         """
+        if isinstance(document, Mapping) and "schema_version" not in document:
+            raise ReportDocumentError(
+                f"not a report of schema version {SCHEMA_VERSION} (format "
+                f"{document.get('format', 'unknown')!r}): make it again with this saber "
+                "(saber report SCORES --json)"
+            )
         version = document.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise SaberError(
+        if version != SCHEMA_VERSION:  # its keys differ: refused rather than read wrong
+            raise ReportDocumentError(
                 f"A report of schema version {version}; this saber reads version "
                 f"{SCHEMA_VERSION}: run saber report on the scores again"
             )
-        return _typed(cls, document)
+        return _typed(cls, document, "report")
 
     def deviations_by_agent(self) -> dict[str, str]:
         """Agent -> how its runs differ from SABER, for the agents of references that do
@@ -424,42 +447,14 @@ class Report:
         }
 
 
-def as_report(report: Report | Mapping[str, Any]) -> Report:
-    """The typed report of either form a renderer is given: :class:`Report` or its JSON dict."""
+
+ReportLike: TypeAlias = Report | Mapping[str, Any]
+"""What a renderer accepts: the typed :class:`Report`, or its JSON document."""
+
+
+def as_report(report: ReportLike) -> Report:
+    """The typed report, from the typed report itself or from its JSON document."""
     return report if isinstance(report, Report) else Report.from_dict(report)
-
-
-@functools.cache
-def _field_types(kind: type) -> dict[str, Any]:
-    # Resolving the hints (strings, under ``from __future__ import annotations``) is most
-    # of the work: once per class, not once per game.
-    return typing.get_type_hints(kind)
-
-
-def _typed(kind: Any, value: Any) -> Any:
-    """``value`` (plain JSON) as the type ``kind`` of a field: dataclasses, dicts and lists
-    of them, intervals as tuples; ``to_dict``'s ``_plain`` backwards."""
-    if value is None:
-        return None
-    if dataclasses.is_dataclass(kind):
-        hints = _field_types(kind)
-        return kind(
-            **{
-                f.name: _typed(hints[f.name], value[f.name.rstrip("_")])
-                for f in dataclasses.fields(kind)
-                if f.name.rstrip("_") in value  # absent: the field's default
-            }
-        )
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if origin in (types.UnionType, typing.Union):  # X | None: None was handled above
-        return _typed(next(arg for arg in args if arg is not type(None)), value)
-    if origin is dict:
-        return {key: _typed(args[1], item) for key, item in value.items()}
-    if origin is list:
-        return [_typed(args[0], item) for item in value]
-    if origin is tuple:
-        return tuple(value)
-    return value
 
 
 def _plain(value: Any) -> Any:
@@ -483,3 +478,73 @@ def _plain(value: Any) -> Any:
         return _plain(float(value))  # numpy scalars
     except (TypeError, ValueError):
         raise TypeError(f"Cannot put {type(value).__name__} into a report") from None
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, str, Any, bool, bool], ...]:
+    """Per field of a dataclass: name, JSON key, type, whether JSON's value is already
+    the typed one (:func:`_plain_kind`), whether it has no default."""
+    hints = typing.get_type_hints(cls)
+    return tuple(
+        (
+            f.name,
+            f.name.rstrip("_"),  # ``class`` is a keyword in Python: the attribute is class_
+            hints[f.name],
+            _plain_kind(hints[f.name]),
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+    )
+
+
+def _typed(kind: Any, value: Any, where: str) -> Any:
+    """``value`` (plain JSON) as ``kind``: dataclasses, lists, dicts and intervals, typed."""
+    if dataclasses.is_dataclass(kind):
+        if not isinstance(value, Mapping):
+            raise ReportDocumentError(f"not a SABER report: {where} is not an object")
+        found = {}
+        for name, key, hint, plain, required in _fields(kind):
+            if key in value:
+                # Most fields are numbers or strings: no call per number.
+                found[name] = value[key] if plain else _typed(hint, value[key], f"{where}.{key}")
+            elif required:
+                found[name] = _absent(hint, f"{where}.{key}")
+        return kind(**found)
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        kinds = [a for a in args if a is not type(None)]
+        return _typed(kinds[0], value, where) if len(kinds) == 1 else value  # float | int
+    if origin is list:
+        if _plain_kind(args[0]):  # the long lists (a profile's): no call per number
+            return list(value)
+        return [_typed(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple:  # an Interval
+        return tuple(_typed(a, v, where) for a, v in zip(args, value, strict=True))
+    if origin is dict:
+        if _plain_kind(args[1]):
+            return dict(value)
+        return {k: _typed(args[1], v, f"{where}.{k}") for k, v in value.items()}
+    return value  # str, numbers, bools, Literal, Any
+
+
+@functools.cache
+def _plain_kind(kind: Any) -> bool:
+    """Whether JSON's own value is already the typed one: str, numbers, bools, None."""
+    args = typing.get_args(kind)
+    if typing.get_origin(kind) in (typing.Union, types.UnionType, Literal):
+        return all(_plain_kind(a) for a in args if isinstance(a, type) or a is None)
+    return kind in (str, int, float, bool, type(None), Any)
+
+
+def _absent(kind: Any, where: str) -> Any:
+    """The value of a key an older report lacks (see :meth:`Report.from_dict`)."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        return None
+    if origin is tuple:
+        return NO_INTERVAL
+    if (origin or kind) in (list, dict, bool, str):
+        return (origin or kind)()  # [], {}, False, ""
+    raise ReportDocumentError(f"not a SABER report: no {where}")

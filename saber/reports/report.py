@@ -47,12 +47,18 @@ score distribution, optimality gap).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from numpy.typing import NDArray
 
-from saber.games import BASELINE_SOURCES, get_game
+from saber.games import BASELINE_SOURCES
+from saber.reports.aggregates import (
+    NO_SABER_BASELINE,
+    PROFILE_THRESHOLDS,
+    Resampler,
+    block_aggregates,
+    finite,
+    finite_interval,
+)
 from saber.reports.like_for_like import (
     differing_game_sets,
     restrict_references,
@@ -67,9 +73,7 @@ from saber.reports.model import (
     Comparison,
     GameScore,
     InterAlgorithm,
-    Interval,
     Pair,
-    Profile,
     ReferenceUsed,
     Report,
     Resampled,
@@ -85,39 +89,30 @@ from saber.scoring import (
     ScoreTable,
     atari57_median,
     atari_n_estimate,
-    missing_games,
-    normalize,
-    predict_game_scores,
-)
-from saber.scoring.references import list_references
-from saber.scoring.rules import class_counts, classify, counted_in_means, game_mean
-from saber.scoring.stats import (
-    aggregate_iqm,
-    aggregate_mean,
-    aggregate_median,
-    aggregate_optimality_gap,
-    bootstrap_episode_means,
     bootstrap_runs,
     inter_algorithm_normalize,
-    pairwise_improvement,
+    missing_games,
+    normalize,
     percentile_interval,
+    predict_game_scores,
     probability_of_improvement,
-    score_distribution,
     welch_t_test,
 )
+from saber.scoring.references import list_references
+from saber.scoring.rules import class_counts, classify, game_mean
+from saber.scoring.stats import pairwise_improvement
 from saber.version import __version__
 
-__all__ = ["NO_SABER_BASELINE", "REPORT_FORMAT", "build_report", "make_report"]
+__all__ = [
+    "NO_SABER_BASELINE",
+    "PROFILE_THRESHOLDS",
+    "REPORT_FORMAT",
+    "build_report",
+    "make_report",
+]
 
 REPORT_FORMAT = "saber-report/2"
 SIGNIFICANCE_LEVEL = 0.05  # two-tailed Welch tests, as in the ALE paper
-# Thresholds of the score distribution, percent of the record: -1000% .. -0.1%, 0%, then
-# 0.1% .. 1000%, 20 per decade. Negative ones too: an agent near or below random (many
-# entries under 0%) has its whole curve in the report, not only the part above 0%.
-_POSITIVE_THRESHOLDS = np.logspace(-1, 3, 81)
-PROFILE_THRESHOLDS = np.concatenate([-_POSITIVE_THRESHOLDS[::-1], [0.0], _POSITIVE_THRESHOLDS])
-NO_SABER_BASELINE = "no SABER baseline"
-_MISSING_SCORE = {"world_record": "no world record", "human": "no human score"}
 MEAN_ONLY_NOTE = (
     "published per-game means only (one number per game, no runs or episodes): "
     "no interval can be computed"
@@ -134,136 +129,87 @@ INTER_ALGORITHM_OMITTED = (
     "which only says who scored higher on that game"
 )
 
-Statistic = Callable[[NDArray], NDArray]
+
+RunEpisodes = dict[str, dict[str, GameEpisodes]]  # run -> game -> its episodes
 
 
-def _number(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if np.isfinite(value) else None
-
-
-def _interval(low: float, high: float) -> Interval:
-    return (_number(low), _number(high))
-
-
-def _left_out_reason(game: str, reference: Reference) -> str:
-    return _MISSING_SCORE[reference] if get_game(game).in_saber else NO_SABER_BASELINE
-
-
-class _Resampler:
-    """Bootstrap resamples of a section's (R, G) matrix, as rliable or (one run) by episodes."""
-
-    def __init__(self, unit: Resampled | None, seed: int, n_resamples: int) -> None:
-        self.unit, self.seed, self.n_resamples = unit, seed, n_resamples
-
-    def samples(self, matrix: NDArray, episode_scores: list[NDArray]) -> NDArray | None:
-        """(B, R, G) resampled matrices; None when the section has no intervals.
-
-        Args:
-            matrix: the (R, G) matrix of per-run, per-game means (games with the reference).
-            episode_scores: per game, the single run's normalized episodes (``"episodes"``).
-        """
-        # A fresh generator per call: a block's intervals do not depend on which other
-        # agents, time limits or normalizations share the report.
-        rng = np.random.default_rng(self.seed)
-        if self.unit == "runs":
-            return bootstrap_runs(matrix, rng, self.n_resamples)
-        if self.unit == "episodes":
-            return bootstrap_episode_means(episode_scores, rng, self.n_resamples)[:, None, :]
-        return None
-
-
-def _statistics(infinite_in_means: bool) -> dict[str, Statistic]:
-    # World record: infinite counts 200% in the means. Human: infinite columns are removed
-    # before (left_out_of_mean), so what reaches the means is finite.
-    def means_view(x: NDArray) -> NDArray:
-        return counted_in_means(x) if infinite_in_means else x
-
-    return {
-        "median": aggregate_median,
-        "mean": lambda x: aggregate_mean(means_view(x)),
-        "iqm": lambda x: aggregate_iqm(means_view(x)),
-        "optimality_gap": aggregate_optimality_gap,
-    }
-
-
-def _aggregates(
-    games: list[str],
-    matrix: NDArray,
-    episode_scores: list[NDArray],
-    reference: Reference,
-    resampler: _Resampler,
-    level: float,
-) -> Aggregates:
-    """Aggregates of one normalization over the (R, G) matrix (NaN columns: no reference)."""
-    has_score = ~np.isnan(matrix).any(axis=0) if matrix.size else np.zeros(len(games), bool)
-    kept = [g for g, ok in zip(games, has_score, strict=True) if ok]
-    left_out = sorted(g for g, ok in zip(games, has_score, strict=True) if not ok)
-    x = matrix[:, has_score]
-    eps = [e for e, ok in zip(episode_scores, has_score, strict=True) if ok]
-    infinite_cols = np.isposinf(x).any(axis=0)
-    infinite = [g for g, inf in zip(kept, infinite_cols, strict=True) if inf]
-    world_record = reference == "world_record"
-    # Human scores: the 200% rule is SABER's world-record rule, so an infinite game has no
-    # value in a human-normalized mean: it is left out of the mean and the IQM (listed).
-    mean_cols = np.ones(len(kept), bool) if world_record else ~infinite_cols
-    left_out_of_mean = [] if world_record else infinite
-    reasons = {g: _left_out_reason(g, reference) for g in left_out}
-    per_game_mean = np.array([game_mean(x[:, j]) for j in range(len(kept))] if x.shape[0] else [])
-    stats = _statistics(world_record)
-    values: dict[str, float | None] = dict.fromkeys(stats)
-    cis: dict[str, Interval] = dict.fromkeys(stats, NO_INTERVAL)
-    samples = resampler.samples(x, eps) if x.size else None
-    for name, statistic in stats.items():
-        cols = mean_cols if name in ("mean", "iqm") else slice(None)
-        data = x[:, cols]
-        if data.size == 0:
-            continue  # no game counts (or none with a run): no value, not NaN
-        values[name] = float(statistic(data))
-        if samples is not None:
-            cis[name] = _interval(*percentile_interval(statistic(samples[..., cols]), level))
-    median = values["median"]
-    return Aggregates(
-        median=_number(median),
-        median_infinite=median is not None and bool(np.isposinf(median)),
-        mean=_number(values["mean"]),
-        iqm=_number(values["iqm"]),
-        optimality_gap=_number(values["optimality_gap"]),
-        games=len(kept),
-        left_out=left_out,
-        left_out_reasons=reasons,
-        infinite=infinite,
-        left_out_of_mean=left_out_of_mean,
-        classes=class_counts(per_game_mean),
-        median_ci=cis["median"],
-        mean_ci=cis["mean"],
-        iqm_ci=cis["iqm"],
-        optimality_gap_ci=cis["optimality_gap"],
-        profile=_profile(x, samples, level) if world_record else None,
-    )
-
-
-def _profile(x: NDArray | None, samples: NDArray | None, level: float) -> Profile:
-    thresholds = [float(t) for t in PROFILE_THRESHOLDS]
-    nothing: list[float | None] = [None] * len(thresholds)
-    if x is None or x.size == 0:
-        return Profile(thresholds, nothing, list(nothing), list(nothing))
-    fractions = [float(f) for f in score_distribution(x, PROFILE_THRESHOLDS)]
-    if samples is None:
-        return Profile(thresholds, list(fractions), list(nothing), list(nothing))
-    low, high = percentile_interval(score_distribution(samples, PROFILE_THRESHOLDS), level)
-    return Profile(thresholds, list(fractions), [float(v) for v in low], [float(v) for v in high])
-
-
-def _run_matrix(
-    runs: dict[str, dict[str, GameEpisodes]], counted: list[str], games: list[str]
-) -> NDArray:
+def _run_matrix(runs: RunEpisodes, counted: list[str], games: list[str]) -> NDArray:
     """Raw (R, G) matrix of each counted run's mean per game; ``+inf`` for infinite games."""
     return np.array(
         [[game_mean(runs[r][g].scores, runs[r][g].infinite) for g in games] for r in counted]
     ).reshape(len(counted), len(games))
+
+
+def _resampling(
+    runs: RunEpisodes, counted: list[str], games: list[str], mean_only: bool
+) -> tuple[Resampled | None, str | None]:
+    """What the section's intervals resample (``resampled``), or why it has none."""
+    if mean_only:
+        return None, MEAN_ONLY_NOTE
+    if len(counted) >= 2:
+        return "runs", None
+    if len(counted) == 1:
+        one_each = all(runs[counted[0]][g].scores.size == 1 for g in games)
+        return (None, ONE_SCORE_NOTE) if one_each else ("episodes", None)
+    return None, NO_COMPLETE_RUN_NOTE
+
+
+def _episode_scores(
+    runs: RunEpisodes,
+    counted: list[str],
+    games: list[str],
+    reference: Reference,
+    unit: Resampled | None,
+) -> list[NDArray]:
+    """Per game, the single run's episodes normalized (an infinite game stays infinite),
+    which the intervals resample when ``unit`` is ``"episodes"``; else empty arrays."""
+    if unit != "episodes":
+        return [np.empty(0)] * len(games)
+    run = runs[counted[0]]
+    return [
+        np.full(run[g].scores.shape, np.inf)
+        if run[g].infinite
+        else normalize(run[g].scores[:, None], [g], reference)[:, 0]
+        for g in games
+    ]
+
+
+def _per_game(runs: RunEpisodes, shown: list[str], games: list[str]) -> dict[str, GameScore]:
+    """Per game, the mean over the runs ``shown`` that have it (the counted runs, or every
+    run when none has every game); ``run_scores`` and ``episodes`` over every run."""
+    per_game = {}
+    for game in games:
+        with_game = [r for r in shown if game in runs[r]]
+        run_means = {r: runs[r][game].mean for r in runs if game in runs[r]}
+        raw = float(np.mean([run_means[r] for r in with_game]))
+        infinite = any(runs[r][game].infinite for r in with_game)
+        normalized = {
+            ref: normalize(np.array([raw]), [game], ref)[0]
+            for ref in ("world_record", "human", "human_average")
+        }
+        wr = np.inf if infinite else normalized["world_record"]
+        per_game[game] = GameScore(
+            score=finite(raw),
+            infinite=infinite,
+            episodes=int(sum(runs[r][game].scores.size for r in runs if game in runs[r])),
+            runs=len(run_means),
+            run_scores={r: finite(m) for r, m in run_means.items()},
+            world_record_pct=finite(normalized["world_record"]),
+            human_pct=finite(normalized["human"]),
+            human_average_pct=finite(normalized["human_average"]),
+            class_=None if np.isnan(wr) else CLASS_NAMES[int(classify(wr))],
+        )
+    return per_game
+
+
+def _omitted(blocks: dict[str, Aggregates], runs: int) -> dict[str, dict[str, str]]:
+    """The statistics the renderings leave out, by block (``Section.omitted``)."""
+    omitted = {}
+    for ref, block in blocks.items():
+        entries = runs * (block.games - len(block.left_out_of_mean))
+        if block.iqm is not None and entries < IQM_LEAST_ENTRIES:
+            omitted[ref] = {"iqm": IQM_OMITTED}
+    return omitted
 
 
 def _section(
@@ -279,75 +225,27 @@ def _section(
     }
     counted = [r for r in runs if r not in incomplete]
     mean_only = agent in table.mean_only
+    unit, note = _resampling(runs, counted, games, mean_only)
     matrix = _run_matrix(runs, counted, games)  # (R, G) raw
-    pct = {ref: normalize(matrix, games, ref) for ref in ("world_record", "human", "human_average")}
-    pooled = table.episodes(agent, time_limit)
-
-    unit: Resampled | None
-    note: str | None = None
-    if mean_only:
-        unit, note = None, MEAN_ONLY_NOTE
-    elif len(counted) >= 2:
-        unit = "runs"
-    elif len(counted) == 1:
-        one_each = all(runs[counted[0]][g].scores.size == 1 for g in games)
-        unit, note = (None, ONE_SCORE_NOTE) if one_each else ("episodes", None)
-    else:
-        unit, note = None, NO_COMPLETE_RUN_NOTE
-
-    blocks = {}
-    for ref in ("world_record", "human"):
-        # One run: the episodes of each game, normalized; an infinite game stays infinite.
-        if unit == "episodes":
-            run = runs[counted[0]]
-            episode_scores = [
-                np.full(run[g].scores.shape, np.inf)
-                if run[g].infinite
-                else normalize(run[g].scores[:, None], [g], ref)[:, 0]
-                for g in games
-            ]
-        else:
-            episode_scores = [np.empty(0)] * len(games)
-        resampler = _Resampler(unit, seed, n_resamples)
-        blocks[ref] = _aggregates(games, pct[ref], episode_scores, ref, resampler, level)
-
-    # Per game: the mean over the counted runs (all runs when none has every game).
-    shown = counted or list(runs)
-    per_game = {}
-    for game in games:
-        with_game = [r for r in shown if game in runs[r]]
-        run_means = {r: runs[r][game].mean for r in runs if game in runs[r]}
-        raw = float(np.mean([run_means[r] for r in with_game]))
-        infinite = any(runs[r][game].infinite for r in with_game)
-        normalized = {
-            ref: normalize(np.array([raw]), [game], ref)[0]
-            for ref in ("world_record", "human", "human_average")
-        }
-        wr = np.inf if infinite else normalized["world_record"]
-        per_game[game] = GameScore(
-            score=_number(raw),
-            infinite=infinite,
-            episodes=int(sum(runs[r][game].scores.size for r in runs if game in runs[r])),
-            runs=len(run_means),
-            run_scores={r: _number(m) for r, m in run_means.items()},
-            world_record_pct=_number(normalized["world_record"]),
-            human_pct=_number(normalized["human"]),
-            human_average_pct=_number(normalized["human_average"]),
-            class_=None if np.isnan(wr) else CLASS_NAMES[int(classify(wr))],
+    resampler = Resampler(unit, seed, n_resamples)
+    blocks = {
+        ref: block_aggregates(
+            games,
+            normalize(matrix, games, ref),
+            _episode_scores(runs, counted, games, ref, unit),
+            ref,
+            resampler,
+            level,
         )
-
-    wr_rows = pct["world_record"]
+        for ref in ("world_record", "human")
+    }
+    per_game = _per_game(runs, counted or list(runs), games)
+    wr_rows = normalize(matrix, games, "world_record")
     with_record = ~np.isnan(wr_rows).any(axis=0) if wr_rows.size else np.zeros(len(games), bool)
-    classes_per_run = {r: class_counts(wr_rows[i, with_record]) for i, r in enumerate(counted)}
     human_average = {g: per_game[g].human_average_pct for g in games}
-    omitted: dict[str, dict[str, str]] = {}
-    for ref, block in blocks.items():
-        entries = len(counted) * (block.games - len(block.left_out_of_mean))
-        if block.iqm is not None and entries < IQM_LEAST_ENTRIES:
-            omitted[ref] = {"iqm": IQM_OMITTED}
     return Section(
         games=len(games),
-        episodes=int(sum(e.scores.size for e in pooled.values())),
+        episodes=int(sum(e.scores.size for e in table.episodes(agent, time_limit).values())),
         runs=counted,
         runs_incomplete=incomplete,
         resampled=unit,
@@ -357,10 +255,10 @@ def _section(
         world_record=blocks["world_record"],
         human=blocks["human"],
         classes=dict(blocks["world_record"].classes),
-        classes_per_run=classes_per_run,
+        classes_per_run={r: class_counts(wr_rows[i, with_record]) for i, r in enumerate(counted)},
         atari5=_atari5({g: s for g, s in human_average.items() if s is not None}),
         per_game=per_game,
-        omitted=omitted,
+        omitted=_omitted(blocks, len(counted)),
     )
 
 
@@ -371,12 +269,12 @@ def _atari5(human_average: dict[str, float]) -> Atari5:
     predicted: dict[str, dict[str, float | None] | None] = {}
     for model in ("atari5", "atari10"):
         scores = predict_game_scores(z, model)
-        predicted[model] = None if scores is None else {g: _number(s) for g, s in scores.items()}
+        predicted[model] = None if scores is None else {g: finite(s) for g, s in scores.items()}
     return Atari5(
-        estimate=_number(atari_n_estimate(z, "atari5")),
+        estimate=finite(atari_n_estimate(z, "atari5")),
         missing=missing_games(z, "atari5"),
-        estimates={s: _number(atari_n_estimate(z, s)) for s in ESTIMATE_SUBSETS},
-        measured_median_57=_number(atari57_median(z)),
+        estimates={s: finite(atari_n_estimate(z, s)) for s in ESTIMATE_SUBSETS},
+        measured_median_57=finite(atari57_median(z)),
         predicted=predicted,
         caveat=CAVEAT,
     )
@@ -406,11 +304,10 @@ def _comparison(
     scaled = inter_algorithm_normalize(means) if common else means
     inter = InterAlgorithm(
         per_game={
-            g: {a: _number(scaled[i, j]) for i, a in enumerate(agents)}
-            for j, g in enumerate(common)
+            g: {a: finite(scaled[i, j]) for i, a in enumerate(agents)} for j, g in enumerate(common)
         },
         mean={
-            a: _number(np.nanmean(scaled[i])) if np.isfinite(scaled[i]).any() else None
+            a: finite(np.nanmean(scaled[i])) if np.isfinite(scaled[i]).any() else None
             for i, a in enumerate(agents)
         },
     )
@@ -484,7 +381,7 @@ def _pair(
         rng = np.random.default_rng(seed)
         # rliable's StratifiedIndependentBootstrap: each agent's runs resampled on its own.
         bx, by = bootstrap_runs(mx, rng, n_resamples), bootstrap_runs(my, rng, n_resamples)
-        ci = _interval(*percentile_interval(pairwise_improvement(bx, by), level))
+        ci = finite_interval(*percentile_interval(pairwise_improvement(bx, by), level))
     else:
         # One run each: P(X > Y) over episode pairs, the same statistic with episodes for runs.
         poi = float(
@@ -499,13 +396,13 @@ def _pair(
             welch[g] = None  # no variance to test, or infinite gameplay
             continue
         result = welch_t_test(a, b)
-        welch[g] = Welch(_number(result.t), _number(result.df), _number(result.p_value))
+        welch[g] = Welch(finite(result.t), finite(result.df), finite(result.p_value))
         if result.p_value < SIGNIFICANCE_LEVEL:
             better["x_better" if result.t > 0 else "y_better"] += 1
     return Pair(
         x=x,
         y=y,
-        probability_of_improvement=_number(poi),
+        probability_of_improvement=finite(poi),
         probability_of_improvement_ci=ci,
         unit=unit,
         skipped=None,
@@ -594,8 +491,10 @@ def make_report(
 def build_report(
     table: ScoreTable, seed: int = 0, n_resamples: int = 2000, level: float = 0.95
 ) -> dict:
-    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``), which
-    the renderers (:func:`~saber.reports.to_markdown`, ``to_csv``, ``to_json``) read.
+    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``). The
+    renderers (:func:`~saber.reports.to_markdown`, ``to_csv``, ``to_json``, ``to_latex``,
+    ``to_html``) take it as well as the typed report, and read it as the typed report
+    (:meth:`~saber.reports.model.Report.from_dict`).
 
     Example:
         >>> from saber.reports import to_markdown

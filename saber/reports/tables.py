@@ -1,6 +1,10 @@
-"""Rendering a report (the dict of :func:`saber.reports.build_report`) as JSON, CSV, Markdown.
+"""Rendering a report as JSON, CSV, Markdown; the pieces that LaTeX and HTML share.
 
-Nothing is computed here: every number comes from the report.
+Every function reads the typed report (:class:`saber.reports.model.Report`); each public
+one also takes its JSON document (the dict of :func:`saber.reports.build_report`, or a
+``report.json`` read back), which it reads as the typed report
+(:func:`~saber.reports.model.as_report`). Nothing is computed here: every number comes
+from the report.
 """
 
 from __future__ import annotations
@@ -10,10 +14,19 @@ import io
 import json
 import textwrap
 from dataclasses import dataclass
-from typing import Any
 
 from saber.games import BASELINE_SOURCES, get_game
 from saber.protocol import limits
+from saber.reports.model import (
+    Aggregates,
+    Atari5,
+    Interval,
+    Pair,
+    Report,
+    ReportLike,
+    Section,
+    as_report,
+)
 from saber.scoring import CLASS_NAMES
 
 __all__ = [
@@ -52,27 +65,21 @@ PER_GAME_COLUMNS = (
 )
 
 
-def deviations_by_agent(report: dict[str, Any]) -> dict[str, str]:
+def deviations_by_agent(report: ReportLike) -> dict[str, str]:
     """Agent -> how its runs differ from SABER, for the references that do (Dopamine's).
 
     Every table and figure prints it beside the agent, so nobody takes it for SABER.
     """
-    labels = {r["name"]: r.get("deviations") for r in report.get("references") or []}
-    found = {}
-    for agent, sections in report["agents"].items():
-        for section in sections.values():
-            label = labels.get(section.get("reference"))
-            if label:
-                found[agent] = label
-    return found
+    return as_report(report).deviations_by_agent()
 
 
-def time_limit_groups(report: dict[str, Any]) -> list[list[str]]:
+def time_limit_groups(report: ReportLike) -> list[list[str]]:
     """The report's time limits in groups of identical results, each printed once.
 
     A report of an older saber has no ``time_limit_groups``: each limit is its own group.
     """
-    return report.get("time_limit_groups") or [[limit] for limit in report["time_limits"]]
+    report = as_report(report)
+    return report.time_limit_groups or [[limit] for limit in report.time_limits]
 
 
 def group_title(group: list[str]) -> str:
@@ -99,31 +106,26 @@ def _marked(agent: str, deviations: dict[str, str]) -> str:
     return f"{agent} {NOT_SABER_MARK}" if agent in deviations else agent
 
 
-def to_json(report: dict[str, Any]) -> str:
-    """The report as indented JSON; refuses NaN and Infinity, which JSON does not have."""
-    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+def to_json(report: ReportLike) -> str:
+    """The report as indented JSON (:meth:`~saber.reports.model.Report.to_dict`): no NaN
+    and no Infinity, which JSON does not have (``null`` stands for them)."""
+    return json.dumps(as_report(report).to_dict(), indent=2, allow_nan=False) + "\n"
 
 
-def to_csv(report: dict[str, Any]) -> str:
+def to_csv(report: ReportLike) -> str:
     """One row per agent, time limit and game: the per-game part of the report."""
+    report = as_report(report)
     out = io.StringIO()
     writer = csv.DictWriter(
         out, fieldnames=PER_GAME_COLUMNS, lineterminator="\n", extrasaction="ignore"
     )
     writer.writeheader()
     deviations = deviations_by_agent(report)
-    for agent, sections in report["agents"].items():
+    for agent, sections in report.agents.items():
         for time_limit, section in sections.items():
-            for game, row in section["per_game"].items():
-                writer.writerow(
-                    {
-                        "agent": agent,
-                        "time_limit": time_limit,
-                        "game": game,
-                        **row,
-                        "deviations": deviations.get(agent, ""),
-                    }
-                )
+            for game, row in section.per_game.items():
+                cells = {**vars(row), "class": row.class_, "deviations": deviations.get(agent, "")}
+                writer.writerow({"agent": agent, "time_limit": time_limit, "game": game, **cells})
     return out.getvalue()
 
 
@@ -151,9 +153,9 @@ NO_INTERVAL_NOTE = (
 )
 
 
-def _has_interval(section: dict[str, Any]) -> bool:
+def _has_interval(section: Section) -> bool:
     """Whether the section has intervals: it resampled runs or episodes (``resampled``)."""
-    return section.get("resampled") is not None
+    return section.resampled is not None
 
 
 # What the intervals resampled (a section's "resampled"), in the words of the summary.
@@ -164,28 +166,26 @@ RESAMPLED_WORDS = {
 }
 
 
-def _resampled(report: dict[str, Any]) -> str:
-    units = {
-        s.get("resampled") for sections in report["agents"].values() for s in sections.values()
-    }
+def _resampled(report: Report) -> str:
+    units = {s.resampled for sections in report.agents.values() for s in sections.values()}
     words = [f"{unit}: {RESAMPLED_WORDS[unit]}" for unit in ("runs", "episodes") if unit in units]
     return "; ".join(words) if words else "none"
 
 
-def _runs_cell(section: dict[str, Any]) -> str:
+def _runs_cell(section: Section) -> str:
     """Runs counted in the aggregates, and the incomplete ones left out."""
-    counted = len(section.get("runs") or [])
-    left_out = len(section.get("runs_incomplete") or {})
+    counted = len(section.runs)
+    left_out = len(section.runs_incomplete)
     return f"{counted} (+{left_out} incomplete)" if left_out else str(counted)
 
 
-def _resampled_cell(section: dict[str, Any]) -> str:
+def _resampled_cell(section: Section) -> str:
     """What this row's intervals resampled, so that no row is mistaken for another's."""
-    unit = section.get("resampled")
+    unit = section.resampled
     return f"– {NO_INTERVAL}" if unit is None else unit
 
 
-def _estimate(value: str, ci: list[float | None], measured: bool) -> str:
+def _estimate(value: str, ci: Interval, measured: bool) -> str:
     if not measured:
         return f"{value} {NO_INTERVAL}"
     low, high = ci
@@ -194,8 +194,8 @@ def _estimate(value: str, ci: list[float | None], measured: bool) -> str:
     return f"{value} [{_pct(low)}, {'∞' if high is None else _pct(high)}]"
 
 
-def _median(block: dict[str, Any]) -> str:
-    return "∞" if block["median_infinite"] else _pct(block["median"])
+def _median(block: Aggregates) -> str:
+    return "∞" if block.median_infinite else _pct(block.median)
 
 
 def _table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
@@ -220,10 +220,10 @@ def _titles(games: list[str]) -> str:
     return ", ".join(sorted(get_game(g).title for g in games))
 
 
-def _atari5_cell(atari5: dict[str, Any]) -> str:
-    if atari5["estimate"] is not None:
-        return _pct(atari5["estimate"])
-    missing = atari5["missing"]
+def _atari5_cell(atari5: Atari5) -> str:
+    if atari5.estimate is not None:
+        return _pct(atari5.estimate)
+    missing = atari5.missing
     if not missing:
         return "–"
     if len(missing) > 2:  # the note under the table names them
@@ -231,40 +231,41 @@ def _atari5_cell(atari5: dict[str, Any]) -> str:
     return "needs " + " and ".join(get_game(g).title for g in missing)
 
 
-def _iqm_cell(section: dict[str, Any], block: str, measured: bool) -> str:
-    if "iqm" in section.get("omitted", {}).get(block, {}):
+def _iqm_cell(section: Section, block: str, measured: bool) -> str:
+    if "iqm" in section.omitted.get(block, {}):
         return "–"  # the notes say why
-    wr = section[block]
-    return _estimate(_pct(wr["iqm"]), wr["iqm_ci"], measured)
+    wr = section.block(block)
+    return _estimate(_pct(wr.iqm), wr.iqm_ci, measured)
 
 
-def summary_tables(report: dict[str, Any]) -> list[Table]:
+def summary_tables(report: ReportLike) -> list[Table]:
     """Two tables, so each fits a terminal: world-record aggregates, then classes, the
     human-normalized aggregates and Atari-5; one row per agent and group of identical
     time limits."""
-    ci = f"[{report['bootstrap']['confidence_pct']:g}% CI]"
+    report = as_report(report)
+    ci = f"[{report.bootstrap.confidence_pct:g}% CI]"
     header = ["Agent", "Time limit", "Games", f"Median {ci}", f"IQM {ci}", f"Mean {ci}"]
     header += ["Infinite", "Runs", "CI over"]
     classes = ["Agent", "Time limit", *(name.capitalize() for name in reversed(CLASS_NAMES))]
     classes += ["Human-normalized median", "Human-normalized mean", "Atari-5 estimate"]
     rows, class_rows = [], []
     deviations = deviations_by_agent(report)
-    for agent, sections in report["agents"].items():
+    for agent, sections in report.agents.items():
         for group in time_limit_groups(report):
             if group[0] not in sections:
                 continue
             s = sections[group[0]]
-            wr, human = s["world_record"], s["human"]
+            wr, human = s.world_record, s.human
             measured = _has_interval(s)
             rows.append(
                 [
                     _marked(agent, deviations),
                     group_title(group),
-                    str(wr["games"]),
-                    _estimate(_median(wr), wr["median_ci"], measured),
+                    str(wr.games),
+                    _estimate(_median(wr), wr.median_ci, measured),
                     _iqm_cell(s, "world_record", measured),
-                    _estimate(_pct(wr["mean"]), wr["mean_ci"], measured),
-                    str(len(wr["infinite"])),
+                    _estimate(_pct(wr.mean), wr.mean_ci, measured),
+                    str(len(wr.infinite)),
                     _runs_cell(s),
                     _resampled_cell(s),
                 ]
@@ -273,10 +274,10 @@ def summary_tables(report: dict[str, Any]) -> list[Table]:
                 [
                     _marked(agent, deviations),
                     group_title(group),
-                    *(str(s["classes"][name]) for name in reversed(CLASS_NAMES)),
+                    *(str(s.classes[name]) for name in reversed(CLASS_NAMES)),
                     _median(human),
-                    _pct(human["mean"]),
-                    _atari5_cell(s["atari5"]),
+                    _pct(human.mean),
+                    _atari5_cell(s.atari5),
                 ]
             )
     return [
@@ -307,7 +308,7 @@ def _group_words(group: list[str]) -> str:
     return ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else titles[0]
 
 
-def _who(report: dict[str, Any], agent: str, title: str) -> str:
+def _who(report: Report, agent: str, title: str) -> str:
     """An agent in a note, and its time limits unless they are all the report's, grouped."""
     groups = time_limit_groups(report)
     return agent if len(groups) == 1 and len(groups[0]) > 1 else f"{agent}, {title}"
@@ -318,18 +319,18 @@ def _flat(omitted: dict[str, dict[str, str]]) -> dict[str, str]:
     return {f"{part}.{key}": why for part, keys in omitted.items() for key, why in keys.items()}
 
 
-def _omitted(report: dict[str, Any]) -> list[str]:
+def _omitted(report: Report) -> list[str]:
     """One note per statistic and reason left out: who, and why."""
     found: dict[tuple[str, str], list[str]] = {}
     for group in time_limit_groups(report):
         title = group_title(group)
-        for agent, sections in report["agents"].items():
+        for agent, sections in report.agents.items():
             if group[0] in sections:
-                for key, why in _flat(sections[group[0]].get("omitted", {})).items():
+                for key, why in _flat(sections[group[0]].omitted).items():
                     found.setdefault((key, why), []).append(_who(report, agent, title))
-        comparison = report["comparisons"].get(group[0])
+        comparison = report.comparisons.get(group[0])
         if comparison:
-            for key, why in _flat(comparison.get("omitted", {})).items():
+            for key, why in _flat(comparison.omitted).items():
                 found.setdefault((key, why), []).append(title)
     groups = time_limit_groups(report)
     if len(groups) == 1 and len(groups[0]) > 1:  # every note is about the one group
@@ -340,12 +341,13 @@ def _omitted(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def notes(report: dict[str, Any], atari5: bool = True) -> list[str]:
+def notes(report: ReportLike, atari5: bool = True) -> list[str]:
     """The notes under the summary, one sentence or more each, in plain text.
 
     Args:
         atari5: include the notes on the Atari-5 estimate (the LaTeX tables have none).
     """
+    report = as_report(report)
     lines = []
     for group in time_limit_groups(report):
         if len(group) > 1:
@@ -354,36 +356,35 @@ def notes(report: dict[str, Any], atari5: bool = True) -> list[str]:
                 f"these time limits (no episode scored after {limits.time_limit(group[0]).title}"
                 f"): printed once."
             )
-    lines += report.get("like_for_like", {}).get("notes", [])
+    lines += report.like_for_like.notes
     lines += _omitted(report)
     return lines + _left_out_notes(report, atari5)
 
 
-def _left_out_notes(report: dict[str, Any], with_atari5: bool) -> list[str]:
+def _left_out_notes(report: Report, with_atari5: bool) -> list[str]:
     notes: dict[str, set[str]] = {note: set() for note in _LEFT_OUT_NOTES.values()}
     infinite = "infinite gameplay, left out of the human-normalized mean"
     atari5: dict[str, list[str]] = {}
     no_interval: dict[str, list[str]] = {}  # why (a section's interval_note) -> who
-    for agent, sections in report["agents"].items():
+    for agent, sections in report.agents.items():
         for group in time_limit_groups(report):
             if group[0] not in sections:
                 continue
             s, title = sections[group[0]], group_title(group)
             if not _has_interval(s):
-                why = s.get("interval_note") or NO_INTERVAL_NOTE.split(": ", 1)[1]
+                why = s.interval_note or NO_INTERVAL_NOTE.split(": ", 1)[1]
                 no_interval.setdefault(why, []).append(_who(report, agent, title))
             for block, missing in (
-                ("world_record", "no world record"),
-                ("human", "no human score"),
+                (s.world_record, "no world record"),
+                (s.human, "no human score"),
             ):
-                reasons = s[block].get("left_out_reasons", {})
-                for game in s[block]["left_out"]:
-                    reason = reasons.get(game, missing)
+                for game in block.left_out:
+                    reason = block.left_out_reasons.get(game, missing)
                     note = _LEFT_OUT_NOTES.get(reason, f"{reason}, left out of the aggregates")
                     notes.setdefault(note, set()).add(game)
-            notes.setdefault(infinite, set()).update(s["human"]["left_out_of_mean"])
-            if s["atari5"]["estimate"] is None and s["atari5"]["missing"]:
-                needs = f"needs {_titles(s['atari5']['missing'])}"
+            notes.setdefault(infinite, set()).update(s.human.left_out_of_mean)
+            if s.atari5.estimate is None and s.atari5.missing:
+                needs = f"needs {_titles(s.atari5.missing)}"
                 atari5.setdefault(needs, []).append(_who(report, agent, title))
     lines = [
         f"{NO_INTERVAL} No interval ({'; '.join(who)}): {why}." for why, who in no_interval.items()
@@ -397,7 +398,7 @@ def _left_out_notes(report: dict[str, Any], with_atari5: bool) -> list[str]:
         lines += [
             f"Atari-5 estimate empty ({'; '.join(who)}): {needs}." for needs, who in atari5.items()
         ]
-        caveat = next(iter(next(iter(report["agents"].values())).values()))["atari5"]["caveat"]
+        caveat = next(iter(next(iter(report.agents.values())).values())).atari5.caveat
         lines.append(f"Atari-5: {caveat}")
     by_label: dict[str, list[str]] = {}
     for agent, label in deviations_by_agent(report).items():
@@ -408,11 +409,9 @@ def _left_out_notes(report: dict[str, Any], with_atari5: bool) -> list[str]:
     return lines
 
 
-def source_lines(report: dict[str, Any]) -> list[str]:
+def source_lines(report: ReportLike) -> list[str]:
     """The sources to cite, one item each (after "Sources of the reference scores")."""
-    references = [
-        f"{r['name']}: {r['citation']}." for r in report.get("references") or [] if r["citation"]
-    ]
+    references = [f"{r.name}: {r.citation}." for r in as_report(report).references if r.citation]
     return [
         *(f"{text}." for text in BASELINE_SOURCES.values()),
         "Median, IQM, mean, optimality gap, intervals and probability of improvement: "
@@ -425,12 +424,13 @@ def source_lines(report: dict[str, Any]) -> list[str]:
 SOURCES_TITLE = "Sources of the reference scores (cite these):"
 
 
-def per_game_table(report: dict[str, Any], time_limit: str) -> Table:
+def per_game_table(report: ReportLike, time_limit: str) -> Table:
     """Raw scores beside the Random, Human and World-record columns, each agent's cell with
     its world-record-normalized score: "21.0 (100.0%)", "∞", "not run"."""
-    agents = [a for a, sections in report["agents"].items() if time_limit in sections]
+    report = as_report(report)
+    agents = [a for a, sections in report.agents.items() if time_limit in sections]
     games = sorted(
-        {g for a in agents for g in report["agents"][a][time_limit]["per_game"]},
+        {g for a in agents for g in report.agents[a][time_limit].per_game},
         key=lambda g: get_game(g).title,
     )
     deviations = deviations_by_agent(report)
@@ -446,72 +446,73 @@ def per_game_table(report: dict[str, Any], time_limit: str) -> Table:
             _score(info.world_record),
         ]
         for agent in agents:
-            cell = report["agents"][agent][time_limit]["per_game"].get(game)
+            cell = report.agents[agent][time_limit].per_game.get(game)
             if cell is None:
                 row.append("not run")
-            elif cell["infinite"]:
-                row.append(f"∞ {_score(cell['score'])}".rstrip(" –"))
-            elif cell["world_record_pct"] is None:
+            elif cell.infinite:
+                row.append(f"∞ {_score(cell.score)}".rstrip(" –"))
+            elif cell.world_record_pct is None:
                 why = "no record" if info.in_saber else "no SABER baseline"
-                row.append(f"{_score(cell['score'])} ({why})")
+                row.append(f"{_score(cell.score)} ({why})")
             else:
-                row.append(f"{_score(cell['score'])} ({_pct(cell['world_record_pct'])})")
+                row.append(f"{_score(cell.score)} ({_pct(cell.world_record_pct)})")
         rows.append(row)
     return Table(header, rows, "l" + "r" * (len(header) - 1))
 
 
-def _untested(report: dict[str, Any], time_limit: str, pair: dict[str, Any]) -> dict[str, list]:
+def _untested(report: Report, time_limit: str, pair: Pair) -> dict[str, list]:
     """Games of a pair without a Welch test, by reason (one episode, infinite gameplay)."""
     reasons: dict[str, list[str]] = {"one episode": [], "infinite gameplay": []}
-    for game, result in pair["welch"].items():
+    for game, result in pair.welch.items():
         if result is not None:
             continue
-        rows = [report["agents"][a][time_limit]["per_game"][game] for a in (pair["x"], pair["y"])]
-        reason = "infinite gameplay" if any(r["infinite"] for r in rows) else "one episode"
+        rows = [report.agents[a][time_limit].per_game[game] for a in (pair.x, pair.y)]
+        reason = "infinite gameplay" if any(r.infinite for r in rows) else "one episode"
         reasons[reason].append(game)
     return reasons
 
 
-def _welch_sentence(report: dict[str, Any], time_limit: str, pair: dict[str, Any]) -> str:
-    sig = pair["significant"]
-    tested = sum(result is not None for result in pair["welch"].values())
+def _welch_sentence(report: Report, time_limit: str, pair: Pair) -> str:
+    sig = pair.significant
+    tested = sum(result is not None for result in pair.welch.values())
     reasons = _untested(report, time_limit, pair)
     if not tested:
         why = "one episode" if reasons["one episode"] else "infinite gameplay"
-        if not pair["welch"]:
+        if not pair.welch:
             why = "no game in common"
         return f"Welch t-tests: no test ({why})."
     sentence = (
-        f"Welch t-tests (two-tailed, p < {sig['alpha']}) on {tested} of {len(pair['welch'])} "
-        f"games: {pair['x']} better on {sig['x_better']}, {pair['y']} on {sig['y_better']}"
+        f"Welch t-tests (two-tailed, p < {sig['alpha']}) on {tested} of {len(pair.welch)} "
+        f"games: {pair.x} better on {sig['x_better']}, {pair.y} on {sig['y_better']}"
     )
     skipped = [f"{why}: {_titles(games)}" for why, games in reasons.items() if games]
     return sentence + (f"; no test ({'; '.join(skipped)})." if skipped else ".")
 
 
-def comparison_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def comparison_lines(report: ReportLike) -> list[tuple[str, list[str]]]:
     """Per group of identical time limits with a comparison: its title and its sentences."""
+    report = as_report(report)
     found = []
     for group in time_limit_groups(report):
         time_limit = group[0]
-        comparison = report["comparisons"].get(time_limit)
+        comparison = report.comparisons.get(time_limit)
         if comparison is None:
             continue
         lines: list[str] = []
-        for pair in comparison["pairs"]:
-            poi = pair["probability_of_improvement"]
-            if pair.get("skipped") and comparison["games"]:
-                lines.append(f"P({pair['x']} > {pair['y']}): no comparison: {pair['skipped']}.")
+        for pair in comparison.pairs:
+            poi = pair.probability_of_improvement
+            if pair.skipped and comparison.games:
+                lines.append(f"P({pair.x} > {pair.y}): no comparison: {pair.skipped}.")
                 continue
-            low, high = pair.get("probability_of_improvement_ci") or (None, None)
+            low, high = pair.probability_of_improvement_ci
             ci = "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
-            unit = f" (over {pair['unit']})" if pair.get("unit") else ""
+            unit = f" (over {pair.unit})" if pair.unit else ""
             lines.append(
-                f"P({pair['x']} > {pair['y']}) = {'–' if poi is None else f'{poi:.3f}'}{ci}"
+                f"P({pair.x} > {pair.y}) = {'–' if poi is None else f'{poi:.3f}'}{ci}"
                 f"{unit}; " + _welch_sentence(report, time_limit, pair)
             )
-        if "mean" not in comparison.get("omitted", {}).get("inter_algorithm", {}):  # see notes
-            means = comparison["inter_algorithm"]["mean"]
+        if "mean" not in comparison.omitted.get("inter_algorithm", {}):  # see notes
+            means = comparison.inter_algorithm.mean
             lines.append(
                 "Mean inter-algorithm score (each game scaled to the agents' min..max): "
                 + ", ".join(f"{a} {_pct(m)}" for a, m in means.items())
@@ -521,32 +522,34 @@ def comparison_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return found
 
 
-def top_lines(report: dict[str, Any]) -> tuple[str | None, list[str], list[str]]:
+def top_lines(report: ReportLike) -> tuple[str | None, list[str], list[str]]:
     """What comes before the summary: the not-SABER warning (None when compliant), the
     readers' warnings, and the files read."""
+    report = as_report(report)
     warning = (
         None
-        if report["saber_compliant"]
+        if report.saber_compliant
         else "Warning: not SABER-compliant. These runs used settings that break the SABER "
         "protocol; their numbers are not SABER scores."
     )
-    return warning, list(report["warnings"]), list(report["sources"])
+    return warning, list(report.warnings), list(report.sources)
 
 
-def intro(report: dict[str, Any]) -> str:
+def intro(report: ReportLike) -> str:
     """The paragraph that says what the numbers are and how the intervals were made."""
-    boot = report["bootstrap"]
+    report = as_report(report)
+    boot = report.bootstrap
     return (
         "World-record-normalized scores in percent (100% = the human world record); infinite "
-        f"gameplay counts 200% in the mean and IQM. Intervals: {boot['confidence_pct']:g}% "
-        f"stratified bootstrap ({boot['resamples']} resamples, seed {boot['seed']}), resampling "
+        f"gameplay counts 200% in the mean and IQM. Intervals: {boot.confidence_pct:g}% "
+        f"stratified bootstrap ({boot.resamples} resamples, seed {boot.seed}), resampling "
         f"{_resampled(report)} (column CI over). Classes: "
         "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. "
         "Human-normalized: 100% = the beginner human of Mnih et al. (2015)."
     )
 
 
-def to_markdown(report: dict[str, Any]) -> str:
+def to_markdown(report: ReportLike) -> str:
     """The report as Markdown: the summary, then one per-game table per time limit.
 
     Laid out as the SABER paper: world-record-normalized median and mean, games per
@@ -554,6 +557,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     columns line up, so the same text reads in a terminal (``saber report DIR``). Time
     limits with identical results share one table (``time_limit_groups``).
     """
+    report = as_report(report)
     lines = ["# SABER report", ""]
     warning, warnings, sources = top_lines(report)
     if warning:
