@@ -86,18 +86,10 @@ def _evaluate(options: EvalOptions) -> None:
             options.episodes,
             out=options.out,
             backend=runs_on,
-            envs_per_worker=options.envs_per_worker,
-            base_seed=options.base_seed,
-            agent=options.agent_name,
-            run=options.run_name,
             env_options=env_options(options.env_option),
-            allow_non_saber=options.allow_non_saber,
-            progress=options.progress,
             command=sys.argv,
-            video=options.video,
-            replays=options.replays,
-            unit_timeout=options.unit_timeout,
             on_message=lambda message: click.echo(message, err=True),
+            **options.evaluate_keywords(),
         )
     _finish_eval(result, options.out, options.write_report)
     if result.failed or _missing_videos(result.records, options.out, options.video):

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from saber.cli.options import at_least, stacked
+from saber.cli.options import at_least, bounded_number, stacked
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,6 +45,24 @@ class EvalOptions:
     video: int
     replays: bool
 
+    def evaluate_keywords(self) -> dict[str, Any]:
+        """The keywords of :func:`saber.harness.evaluate` that options give as they are
+        (docs/cli-and-api.md: ``--agent-name`` is ``agent=``, ``--run`` is ``run=``)."""
+        same = {name: getattr(self, name) for name in _EVALUATE_KEYWORDS_OF_THE_SAME_NAME}
+        return {**same, "agent": self.agent_name, "run": self.run_name}
+
+
+# The options whose value evaluate() takes under the option's own name.
+_EVALUATE_KEYWORDS_OF_THE_SAME_NAME = (
+    "envs_per_worker",
+    "base_seed",
+    "allow_non_saber",
+    "progress",
+    "video",
+    "replays",
+    "unit_timeout",
+)
+
 
 _what_to_play = stacked(
     click.option(
@@ -66,11 +84,10 @@ _what_to_play = stacked(
         help="Comma-separated game names (any single-player ROM of ale-py; outside the 61 SABER "
         "games, no SABER baseline), or all (the 61), atari57, atari5, atari10. See saber list.",
     ),
-    click.option(
+    bounded_number(
         "--episodes",
         default=100,
-        show_default=True,
-        callback=at_least(1),
+        minimum=1,
         help="Episodes per game.",
     ),
     click.option(
@@ -99,11 +116,10 @@ _how_it_plays = stacked(
         callback=at_least(0),
         help="Worker processes [default: one per usable core, measured best with real policies], never more than the episodes to play; 0 runs in this process. With --backend dask and no --address: local cluster size.",
     ),
-    click.option(
+    bounded_number(
         "--envs-per-worker",
         default=8,
-        show_default=True,
-        callback=at_least(1),
+        minimum=1,
         help="Envs per worker's vector env: the policy's batch size (8: within 2% of 16 with real policies, filled by half the episodes).",
     ),
     click.option(
@@ -111,21 +127,20 @@ _how_it_plays = stacked(
         is_flag=True,
         help="Build the policy once, in a process of its own that acts for every worker on batches of workers x envs-per-worker (a policy on a GPU: one model, one CUDA context), instead of once per worker.",
     ),
-    click.option(
+    bounded_number(
         "--seed",
         "base_seed",
         default=0,
-        show_default=True,
-        callback=at_least(0),
+        minimum=0,
         help="Base seed; every episode's seed derives from it, the game and the episode index.",
     ),
-    click.option(
+    bounded_number(
         "--unit-timeout",
         default=300.0,
-        show_default=True,
-        callback=at_least(0, above=True),
+        minimum=0,
         help="Seconds a work unit may go without frame progress before its worker is stopped; "
         "the unit is retried once, then its episodes are recorded as failed. Not with --workers 0.",
+        above=True,
     ),
 )
 
@@ -149,12 +164,12 @@ _dask = stacked(
         help="Dask scheduler address (tcp://host:8786 or tls://host:8786); needs "
         'pip install "saber-ale[dask]", or from a checkout pip install ".[dask]".',
     ),
-    click.option(
+    bounded_number(
         "--dask-timeout",
         default=10.0,
-        show_default=True,
-        callback=at_least(0, above=True),
+        minimum=0,
         help="Seconds to wait for the Dask scheduler.",
+        above=True,
     ),
     _pem_file("--tls-ca-file", "the CA certificate (PEM) that signed the cluster's"),
     _pem_file("--tls-cert", "this client's certificate (PEM)"),

@@ -110,6 +110,20 @@ def at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any]
     return check
 
 
+def bounded_number(
+    *names: str, default: float, minimum: float, help: str, above: bool = False
+) -> Callable[[F], F]:
+    """A number option with a default (shown in help) and a lower bound (:func:`at_least`,
+    ``above``: the bound itself is refused); the number's type is the default's."""
+    return click.option(
+        *names,
+        default=default,
+        show_default=True,
+        callback=at_least(minimum, above=above),
+        help=help,
+    )
+
+
 def moved_to_training(ctx: click.Context, param: click.Parameter, value: Any) -> None:
     """The callback of ``saber report --training`` and ``--at``: they moved to a command."""
     if value is not None:
