@@ -2,4 +2,5 @@
 
 from saber.cli import main
 
-main()
+if __name__ == "__main__":  # not on import (a doctest collector imports every module)
+    main()
