@@ -183,6 +183,32 @@ def test_a_corrupt_or_missing_replay_file_is_named(
     assert all(line.startswith("breakout episode 2: ") for line in lines)
 
 
+def test_sample_seed_draws_the_episodes_verify_run_draws(run: Path, tmp_path: Path) -> None:
+    """``--sample 1 --sample-seed S`` checks the episode that ``verify_run(sample=1,
+    seed=S)`` draws: with one replay missing, the seed that draws its episode fails and a
+    seed that draws another passes."""
+    directory = _copy(run, tmp_path)
+    (directory / "replays/breakout/episode-2.saber-replay").unlink()
+    drawn = {seed: verify_run(run, sample=1, seed=seed, workers=0).checks[0].episode
+             for seed in range(20)}  # fmt: skip
+    hits = [seed for seed, episode in drawn.items() if episode == 2]
+    misses = [seed for seed, episode in drawn.items() if episode != 2]
+    assert hits and misses, drawn
+    code, output = _verify(directory, "--sample", "1", "--sample-seed", str(hits[0]))
+    assert code == 1 and "breakout episode 2: " in output, output
+    code, output = _verify(directory, "--sample", "1", "--sample-seed", str(misses[0]))
+    assert code == 0, output
+
+
+def test_the_old_seed_flag_names_the_new_one(run: Path) -> None:
+    result = CliRunner().invoke(main, ["verify", str(run), "--sample", "1", "--seed", "5"])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "Error: saber verify --seed is now --sample-seed (the seed of the --sample draw); "
+        "--seed is the episode base seed of saber eval only"
+    ]
+
+
 def test_a_run_of_other_versions_is_verified_and_the_differences_stated(
     run: Path, tmp_path: Path
 ) -> None:

@@ -110,7 +110,7 @@ def test_missing_scores_and_missing_file_are_usage_errors(tmp_path):
     ("args", "message"),
     [
         (["--resamples", "0"], "Invalid value for --resamples: must be >= 1, got 0"),
-        (["--seed", "-1"], "Invalid value for --seed: must be >= 0, got -1"),
+        (["--bootstrap-seed", "-1"], "Invalid value for --bootstrap-seed: must be >= 0, got -1"),
         (["--plots", "f", "--dpi", "0"], "Invalid value for --dpi: must be >= 1, got 0"),
         (["--plots", "f", "--plot-format", "png,bmp"], "Invalid value for --plot-format: bmp"),
         (["--dpi", "300"], "--dpi needs --plots DIRECTORY"),
@@ -123,6 +123,33 @@ def test_bad_options_name_the_flag_and_write_nothing(tmp_path, monkeypatch, args
     assert result.exit_code == 2
     assert message in result.output
     assert files(tmp_path) == []
+
+
+def test_the_old_seed_flag_names_the_new_one_and_writes_nothing(tmp_path, monkeypatch):
+    """``saber report --seed`` (before 0.4 the bootstrap seed): one line naming
+    --bootstrap-seed, exit 2, no file written (docs/cli-and-api.md, one word, one seed)."""
+    monkeypatch.chdir(tmp_path)
+    result = run("report", str(EXAMPLE), "--json", "r.json", "--seed", "3")
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "Error: saber report --seed is now --bootstrap-seed (the seed of the bootstrap "
+        "intervals); --seed is the episode base seed of saber eval only"
+    ]
+    assert files(tmp_path) == []
+
+
+def test_bootstrap_seed_seeds_the_intervals(tmp_path):
+    """``--bootstrap-seed S`` gives the report of ``build_report(table, seed=S)``."""
+    from saber.reports import build_report, to_json
+    from saber.scoring import read_scores
+
+    out = tmp_path / "r.json"
+    result = run("report", str(EXAMPLE), "--json", str(out), "--resamples", "50",
+                 "--bootstrap-seed", "7")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    table = read_scores(EXAMPLE)
+    assert out.read_text() == to_json(build_report(table, seed=7, n_resamples=50))
+    assert out.read_text() != to_json(build_report(table, seed=8, n_resamples=50))
 
 
 def test_missing_matplotlib_is_found_before_anything_is_written(tmp_path, monkeypatch):

@@ -647,7 +647,7 @@ _SETTING_TEXT = st.one_of(
 @prop(name=st.sampled_from(_SETTING_NAMES), text=_SETTING_TEXT)
 def env_options(name: str, text: str) -> None:
     """``--env-option NAME=TEXT``: settings, or one line of error (before any run)."""
-    from saber.cli import _env_options
+    from saber.cli.eval import env_options as _env_options
 
     options = _env_options((f"{name}={text}",))
     read_or_refuse(SaberSettings.from_overrides, **options)

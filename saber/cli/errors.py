@@ -1,0 +1,71 @@
+"""How a ``saber`` command fails: one line on stderr, an exit status, no traceback.
+
+The one home of the CLI's error-to-message machinery: :class:`~saber.errors.SaberError`
+and ``OSError`` turned into messages (:func:`saber_errors_as_messages`), the refusal to
+replace a file the user did not ask to replace (:func:`refuse_overwrite`, the ``--force``
+check), writing a file whole or not at all (:func:`write_whole`), and a flag that was
+renamed (:class:`RenamedOptionError`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from saber.errors import OutputExistsError, SaberError, os_error_message
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def saber_errors_as_messages(command: F) -> F:
+    """Errors as one line on stderr and exit status 1, without a traceback: a
+    :class:`SaberError` says its message; any other ``OSError`` (a read-only or full
+    disk, a file where a directory should be, a missing file) names its path and what to
+    do (:func:`saber.errors.os_error_message`), for every command."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except SaberError as error:
+            raise click.ClickException(str(error)) from error
+        except OSError as error:
+            raise click.ClickException(os_error_message(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+class RenamedOptionError(click.ClickException):
+    """A flag that a command no longer takes under this name: one line that names the new
+    one, and exit status 2, click's status for a command line it cannot use."""
+
+    exit_code = 2
+
+
+def refuse_overwrite(paths: Iterable[Path | None], force: bool) -> None:
+    """Refuse, before any work, to replace an existing file the user did not ask to replace.
+
+    Raises:
+        OutputExistsError: one of ``paths`` exists and ``force`` is False.
+    """
+    if force:
+        return
+    for path in paths:
+        if path is not None and Path(path).exists():
+            raise OutputExistsError(
+                f"{path} exists already; pass --force to replace it, or choose another name"
+            )
+
+
+def write_whole(path: Path, text: str) -> Path:
+    """Write a file whole or not at all (a full disk leaves no half file); a missing
+    parent directory is created. An OSError becomes one line (saber_errors_as_messages)."""
+    from saber.protocol.rundir import write_atomically
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, text)
+    return path

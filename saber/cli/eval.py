@@ -1,0 +1,210 @@
+"""``saber eval``: evaluate an agent under the SABER protocol (saber.harness.evaluate)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from saber.cli.errors import saber_errors_as_messages
+from saber.cli.eval_options import EvalOptions, eval_options
+from saber.cli.streams import prints_to_stderr
+from saber.cli.user_code import import_from_working_directory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _stops_cleanly_on_sigterm(command: F) -> F:
+    """Ctrl-C and SIGTERM end the command with one line and 130 or 143 (128 + the signal).
+
+    The SIGTERM handler stays for the whole command (the report included), not only while
+    ``evaluate()`` runs, and it acts once (:func:`saber.harness.evaluate.terminate_once`):
+    a second SIGTERM must not kill the process in the middle of its clean stop.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import signal
+        import sys
+
+        from saber.harness.evaluate import Terminated, terminate_once
+
+        previous = signal.signal(signal.SIGTERM, terminate_once())
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as interrupt:
+            terminated = isinstance(interrupt, Terminated)
+            if terminated:
+                previous = signal.SIG_IGN  # exiting: a later SIGTERM must not kill it halfway
+            click.echo(
+                f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished "
+                f"episodes are in {kwargs['out'] / 'episodes.jsonl'}; run the same command "
+                "to resume.",
+                err=True,
+            )
+            sys.exit(143 if terminated else 130)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.command("eval")
+@eval_options
+@saber_errors_as_messages
+@_stops_cleanly_on_sigterm
+def eval_command(**options: Any) -> None:
+    """Evaluate an agent under the SABER protocol: --episodes per game, resumable.
+
+    Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
+    the provenance. Ctrl-C or SIGTERM stops cleanly; the same command resumes. At the end the SABER
+    report is written to OUT/report.json and OUT/report.md and printed. The exit status
+    is 1 when any episode ended as a failure, or a video asked for could not be made
+    (the same command films it again).
+    """
+    _evaluate(EvalOptions(**options))
+
+
+def _evaluate(options: EvalOptions) -> None:
+    """``saber eval`` once its options are read: check, play, report, exit status."""
+    import sys
+
+    from saber.harness import evaluate
+
+    runs_on = _where_it_runs(options)
+    # What runs (saber.harness.workers_line), as capped to the episodes to play, is said by
+    # evaluate() through on_message: after every check, so an error comes first.
+    if options.write_report:
+        _import_in_background("saber.reports")
+    with prints_to_stderr():  # stdout carries only the report: saber eval ... > report.md
+        result = evaluate(
+            options.agent,
+            options.games,
+            options.episodes,
+            out=options.out,
+            backend=runs_on,
+            env_options=env_options(options.env_option),
+            command=sys.argv,
+            on_message=lambda message: click.echo(message, err=True),
+            **options.evaluate_keywords(),
+        )
+    _finish_eval(result, options.out, options.write_report)
+    if result.failed or _missing_videos(result.records, options.out, options.video):
+        sys.exit(1)
+
+
+def _where_it_runs(options: EvalOptions) -> Any:
+    """The backend that ``--backend``, ``--workers``, ``--address`` and their kin ask for,
+    after every check of the options that go together (each a one-line error)."""
+    from saber.harness import Dask, Inline, Processes
+
+    dask = options.backend == "dask"
+    if dask and options.workers == 0:
+        raise click.ClickException("--workers must be >= 1 with --backend dask, actually: 0")
+    if options.policy_process and (dask or options.workers == 0):
+        raise click.ClickException(
+            "--policy-process needs local worker processes (--workers 1 or more, no --backend dask)"
+        )
+    tls = {
+        name: value
+        for name, value in (
+            ("tls_ca_file", options.tls_ca_file),
+            ("tls_client_cert", options.tls_cert),
+            ("tls_client_key", options.tls_key),
+        )
+        if value
+    }
+    if tls and not dask:
+        raise click.ClickException("--tls-ca-file, --tls-cert and --tls-key need --backend dask")
+    if options.run_name is not None and not options.run_name.strip():
+        raise click.ClickException("--run must be a non-empty name")
+    if options.agent_name is not None and not options.agent_name.strip():
+        raise click.ClickException("--agent-name must be a non-empty name")
+    import_from_working_directory(options.agent)
+    if dask:
+        return Dask(options.address, options.workers, options.dask_timeout, tls or None)
+    if options.address is not None:
+        raise click.ClickException("--address needs --backend dask")
+    return Inline() if options.workers == 0 else Processes(options.workers, options.policy_process)
+
+
+def env_options(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; values are read as JSON (``400``, ``null``, ``0.0``), else text."""
+    import json
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, separator, text = pair.partition("=")
+        if not separator or not key.strip():
+            raise click.BadParameter(
+                f"Expect KEY=VALUE, actually: {pair!r}", param_hint="--env-option"
+            )
+        try:
+            options[key.strip()] = json.loads(text)
+        except (ValueError, RecursionError):  # not JSON (or 5000 digits, nested 1000s deep)
+            options[key.strip()] = text
+    return options
+
+
+def _import_in_background(module: str) -> None:
+    """Import ``module`` in a thread while the episodes play: the report's imports (SciPy)
+    take about 0.7 s of CPU, which after the last episode would be 0.7 s more of wall
+    time for every run. Not a daemon thread: the interpreter waits for it at exit."""
+    import importlib
+    import threading
+
+    threading.Thread(
+        target=importlib.import_module, args=(module,), name=f"saber-import-{module}"
+    ).start()
+
+
+def _finish_eval(result: Any, out: Path, write_report: bool) -> None:
+    """What ``saber eval`` says and writes once the episodes are done."""
+    rate = result.frames / result.seconds if result.seconds else 0.0
+    click.echo(
+        f"{result.new_episodes} new episodes in {result.seconds:,.1f} s ({rate:,.0f} frames/s); "
+        f"{len(result.records)} episodes in {out}",
+        err=True,
+    )
+    if write_report and result.finished:
+        from saber.reports import to_markdown
+
+        report = result.report()
+        paths = result.write_report(report=report)
+        click.echo(to_markdown(report))
+        for path in paths:
+            click.echo(f"wrote {path}", err=True)
+    for reason, count in result.failure_reasons.items():
+        click.echo(f"failed {count} time(s): {reason}", err=True)
+    summary = result.summary()
+    recovered = f" ({summary['recovered']} after a retry)" if summary["recovered"] else ""
+    click.echo(f"{result.finished} finished{recovered}, {len(result.failed)} failed", err=True)
+
+
+def _missing_videos(records: list[dict[str, Any]], out: Path, video: int) -> bool:
+    """Say which videos asked for (the first ``video`` finished episodes of every game)
+    are not there, one line each, with why where the note says; True if any.
+
+    A missing video makes the exit status 1, as a failed episode does: something asked
+    for is not there. The records and the report are whole; the same command films the
+    missing videos again from the replays (:func:`saber.training.video.film_missing`).
+    """
+    from saber.training.video import list_video_errors, video_path
+
+    why = {error["video"]: error["error"] for error in list_video_errors(out)} if video else {}
+    missing = [
+        video_path(out, record["game"], record["episode"])
+        for record in records
+        if "error" not in record and record["episode"] < video
+    ]
+    missing = [path for path in missing if not path.exists()]
+    for path in missing:
+        reason = why.get(path.relative_to(out).as_posix(), "see the warnings above")
+        click.echo(
+            f"no video {path}: {reason}; mend that and run the same command again to film it",
+            err=True,
+        )
+    return bool(missing)
