@@ -134,7 +134,7 @@ def report(
     several runs (seeds) of one agent give intervals over runs. With --reference, SCORES
     may be left out: saber report --reference saber-paper reports the paper's agents.
     """
-    from saber.reports import build_report, to_csv, to_json, to_markdown
+    from saber.reports import make_report, to_csv, to_json, to_markdown
     from saber.reports.latex import to_latex
 
     # Every check before any work, so a bad option never leaves half the files written.
@@ -156,7 +156,7 @@ def report(
 
         require_matplotlib()  # the page's figures: fail before any file is written
     table = _score_table(scores, references, games_spec)
-    result = build_report(table, seed=bootstrap_seed, n_resamples=resamples)
+    result = make_report(table, seed=bootstrap_seed, n_resamples=resamples)  # typed, once
     outputs = {json_out: to_json, markdown_out: to_markdown, csv_out: to_csv, latex_out: to_latex}
     if html_out is not None:
         from saber.reports.html import to_html

@@ -447,7 +447,6 @@ class Report:
         }
 
 
-
 ReportLike: TypeAlias = Report | Mapping[str, Any]
 """What a renderer accepts: the typed :class:`Report`, or its JSON document."""
 
