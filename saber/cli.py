@@ -687,7 +687,8 @@ def eval_command(
     """
     import sys
 
-    from saber.harness import Dask, Inline, Processes, evaluate
+    from saber.harness import EnvOptions, Recording, evaluate
+    from saber.harness.backends import backend_for
 
     if backend == "dask" and workers == 0:
         raise click.ClickException("--workers must be >= 1 with --backend dask, actually: 0")
@@ -711,12 +712,18 @@ def eval_command(
     if agent_name is not None and not agent_name.strip():
         raise click.ClickException("--agent-name must be a non-empty name")
     _import_from_working_directory(agent)
-    if backend == "dask":
-        runs_on: Any = Dask(address, workers, dask_timeout, tls or None)
-    elif address is not None:
+    if address is not None and backend != "dask":
         raise click.ClickException("--address needs --backend dask")
-    else:
-        runs_on = Inline() if workers == 0 else Processes(workers, policy_process)
+    runs_on = backend_for(
+        backend,
+        workers,
+        policy_process=policy_process,
+        address=address,
+        timeout=dask_timeout,
+        security=tls or None,
+        envs_per_worker=envs_per_worker,
+        unit_timeout=unit_timeout,
+    )
     # What runs (saber.harness.workers_line), as capped to the episodes to play, is said by
     # evaluate() through on_message: after every check, so an error comes first.
     if write_report:
@@ -728,17 +735,12 @@ def eval_command(
             episodes,
             out=out,
             backend=runs_on,
-            envs_per_worker=envs_per_worker,
             base_seed=base_seed,
             agent=agent_name,
             run=run_name,
-            env_options=_env_options(env_option),
-            allow_non_saber=allow_non_saber,
+            env_options=EnvOptions(_env_options(env_option), allow_non_saber),
+            recording=Recording(replays, video, sys.argv),
             progress=progress,
-            command=sys.argv,
-            video=video,
-            replays=replays,
-            unit_timeout=unit_timeout,
             on_message=lambda message: click.echo(message, err=True),
         )
     _finish_eval(result, out, write_report)
