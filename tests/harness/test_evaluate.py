@@ -275,10 +275,10 @@ def test_plain_function_policy_in_process(tmp_path: Path) -> None:
 
 def test_policy_class_is_built_per_worker_as_in_a_spec(tmp_path: Path) -> None:
     # A class is a factory whether it is given as "module:Class" or as the class itself.
-    kwargs = {"envs_per_worker": 1, "progress": False}
-    by_spec = evaluate("tests.harness.helpers:Fire", "breakout", 2, out=tmp_path / "s", backend=Inline(), **kwargs)  # fmt: skip
-    by_class = evaluate(Fire, "breakout", 2, out=tmp_path / "c", backend=Inline(), **kwargs)
-    in_workers = evaluate(Fire, "breakout", 2, out=tmp_path / "w", backend=Processes(2), **kwargs)
+    inline = Inline(envs_per_worker=1)
+    by_spec = evaluate("tests.harness.helpers:Fire", "breakout", 2, out=tmp_path / "s", backend=inline, progress=False)  # fmt: skip
+    by_class = evaluate(Fire, "breakout", 2, out=tmp_path / "c", backend=inline, progress=False)
+    in_workers = evaluate(Fire, "breakout", 2, out=tmp_path / "w", backend=Processes(2, envs_per_worker=1), progress=False)  # fmt: skip
     for result in (by_spec, by_class, in_workers):
         assert not result.failed
         assert [(r["agent"], r["steps"]) for r in result.records] == [

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.harness import Inline, evaluate
+from saber.harness import Inline, Recording, evaluate
 from saber.protocol.replay import Replay, encode_replay, read_replay, sha256_of
 from saber.protocol.rundir import EPISODES_FILE, episodes_log_checkpoint
 from saber.replay import verify_run
@@ -201,7 +201,7 @@ def test_a_run_of_other_versions_is_verified_and_the_differences_stated(
 
 def test_a_run_without_replays_is_not_verified(tmp_path: Path) -> None:
     out = tmp_path / "bare"
-    evaluate("random", "breakout", 1, out=out, backend=Inline(), env_options=short_env(), progress=False, replays=False)  # fmt: skip
+    evaluate("random", "breakout", 1, out=out, backend=Inline(), env_options=short_env(), progress=False, recording=Recording(replays=False))  # fmt: skip
     assert "replay" not in _records(out)[0] and not (out / "replays").exists()
     code, output = _verify(out)
     assert code == 1 and "breakout episode 0: no replay recorded" in output
