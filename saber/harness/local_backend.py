@@ -27,21 +27,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from saber.harness import work
 from saber.harness.backend_base import BackendError, timeout_message
 from saber.harness.child import become_child_process
 from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
 from saber.harness.threads import policy_threads, worker_environment
-from saber.harness.work import (
-    Event,
-    FailureKind,
-    Job,
-    UnitDrained,
-    UnitFailed,
-    UnitFinished,
-    UnitStarted,
-    WorkUnit,
-)
+from saber.harness.work import Event, FailureKind, Job, WorkUnit
 
 __all__ = ["InlineBackend", "LocalBackend"]
 
@@ -173,14 +165,14 @@ class _Worker:
         if not self.units:
             self.drained = False
 
-    def failure(self, kind: FailureKind, error: str) -> tuple[UnitFailed, list[WorkUnit]]:
+    def failure(self, kind: FailureKind, error: str) -> tuple[work.UnitFailed, list[WorkUnit]]:
         """It died or was stopped: one failure of its first unit and the others it had
         started, and the units it had not started yet (to run elsewhere, not failed)."""
         first, *others = self.units
         failed = [unit.unit_id for unit in others if unit.unit_id in self.started]
         waiting = [unit for unit in others if unit.unit_id not in self.started]
         self.units, self.started, self.drained = [], set(), False
-        return UnitFailed(first.unit_id, kind, error, also=tuple(failed)), waiting
+        return work.UnitFailed(first.unit_id, kind, error, also=tuple(failed)), waiting
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -276,17 +268,17 @@ class LocalBackend:
                 if isinstance(event, _SpecVerdict):
                     self._spec_verdict = self._spec_verdict or event
                     continue
-                if isinstance(event, UnitDrained):  # for the dispatch, not the run
+                if isinstance(event, work.UnitDrained):  # for the dispatch, not the run
                     last = worker.units[-1] if worker.units else None
                     worker.drained = (
                         last is not None and last.unit_id == event.unit_id and last.attempt == 0
                     )
                     continue
-                if isinstance(event, UnitStarted):
+                if isinstance(event, work.UnitStarted):
                     worker.started.add(event.unit_id)
-                elif isinstance(event, UnitFinished):
+                elif isinstance(event, work.UnitFinished):
                     worker.done([event.unit_id])
-                elif isinstance(event, UnitFailed):
+                elif isinstance(event, work.UnitFailed):
                     worker.done([event.unit_id, *event.also])
                 yield event
         except (EOFError, OSError):
