@@ -229,14 +229,20 @@ class _Call:
         envs = self.runs_on.envs_per_worker
         return Job(agent, policy, overrides, envs, threads, films, run, self.recording.replays)
 
-    def play(self, store: ResultsStore, job: Job, started: Backend | None) -> EvaluationResult:
-        """The session: play the units left (on ``started``, or a backend started here),
-        film what is missing, and record in ``run.json`` how the session ended."""
+    def play(
+        self,
+        store: ResultsStore,
+        job: Job,
+        pending: dict[str, list[tuple[int, int]]],
+        started: Backend | None,
+    ) -> EvaluationResult:
+        """The session: play the ``pending`` episodes (on ``started``, or a backend started
+        here), film what is missing, and record in ``run.json`` how the session ended."""
         store.begin()
         for line in (store.recovered, _resume_message(store, self.requested)):
             if line:
                 self.say(line)
-        units = plan_units(self.pending(store), self.runs_on.parallelism, job.envs_per_worker)
+        units = plan_units(pending, self.runs_on.parallelism, job.envs_per_worker)
         earlier = [key for key in self.requested if key in store.finished]  # not played again
         bar = Progress(sum(len(unit.episodes) for unit in units), self.progress, job.agent)
         loop: RunLoop | None = None
@@ -416,7 +422,8 @@ def evaluate(
     # The directory is locked and read (every check of the run) before any worker starts,
     # and written only once the quick probe has passed (_Call.play: ResultsStore.begin).
     with sigterm_as_interrupt(), ResultsStore.read(directory, run_info) as store:
-        work = sum(len(pairs) for pairs in call.pending(store).values())
+        pending = call.pending(store)
+        work = sum(len(pairs) for pairs in pending.values())
         call.announce(work)
         job = call.job(agent_name, policy_or_spec, directory, run)
         with _workers_starting(call.runs_on, job, work) as started_backend:
@@ -426,4 +433,4 @@ def evaluate(
                 require_saber_env(dict(env.overrides))
             if in_worker and isinstance(started_backend, LocalBackend):
                 started_backend.check_spec()  # PolicyError: as resolve_spec raises it here
-            return call.play(store, job, started_backend)
+            return call.play(store, job, pending, started_backend)
