@@ -2,7 +2,7 @@
 
 Each round runs, in fresh processes (the probe's verdict is kept per process), the same
 1-episode evaluation of the NOOP agent on Pong in this process (``workers=0``), once
-with the probe (the default) and once without (``allow_non_saber=True``, which skips it);
+with the probe (the default) and once without (``EnvOptions(allow_non_saber=True)``, which skips it);
 the two are interleaved, and the table gives the median and spread of the per-round
 differences and ratios. It also times the probe alone in a fresh process (cold: imports,
 twin emulators, the ROM table) and again in the same process (warm: other options).
@@ -25,7 +25,7 @@ EVAL = """
 import time, tempfile, saber
 started = time.perf_counter()
 saber.evaluate("noop", "pong", episodes=1, backend=saber.harness.Inline(), out=tempfile.mkdtemp(),
-               allow_non_saber={allow}, progress=False)
+               env_options=saber.harness.EnvOptions(allow_non_saber={allow}), progress=False)
 print(time.perf_counter() - started)
 """
 

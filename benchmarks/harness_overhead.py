@@ -81,10 +81,10 @@ def harness(game: str, episodes: int, envs: int, workers: int, threads: int | No
             game,
             episodes,
             out=out,
-            backend=Inline() if workers == 0 else Processes(workers),
-            envs_per_worker=envs,
+            backend=(
+                Inline(envs, threads) if workers == 0 else Processes(workers, False, envs, threads)
+            ),
             progress=False,
-            emulation_threads=threads,
         )
     return sum(record["frames"] for record in result.records)
 

@@ -42,7 +42,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from saber.harness import Inline, Processes, evaluate
+from saber.harness import Inline, Processes, Recording, evaluate
 from saber.protocol.replay import read_replay
 
 FLOOR_BITS = math.log2(18)  # uniform over the 18 actions
@@ -62,11 +62,11 @@ def run(
 ) -> tuple[int, float, float, Path]:
     """Evaluate once; returns (frames, wall seconds, CPU seconds, directory)."""
     directory = Path(tempfile.mkdtemp(prefix="saber-replay-bench-"))
-    backend = Inline() if workers == 0 else Processes(workers)
     rows = episodes if workers == 0 else max(1, episodes // workers)
+    backend = Inline(rows) if workers == 0 else Processes(workers, envs_per_worker=rows)
     started, cpu = time.perf_counter(), _cpu()
     result = evaluate(agent, game, episodes, out=directory, backend=backend,
-                      envs_per_worker=rows, progress=False, replays=replays)  # fmt: skip
+                      recording=Recording(replays=replays), progress=False)  # fmt: skip
     return result.frames, time.perf_counter() - started, _cpu() - cpu, directory
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from nature_cnn import NatureCNN, QNetworkPolicy, load_checkpoint, save_checkpoint
 
-from saber.harness import Inline, Processes, evaluate
+from saber.harness import EnvOptions, Inline, Processes, evaluate
 from saber.reports import to_markdown
 
 # protocol.md fixes the environment, not the agent: it says nothing about an evaluation
@@ -83,13 +83,15 @@ def main(argv: list[str] | None = None) -> int:
         args.games,
         episodes=args.episodes,
         out=args.out,
-        backend=Inline() if args.workers == 0 else Processes(args.workers),
-        envs_per_worker=args.envs_per_worker,
+        backend=(
+            Inline(args.envs_per_worker)
+            if args.workers == 0
+            else Processes(args.workers, envs_per_worker=args.envs_per_worker)
+        ),
         base_seed=args.seed,
         # The name in every record: which network, and the epsilon it was played with.
         agent=f"nature-cnn:{args.checkpoint.name}:epsilon={args.epsilon}",
-        env_options=overrides,
-        allow_non_saber=bool(overrides),
+        env_options=EnvOptions(overrides, allow_non_saber=bool(overrides)),
         progress=True,
     )
     result.write_report()

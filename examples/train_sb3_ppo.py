@@ -41,7 +41,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3 import PPO
 
 import saber  # noqa: F401  (registers SABER/*: Gymnasium 1.x loads no entry-point plugins)
-from saber.harness import Inline, PerEpisodeGenerators, Processes, evaluate
+from saber.harness import EnvOptions, Inline, PerEpisodeGenerators, Processes, evaluate
 from saber.reports import to_markdown
 from saber.training import VectorTrainingRecorder, format_training_scores, training_scores
 from saber.training.sb3 import SaberVecEnv
@@ -196,8 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         backend=Inline() if args.eval_workers == 0 else Processes(args.eval_workers),
         base_seed=args.seed,
         agent=f"sb3-ppo:{args.out.name}:{'argmax' if args.deterministic else 'sampled'}",
-        env_options=overrides,
-        allow_non_saber=bool(overrides),
+        env_options=EnvOptions(overrides, allow_non_saber=bool(overrides)),
         progress=True,
     )
     result.write_report()

@@ -72,7 +72,7 @@ def _evaluate(options: EvalOptions) -> None:
     """``saber eval`` once its options are read: check, play, report, exit status."""
     import sys
 
-    from saber.harness import evaluate
+    from saber.harness import EnvOptions, Recording, evaluate
 
     runs_on = _where_it_runs(options)
     # What runs (saber.harness.workers_line), as capped to the episodes to play, is said by
@@ -86,8 +86,8 @@ def _evaluate(options: EvalOptions) -> None:
             options.episodes,
             out=options.out,
             backend=runs_on,
-            env_options=env_options(options.env_option),
-            command=sys.argv,
+            env_options=EnvOptions(env_options(options.env_option), options.allow_non_saber),
+            recording=Recording(options.replays, options.video, sys.argv),
             on_message=lambda message: click.echo(message, err=True),
             **options.evaluate_keywords(),
         )
@@ -99,7 +99,7 @@ def _evaluate(options: EvalOptions) -> None:
 def _where_it_runs(options: EvalOptions) -> Any:
     """The backend that ``--backend``, ``--workers``, ``--address`` and their kin ask for,
     after every check of the options that go together (each a one-line error)."""
-    from saber.harness import Dask, Inline, Processes
+    from saber.harness.backends import backend_for
 
     dask = options.backend == "dask"
     if dask and options.workers == 0:
@@ -124,11 +124,18 @@ def _where_it_runs(options: EvalOptions) -> Any:
     if options.agent_name is not None and not options.agent_name.strip():
         raise click.ClickException("--agent-name must be a non-empty name")
     import_from_working_directory(options.agent)
-    if dask:
-        return Dask(options.address, options.workers, options.dask_timeout, tls or None)
-    if options.address is not None:
+    if options.address is not None and not dask:
         raise click.ClickException("--address needs --backend dask")
-    return Inline() if options.workers == 0 else Processes(options.workers, options.policy_process)
+    return backend_for(
+        options.backend,
+        options.workers,
+        policy_process=options.policy_process,
+        address=options.address,
+        timeout=options.dask_timeout,
+        security=tls or None,
+        envs_per_worker=options.envs_per_worker,
+        unit_timeout=options.unit_timeout,
+    )
 
 
 def env_options(pairs: tuple[str, ...]) -> dict[str, Any]:

@@ -53,15 +53,7 @@ class EvalOptions:
 
 
 # The options whose value evaluate() takes under the option's own name.
-_EVALUATE_KEYWORDS_OF_THE_SAME_NAME = (
-    "envs_per_worker",
-    "base_seed",
-    "allow_non_saber",
-    "progress",
-    "video",
-    "replays",
-    "unit_timeout",
-)
+_EVALUATE_KEYWORDS_OF_THE_SAME_NAME = ("base_seed", "progress")
 
 
 _what_to_play = stacked(

@@ -4,7 +4,7 @@ Example (illustration, not run as a doctest)::
 
     from saber.harness import Processes, evaluate
     result = evaluate("random", "pong,breakout", episodes=10, out="runs/random",
-                      backend=Processes(workers=4))
+                      backend=Processes(workers=4))  # EnvOptions, Recording: the others
     result.mean_scores()
 
 See :mod:`saber.harness.evaluate` for what happens on failures and interruptions. The
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from saber.harness.backends import BackendError, Dask, Inline, Processes, RunsOn
 from saber.harness.evaluate import DEFAULT_ENVS_PER_WORKER, EvaluationResult, evaluate
+from saber.harness.options import EnvOptions, Recording
 from saber.harness.policies import (
     ConstantPolicy,
     EpsilonConstantPolicy,
@@ -32,6 +33,7 @@ __all__ = [
     "BackendError",
     "ConstantPolicy",
     "Dask",
+    "EnvOptions",
     "EpsilonConstantPolicy",
     "EvaluationResult",
     "Inline",
@@ -40,6 +42,7 @@ __all__ = [
     "PolicyError",
     "Processes",
     "RandomPolicy",
+    "Recording",
     "RunMismatchError",
     "RunsOn",
     "StoreWriteError",

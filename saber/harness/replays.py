@@ -3,7 +3,7 @@
 The runner hands each action it sends to the vector env to a :class:`ReplayRecorder`
 (one byte per row and step); when an episode ends, the recorder encodes its replay in the
 worker, and the record names it with its SHA-256. The main process writes the replay file,
-then appends the record (:meth:`saber.harness.evaluate._Run.handle`), so a record never
+then appends the record (:meth:`saber.harness.run_loop.RunLoop.handle`), so a record never
 names a replay that is not on disk, whatever backend carried it.
 
 A row's actions start afresh at each seeded reset of the row, so an episode's replay holds

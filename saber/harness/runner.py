@@ -101,6 +101,40 @@ def _mask(rows: Sequence[int], size: int) -> np.ndarray:
     return mask
 
 
+def _begin(
+    policy: Policy, replays: ReplayRecorder | None, rows: Sequence[int], seeds: Sequence[int]
+) -> None:
+    """Tell the policy (``start_episodes``) and the replays that ``rows`` start episodes."""
+    _start(policy, rows, seeds)
+    if replays is not None:
+        replays.start(rows)
+
+
+def _start_queued(
+    env: SaberVectorEnv,
+    policy: Policy,
+    active: list[tuple[int, int] | None],
+    queue: deque[tuple[int, int]],
+    replays: ReplayRecorder | None,
+) -> tuple[list[int], np.ndarray | None]:
+    """Idle rows, in order, take the queued episodes with a seeded reset of those rows:
+    the rows started and the new observations (None when none started)."""
+    starting: list[int] = []
+    for row in range(len(active)):
+        if not queue:
+            break
+        if active[row] is None:
+            active[row] = queue.popleft()
+            starting.append(row)
+    if not starting:
+        return starting, None
+    seeds = [active[row][1] for row in starting]  # type: ignore[index]
+    mask = _mask(starting, len(active))
+    observations, _ = env.reset(seed=np.array(seeds), options={"reset_mask": mask})
+    _begin(policy, replays, starting, seeds)
+    return starting, observations
+
+
 class QueueEmpty:
     """Yielded by :func:`run_episodes` when its last queued episode has started: the
     moment to send more episodes (``more``) before a row goes idle."""
@@ -149,9 +183,7 @@ def run_episodes(
     active: list[tuple[int, int] | None] = [queue.popleft() for _ in range(size)]
     seeds = [seed for _, seed in active]  # type: ignore[misc]
     observations, _ = env.reset(seed=np.array(seeds))
-    _start(policy, range(size), seeds)
-    if replays is not None:
-        replays.start(range(size))
+    _begin(policy, replays, range(size), seeds)
     if more is not None and not queue:
         yield QUEUE_EMPTY
     frame_skip = env.saber_settings.frame_skip
@@ -179,22 +211,9 @@ def run_episodes(
                 idle_rows += 1
         if more is not None and 0 < idle_rows < size and not queue:
             queue.extend(more())  # not once every row is idle: the env's work is over
-        starting: list[int] = []
-        for row in range(size):  # idle rows, in order, take the queued episodes
-            if not queue:
-                break
-            if active[row] is None:
-                active[row] = queue.popleft()
-                idle_rows -= 1
-                starting.append(row)
-        if starting:
-            new_seeds = [active[row][1] for row in starting]  # type: ignore[index]
-            observations, _ = env.reset(
-                seed=np.array(new_seeds), options={"reset_mask": _mask(starting, size)}
-            )
-            _start(policy, starting, new_seeds)
-            if replays is not None:
-                replays.start(starting)
+        starting, restarted = _start_queued(env, policy, active, queue, replays)
+        if restarted is not None:
+            observations, idle_rows = restarted, idle_rows - len(starting)
             if more is not None and not queue:
                 yield QUEUE_EMPTY
         idle = [row for row in ended_rows if active[row] is None]
@@ -242,6 +261,69 @@ def quiet_ale() -> None:
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
 
 
+class _Joined:
+    """The units playing on one vector env: the first, and those joined through ``more``
+    (each episode's unit, the episodes not yet recorded, the :class:`UnitStarted` of a
+    joined unit not yet sent)."""
+
+    def __init__(self, unit: WorkUnit, worker: str, more: Callable[[str], WorkUnit | None]):
+        self.game, self.worker, self.more = unit.game, worker, more
+        self.open_units: dict[int, set[int]] = {}  # unit -> its episodes not yet recorded
+        self.unit_of: dict[int, int] = {}  # episode -> its unit
+        self.started: list[Event] = []  # UnitStarted of joined units, sent before records
+        self.latest = unit.unit_id
+        self.add(unit)
+
+    def add(self, unit: WorkUnit) -> None:
+        self.open_units[unit.unit_id] = {index for index, _ in unit.episodes}
+        self.unit_of.update((index, unit.unit_id) for index, _ in unit.episodes)
+        self.latest = unit.unit_id
+
+    def join(self) -> list[tuple[int, int]]:
+        """``run_episodes``'s ``more``: the episodes of another unit of the game, if any."""
+        extra = self.more(self.game)
+        if extra is None:
+            return []
+        self.started.append(UnitStarted(extra.unit_id, self.worker))
+        self.add(extra)
+        return list(extra.episodes)
+
+    def recorded(self, unit_id: int, episode: int) -> bool:
+        """Note that ``episode`` of ``unit_id`` is recorded; True if that ends the unit."""
+        self.open_units[unit_id].discard(episode)
+        if self.open_units[unit_id]:
+            return False
+        del self.open_units[unit_id]
+        return True
+
+    def failed(self, kind: FailureKind, reason: str) -> Iterator[Event]:
+        """One failure of every unfinished unit (the joined ones started first)."""
+        yield from self.started  # a unit that joined before the failure: started, then failed
+        failed = sorted(self.open_units)
+        if failed:
+            yield UnitFailed(failed[0], kind, reason, also=tuple(failed[1:]))
+
+
+def _set_up(
+    unit: WorkUnit, job: Job, num_threads: int | None
+) -> tuple[Policy, SaberVectorEnv, ReplayRecorder | None, Any]:
+    """The policy, the vector env, the replay recorder and the film of a unit."""
+    policy = policy_of(job.policy)
+    settings = SaberSettings.from_overrides(**job.settings)
+    rows = min(job.envs_per_worker, len(unit.episodes))
+    # Films are made from the replays, so filming records them even without --replays.
+    recorder = None
+    if job.replays or job.video is not None:
+        recorder = ReplayRecorder(unit.game, rows, job.agent, job.run, settings)
+    film = None
+    if job.video is not None:
+        from saber.training.video import EpisodeFilm
+
+        film = EpisodeFilm(job.video, unit.game)
+    threads = job.num_threads if num_threads is None else num_threads
+    return policy, _vector_env(unit.game, rows, threads, job.settings), recorder, film
+
+
 def execute_unit(
     unit: WorkUnit,
     job: Job,
@@ -272,57 +354,25 @@ def execute_unit(
     yield UnitStarted(unit.unit_id, worker)
     quiet_ale()
     try:
-        policy = policy_of(job.policy)
-        settings = SaberSettings.from_overrides(**job.settings)
-        rows = min(job.envs_per_worker, len(unit.episodes))
-        # Films are made from the replays, so filming records them even without --replays.
-        recorder = None
-        if job.replays or job.video is not None:
-            recorder = ReplayRecorder(unit.game, rows, job.agent, job.run, settings)
-        film = None
-        if job.video is not None:
-            from saber.training.video import EpisodeFilm
-
-            film = EpisodeFilm(job.video, unit.game)
-        threads = job.num_threads if num_threads is None else num_threads
-        env = _vector_env(unit.game, rows, threads, job.settings)
+        policy, env, recorder, film = _set_up(unit, job, num_threads)
     except Exception as error:
         yield UnitFailed(unit.unit_id, "setup", describe_error(error))
         return
-    # Units of this vector env with episodes not yet recorded, and each episode's unit.
-    open_units: dict[int, set[int]] = {unit.unit_id: {index for index, _ in unit.episodes}}
-    unit_of = {index: unit.unit_id for index, _ in unit.episodes}
-    joined: list[Event] = []  # UnitStarted of joined units, sent before their records
-    latest = unit.unit_id
-
-    def join() -> list[tuple[int, int]]:
-        nonlocal latest
-        extra = more(unit.game) if more is not None else None
-        if extra is None:
-            return []
-        joined.append(UnitStarted(extra.unit_id, worker))
-        open_units[extra.unit_id] = {index for index, _ in extra.episodes}
-        unit_of.update((index, extra.unit_id) for index, _ in extra.episodes)
-        latest = extra.unit_id
-        return list(extra.episodes)
-
+    units = _Joined(unit, worker, more or (lambda game: None))
     finished = False
     try:
         # A retry (attempt 1) runs alone: an episode that fails again is the one that fails.
-        joins = more is not None and unit.attempt == 0
-        items = run_episodes(
-            env, policy, unit.episodes, job.agent, job.run, recorder, join if joins else None
-        )
-        for item in items:
-            yield from joined
-            joined.clear()
+        joins = units.join if more is not None and unit.attempt == 0 else None
+        for item in run_episodes(env, policy, unit.episodes, job.agent, job.run, recorder, joins):
+            yield from units.started
+            units.started.clear()
             if isinstance(item, QueueEmpty):
-                yield UnitDrained(latest)
+                yield UnitDrained(units.latest)
                 continue
             if isinstance(item, int):
-                yield FramesPlayed(latest, item)
+                yield FramesPlayed(units.latest, item)
                 continue
-            unit_id = unit_of.pop(item["episode"])
+            unit_id = units.unit_of.pop(item["episode"])
             replay = recorder.take(item["episode"]) if recorder is not None else None
             if job.replays:
                 yield EpisodeDone(unit_id, item, replay)
@@ -335,17 +385,12 @@ def execute_unit(
                 # (--unit-timeout watches for any message).
                 for _ in film.filming(item, replay):
                     yield FramesPlayed(unit_id, 0)
-            open_units[unit_id].discard(item["episode"])
-            if not open_units[unit_id]:
-                del open_units[unit_id]
+            if units.recorded(unit_id, item["episode"]):
                 yield UnitFinished(unit_id)
     except Exception as error:
         kind: FailureKind = "policy" if isinstance(error, PolicyError) else "episode"
         reason = str(error) if isinstance(error, PolicyError) else describe_error(error)
-        yield from joined  # a unit that joined before the failure: started, then failed
-        failed = sorted(open_units)
-        if failed:
-            yield UnitFailed(failed[0], kind, reason, also=tuple(failed[1:]))
+        yield from units.failed(kind, reason)
         return
     else:
         finished = True

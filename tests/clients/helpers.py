@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import saber
-from saber.harness import EvaluationResult, Inline
+from saber.harness import EnvOptions, EvaluationResult, Inline
 
 EVAL_FRAMES = 2_000  # cap of evaluation episodes in these tests (SABER: 100 hours)
 
@@ -25,11 +25,9 @@ def evaluate_briefly(
         game,
         episodes=2,
         out=out,
-        backend=Inline(),
-        envs_per_worker=envs_per_worker,
+        backend=Inline(envs_per_worker=envs_per_worker),
         agent=agent,
-        env_options={"max_episode_frames": EVAL_FRAMES},
-        allow_non_saber=True,
+        env_options=EnvOptions({"max_episode_frames": EVAL_FRAMES}, allow_non_saber=True),
     )
     assert result.non_saber and not result.failed and result.new_episodes == 2
     assert [record["episode"] for record in result.records] == [0, 1]

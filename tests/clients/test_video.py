@@ -34,7 +34,7 @@ from saber.training.video import (
     require_video_extra,
     video_entries,
 )
-from tests.harness.helpers import read_records, short_settings, strip_timing
+from tests.harness.helpers import read_records, short_env, strip_timing
 
 GAMES = "breakout,freeway"  # a game over and (random Freeway) a stuck timeout
 
@@ -68,10 +68,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         GAMES,
         3,
         out=plain,
-        backend=Inline(),
-        envs_per_worker=2,
-        env_options=short_settings(),
-        allow_non_saber=True,
+        backend=Inline(envs_per_worker=2),
+        env_options=short_env(),
         progress=False,
     )
     args = ["eval", "--agent", "random", "--games", GAMES, "--episodes", "3", "--out", str(filmed)]

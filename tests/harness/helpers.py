@@ -22,6 +22,13 @@ def short_settings() -> dict[str, int]:
     return {"max_frames_without_reward": 400}
 
 
+def short_env():  # type: ignore[no-untyped-def]
+    """``evaluate``'s ``env_options`` of :func:`short_settings` (they break SABER)."""
+    from saber.harness import EnvOptions
+
+    return EnvOptions(short_settings(), allow_non_saber=True)
+
+
 def evaluate_short_breakout(out: Path, episodes: int = 3, **options: object):  # type: ignore[no-untyped-def]
     """A small real run for run-directory tests: random Breakout, in this process, under
     :func:`short_settings` (``options``: more keywords of ``saber.evaluate``)."""
@@ -33,8 +40,7 @@ def evaluate_short_breakout(out: Path, episodes: int = 3, **options: object):  #
         episodes,
         out=out,
         backend=Inline(),
-        env_options=short_settings(),
-        allow_non_saber=True,
+        env_options=short_env(),
         progress=False,
         **options,  # type: ignore[arg-type]
     )

@@ -12,6 +12,7 @@ from saber.errors import ProtocolError, SaberError
 from saber.harness import (
     BackendError,
     Dask,
+    EnvOptions,
     Inline,
     PolicyError,
     Processes,
@@ -31,6 +32,7 @@ from tests.harness.helpers import (
     WrongShape,
     check_hung_episode_1,
     read_records,
+    short_env,
     short_settings,
     strip_timing,
 )
@@ -38,13 +40,13 @@ from tests.harness.helpers import (
 # Breakout ends in ~150-250 random steps; Freeway's random play hits the 400-frame
 # stuck timeout of short_settings(): two kinds of ends, a few seconds per run.
 GAMES = "breakout,freeway"
-SHORT = {"env_options": short_settings(), "allow_non_saber": True, "progress": False}
+SHORT = {"env_options": short_env(), "progress": False}
 
 
 @pytest.fixture(scope="module")
 def inline_run(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     out = tmp_path_factory.mktemp("inline")
-    result = evaluate("random", GAMES, 3, out=out, backend=Inline(), envs_per_worker=3, **SHORT)
+    result = evaluate("random", GAMES, 3, out=out, backend=Inline(envs_per_worker=3), **SHORT)
     assert result.new_episodes == 6 and result.non_saber
     return result.records
 
@@ -65,7 +67,7 @@ def test_records_have_the_promised_fields(inline_run: list[dict]) -> None:
 
 def test_same_records_with_two_worker_processes(inline_run: list[dict], tmp_path: Path) -> None:
     result = evaluate(
-        "random", GAMES, 3, out=tmp_path, backend=Processes(2), envs_per_worker=2, **SHORT
+        "random", GAMES, 3, out=tmp_path, backend=Processes(2, envs_per_worker=2), **SHORT
     )
     assert strip_timing(result.records) == strip_timing(inline_run)
     assert strip_timing(read_records(tmp_path)) == strip_timing(inline_run)
@@ -87,8 +89,7 @@ def test_same_records_on_a_local_dask_cluster(inline_run: list[dict], tmp_path: 
             GAMES,
             3,
             out=tmp_path,
-            backend=Dask(cluster.scheduler_address),
-            envs_per_worker=2,
+            backend=Dask(cluster.scheduler_address, envs_per_worker=2),
             **SHORT,
         )
     assert strip_timing(result.records) == strip_timing(inline_run)
@@ -114,7 +115,7 @@ def test_resume_runs_only_the_missing_episodes(inline_run: list[dict], tmp_path:
 def test_failing_episode_is_retried_alone_then_recorded(tmp_path: Path) -> None:
     policy = FailOnEpisode("breakout", episode=1)
     result = evaluate(
-        policy, "breakout", 3, out=tmp_path, backend=Inline(), envs_per_worker=2, progress=False
+        policy, "breakout", 3, out=tmp_path, backend=Inline(envs_per_worker=2), progress=False
     )
     # One unit of 3 episodes: episode 1 fails it while 0 and 1 play; each of the three is
     # recorded as failed once (attempt 0), retried alone; episode 1 fails again (attempt 1).
@@ -141,7 +142,7 @@ def test_failing_episode_is_retried_alone_then_recorded(tmp_path: Path) -> None:
     # A resume runs the failed episode again (and it fails again, as planned); the
     # history of the first session is kept.
     again = evaluate(
-        policy, "breakout", 3, out=tmp_path, backend=Inline(), envs_per_worker=2, progress=False
+        policy, "breakout", 3, out=tmp_path, backend=Inline(envs_per_worker=2), progress=False
     )
     assert again.new_episodes == 1 and len(read_records(tmp_path)) == 8
     assert again.summary()["failed_attempts"] == 6 and again.summary()["failed"] == 1
@@ -156,9 +157,7 @@ def test_hung_policy_is_stopped_retried_then_recorded_and_the_run_goes_on(
         "breakout",
         3,
         out=tmp_path,
-        backend=Processes(1),
-        envs_per_worker=1,
-        unit_timeout=10,
+        backend=Processes(1, envs_per_worker=1, unit_timeout=10),
         progress=False,
     )
     check_hung_episode_1(result, unit_timeout=10)
@@ -168,7 +167,7 @@ def test_hung_policy_is_stopped_retried_then_recorded_and_the_run_goes_on(
 def test_the_same_failure_again_and_again_stops_the_run(tmp_path: Path) -> None:
     with pytest.raises(RepeatedFailureError) as error:
         evaluate(
-            AlwaysRaise(), "breakout,pong", 4, out=tmp_path, backend=Inline(), envs_per_worker=2,
+            AlwaysRaise(), "breakout,pong", 4, out=tmp_path, backend=Inline(envs_per_worker=2),
             progress=False,
         )  # fmt: skip
     message = str(error.value)
@@ -200,7 +199,7 @@ def test_run_name_is_written_in_run_json_and_every_record(tmp_path: Path) -> Non
 def test_worker_that_dies_is_replaced_and_its_episode_reported(tmp_path: Path) -> None:
     policy = FailOnEpisode("breakout", episode=0, kill=True)
     result = evaluate(
-        policy, "breakout", 2, out=tmp_path, backend=Processes(1), envs_per_worker=2, progress=False
+        policy, "breakout", 2, out=tmp_path, backend=Processes(1, envs_per_worker=2), progress=False
     )
     records = {r["episode"]: r for r in result.records}
     assert "worker process died (exit code 3)" in records[0]["error"]
@@ -216,8 +215,7 @@ def test_policy_breaking_the_protocol_stops_the_run_keeping_finished_episodes(
             "breakout",
             3,
             out=tmp_path,
-            backend=Inline(),
-            envs_per_worker=1,
+            backend=Inline(envs_per_worker=1),
             progress=False,
         )
     assert "out-of-range actions [18]" in str(error.value)
@@ -239,7 +237,7 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="cannot import module 'nope'"):
         evaluate("nope:policy", "pong", 1, out=tmp_path / "a")
     with pytest.raises(ProtocolError, match=r"max_frames_without_reward=400 \(SABER: 18000\)"):
-        evaluate("random", "pong", 1, out=tmp_path / "b", env_options=short_settings())
+        evaluate("random", "pong", 1, out=tmp_path / "b", env_options=EnvOptions(short_settings()))
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     with pytest.raises(PolicyError, match="cannot be sent to worker processes"):
         evaluate(
@@ -277,10 +275,10 @@ def test_plain_function_policy_in_process(tmp_path: Path) -> None:
 
 def test_policy_class_is_built_per_worker_as_in_a_spec(tmp_path: Path) -> None:
     # A class is a factory whether it is given as "module:Class" or as the class itself.
-    kwargs = {"envs_per_worker": 1, "progress": False}
-    by_spec = evaluate("tests.harness.helpers:Fire", "breakout", 2, out=tmp_path / "s", backend=Inline(), **kwargs)  # fmt: skip
-    by_class = evaluate(Fire, "breakout", 2, out=tmp_path / "c", backend=Inline(), **kwargs)
-    in_workers = evaluate(Fire, "breakout", 2, out=tmp_path / "w", backend=Processes(2), **kwargs)
+    inline = Inline(envs_per_worker=1)
+    by_spec = evaluate("tests.harness.helpers:Fire", "breakout", 2, out=tmp_path / "s", backend=inline, progress=False)  # fmt: skip
+    by_class = evaluate(Fire, "breakout", 2, out=tmp_path / "c", backend=inline, progress=False)
+    in_workers = evaluate(Fire, "breakout", 2, out=tmp_path / "w", backend=Processes(2, envs_per_worker=1), progress=False)  # fmt: skip
     for result in (by_spec, by_class, in_workers):
         assert not result.failed
         assert [(r["agent"], r["steps"]) for r in result.records] == [

@@ -23,14 +23,23 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
-from saber.harness import Dask, Inline, PolicyError, Processes, RunMismatchError, evaluate
+from saber.harness import (
+    Dask,
+    Inline,
+    PolicyError,
+    Processes,
+    Recording,
+    RunMismatchError,
+    evaluate,
+)
 from saber.harness.backends import capped_to_work
 from saber.protocol.rundir import lock_directory
 from saber.protocol.seeds import episode_seed
 from saber.scoring import read_scores
-from tests.harness.helpers import short_settings
+from tests.harness.helpers import short_env
 
-SHORT = {"env_options": short_settings(), "allow_non_saber": True, "progress": False}
+SHORT = {"env_options": short_env(), "progress": False}
+BARE = {**SHORT, "recording": Recording(replays=False)}  # no replays: a smaller directory
 CLI_SHORT = ["--env-option", "max_frames_without_reward=400", "--allow-non-saber",
              "--no-progress", "--no-replays"]  # fmt: skip
 
@@ -39,7 +48,7 @@ CLI_SHORT = ["--env-option", "max_frames_without_reward=400", "--allow-non-saber
 def run_of_4(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """4 random episodes of Breakout (their scores differ), inline."""
     out = tmp_path_factory.mktemp("run") / "run"
-    result = evaluate("random", "breakout", 4, out=out, backend=Inline(), replays=False, **SHORT)
+    result = evaluate("random", "breakout", 4, out=out, backend=Inline(), **BARE)
     assert result.finished == 4 and len({r["score"] for r in result.records}) > 1
     return out
 
@@ -90,12 +99,12 @@ def test_a_record_pasted_in_from_another_agent_is_not_the_runs(tmp_path: Path) -
     """The directory holds a line that reports leave out (another agent's): the run plays
     that episode, so mean_scores() and report() count the same episodes."""
     out = tmp_path / "run"
-    first = evaluate("random", "breakout", 1, out=out, backend=Inline(), replays=False, **SHORT)
+    first = evaluate("random", "breakout", 1, out=out, backend=Inline(), **BARE)
     pasted = {**first.records[0], "episode": 1, "agent": "someone-else", "score": 999.0}
     pasted["seed"] = episode_seed(0, "breakout", 1)
     with (out / "episodes.jsonl").open("a") as handle:
         handle.write(json.dumps(pasted) + "\n")
-    result = evaluate("random", "breakout", 2, out=out, backend=Inline(), replays=False, **SHORT)
+    result = evaluate("random", "breakout", 2, out=out, backend=Inline(), **BARE)
     assert result.new_episodes == 1 and [r["agent"] for r in result.records] == ["random"] * 2
     assert _per_game(result.report()) == {
         game: (mean, 2) for game, mean in result.mean_scores().items()
@@ -137,7 +146,7 @@ def test_workers_are_capped_at_the_episodes_to_play(tmp_path: Path) -> None:
     said: list[str] = []
     result = evaluate(
         "random", "breakout", 2, out=tmp_path / "run", backend=Processes(500),
-        on_message=said.append, replays=False, **SHORT,
+        on_message=said.append, **BARE,
     )  # fmt: skip
     assert result.finished == 2
     assert said[:2] == [
@@ -221,6 +230,6 @@ def test_the_blocks_of_a_policy_process_killed_outright_are_removed_by_the_next_
     assert all(folder.exists() for folder in left)  # nobody removes them at a kill -9
     said: list[str] = []
     evaluate("random", "breakout", 1, out=tmp_path / "next", backend=Inline(),
-             on_message=said.append, replays=False, **SHORT)  # fmt: skip
+             on_message=said.append, **BARE)  # fmt: skip
     assert not any(folder.exists() for folder in left)
     assert said[0].startswith("removed 2 folder(s) of a policy process whose run was killed")

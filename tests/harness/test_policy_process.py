@@ -16,11 +16,11 @@ from tests.harness.helpers import (
     AlwaysRaise,
     BrokenAgent,
     FailOnEpisode,
-    short_settings,
+    short_env,
     strip_timing,
 )
 
-SHORT = {"env_options": short_settings(), "allow_non_saber": True, "progress": False}
+SHORT = {"env_options": short_env(), "progress": False}
 SPEC = "tests.harness.helpers:counted_pixels_and_dice"
 
 
@@ -38,7 +38,7 @@ def test_one_copy_acts_for_every_worker_with_the_same_results(tmp_path, monkeypa
         monkeypatch.setenv("SABER_TEST_BUILDS", str(builds))
         result = evaluate(
             SPEC, "breakout,pong", 7, out=tmp_path / f"run-{mode}",
-            backend=Processes(2, policy_process=mode), envs_per_worker=2, **SHORT,
+            backend=Processes(2, policy_process=mode, envs_per_worker=2), **SHORT,
         )  # fmt: skip
         assert not result.failed
         results[mode] = strip_timing(result.records)
@@ -50,8 +50,8 @@ def test_one_copy_acts_for_every_worker_with_the_same_results(tmp_path, monkeypa
 def test_a_policy_that_raises_fails_the_units_with_its_message(tmp_path):
     with pytest.raises(RepeatedFailureError, match="RuntimeError: this policy always fails"):
         evaluate(
-            AlwaysRaise(), "breakout", 6, out=tmp_path, envs_per_worker=1,
-            backend=Processes(2, policy_process=True), **SHORT,
+            AlwaysRaise(), "breakout", 6, out=tmp_path,
+            backend=Processes(2, policy_process=True, envs_per_worker=1), **SHORT,
         )  # fmt: skip
 
 
@@ -86,8 +86,8 @@ def test_the_end_of_the_policy_process_stops_the_run_and_says_so(tmp_path):
     policy = FailOnEpisode("breakout", 1, kill=True)  # the policy process exits mid-episode
     with pytest.raises(PolicyError, match=r"the policy process ended \(--policy-process\)"):
         evaluate(
-            policy, "breakout", 4, out=tmp_path, envs_per_worker=1,
-            backend=Processes(2, policy_process=True), progress=False,
+            policy, "breakout", 4, out=tmp_path,
+            backend=Processes(2, policy_process=True, envs_per_worker=1), progress=False,
         )  # fmt: skip
 
 

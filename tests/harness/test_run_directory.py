@@ -22,7 +22,7 @@ from saber.protocol.rundir import (
     read_run_file,
 )
 from saber.scoring import read_scores
-from tests.harness.helpers import AlwaysRaise, read_records, short_settings
+from tests.harness.helpers import AlwaysRaise, read_records, short_env
 
 OLD_RUN = Path(__file__).parent / "data" / "run-0.2"
 
@@ -58,8 +58,7 @@ def test_a_run_of_saber_0_2_reads_and_resumes(old_run: Path) -> None:
         3,
         out=old_run,
         backend=Inline(),
-        env_options=short_settings(),
-        allow_non_saber=True,
+        env_options=short_env(),
         progress=False,
     )
     assert result.new_episodes == 1 and result.finished == 3
@@ -80,8 +79,7 @@ def test_a_session_stopped_by_an_error_says_failed(tmp_path: Path) -> None:
             "breakout",
             4,
             out=tmp_path,
-            backend=Inline(),
-            envs_per_worker=1,
+            backend=Inline(envs_per_worker=1),
             progress=False,
         )
     (session,) = json.loads((tmp_path / "run.json").read_text())["sessions"]

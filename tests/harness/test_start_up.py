@@ -26,7 +26,7 @@ def test_a_module_spec_is_imported_by_the_workers_not_here(
     monkeypatch.syspath_prepend(str(tmp_path))  # the workers get this sys.path (spawn)
     result = evaluate(
         "startup_agent_x:make_policy", "breakout", 2, out=tmp_path / "run",
-        backend=Processes(1), envs_per_worker=2, progress=False,
+        backend=Processes(1, envs_per_worker=2), progress=False,
     )  # fmt: skip
     assert result.finished == 2
     assert "startup_agent_x" not in sys.modules  # PyTorch, say, is not imported here too
@@ -56,6 +56,6 @@ def test_workers_that_cannot_start_give_one_clear_error_not_a_broken_pipe(tmp_pa
     # The workers' own tracebacks (they cannot find "<stdin>") come first; the run's
     # error is the one that says what to do.
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("saber.harness.backends.BackendError: Worker processes keep dying")
+    assert last.startswith("saber.harness.backend_base.BackendError: Worker processes keep dying")
     assert "if __name__ == '__main__':" in last
     assert "BrokenPipeError" not in done.stderr

@@ -18,9 +18,15 @@ from saber.harness.work import (
     WorkUnit,
     episode_seed,
 )
-from tests.harness.helpers import FailOnEpisode, read_records, short_settings, strip_timing
+from tests.harness.helpers import (
+    FailOnEpisode,
+    read_records,
+    short_env,
+    short_settings,
+    strip_timing,
+)
 
-SHORT = {"env_options": short_settings(), "allow_non_saber": True, "progress": False}
+SHORT = {"env_options": short_env(), "progress": False}
 
 
 def _units(game: str, count: int, size: int) -> list[WorkUnit]:
@@ -35,11 +41,11 @@ def _units(game: str, count: int, size: int) -> list[WorkUnit]:
 def test_next_unit_joins_the_running_one_and_plays_the_same_episodes(tmp_path: Path) -> None:
     # Reference: one unit of 6 rows, a new vector env.
     fresh = evaluate(
-        "random", "breakout", 6, out=tmp_path / "a", backend=Inline(), envs_per_worker=6, **SHORT
+        "random", "breakout", 6, out=tmp_path / "a", backend=Inline(envs_per_worker=6), **SHORT
     )
     # In process: 3 units of 2 one after the other, on the env kept from unit to unit.
     kept = evaluate(
-        "random", "breakout", 6, out=tmp_path / "b", backend=Inline(), envs_per_worker=2, **SHORT
+        "random", "breakout", 6, out=tmp_path / "b", backend=Inline(envs_per_worker=2), **SHORT
     )
     assert getattr(runner_module._kept, "env", None) is None  # released when the run ends
     assert strip_timing(kept.records) == strip_timing(fresh.records)
@@ -77,7 +83,7 @@ def test_a_failure_in_joined_units_retries_each_episode_alone_and_counts_once(
     # every unfinished episode is retried alone, and only episode 3 fails again.
     policy = FailOnEpisode("breakout", episode=3)
     result = evaluate(
-        policy, "breakout", 6, out=tmp_path, backend=Processes(1), envs_per_worker=2, progress=False
+        policy, "breakout", 6, out=tmp_path, backend=Processes(1, envs_per_worker=2), progress=False
     )
     assert [r["episode"] for r in result.failed] == [3]
     assert result.finished == 5

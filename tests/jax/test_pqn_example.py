@@ -101,7 +101,7 @@ def test_pqn_trains_logs_and_saber_eval_plays_it(
     assert f"| pong | 8,000 | {mean:,.1f} | 8 (fewer than 100) |" in result.output
 
     # The saved parameters, through the adapter: saber eval (the CLI, in this process)...
-    from saber.harness import Processes, evaluate
+    from saber.harness import EnvOptions, Processes, evaluate
     from saber.jax.policy import JaxQPolicy
 
     monkeypatch.setenv("SABER_JAX_PARAMS", str(out / "params.npz"))
@@ -126,8 +126,7 @@ def test_pqn_trains_logs_and_saber_eval_plays_it(
         2,
         out=tmp_path / "again",
         backend=Processes(workers=1),
-        env_options={"max_episode_frames": CAP},
-        allow_non_saber=True,
+        env_options=EnvOptions({"max_episode_frames": CAP}, allow_non_saber=True),
         progress=False,
     )
     assert [(r["episode"], r["score"]) for r in again.records] == [

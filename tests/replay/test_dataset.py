@@ -17,15 +17,14 @@ from saber.envs import SaberVectorEnv
 from saber.errors import SaberError
 from saber.harness import Inline, evaluate
 from saber.replay import export_minari, recorded_episode, recorded_episodes
-from tests.harness.helpers import short_settings
+from tests.harness.helpers import short_env, short_settings
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Random play of 2 Breakout episodes (a 400-frame stuck timeout), replays recorded."""
     out = tmp_path_factory.mktemp("dataset") / "run"
-    evaluate("random", "breakout", 2, out=out, backend=Inline(), env_options=short_settings(),
-             allow_non_saber=True, progress=False, run="seed-0")  # fmt: skip
+    evaluate("random", "breakout", 2, out=out, backend=Inline(), env_options=short_env(), progress=False, run="seed-0")  # fmt: skip
     return out
 
 

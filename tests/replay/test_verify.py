@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.harness import Inline, evaluate
+from saber.harness import Inline, Recording, evaluate
 from saber.protocol.replay import Replay, encode_replay, read_replay, sha256_of
 from saber.protocol.rundir import EPISODES_FILE, episodes_log_checkpoint
 from saber.replay import verify_run
-from tests.harness.helpers import short_settings
+from tests.harness.helpers import short_env
 
 EPISODES = 4
 
@@ -30,7 +30,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Random play of 4 Breakout episodes (a 400-frame stuck timeout), replays recorded."""
     out = tmp_path_factory.mktemp("verify") / "run"
     evaluate("random", "breakout", EPISODES, out=out, backend=Inline(),
-             env_options=short_settings(), allow_non_saber=True, progress=False)  # fmt: skip
+             env_options=short_env(), progress=False)  # fmt: skip
     return out
 
 
@@ -227,8 +227,7 @@ def test_a_run_of_other_versions_is_verified_and_the_differences_stated(
 
 def test_a_run_without_replays_is_not_verified(tmp_path: Path) -> None:
     out = tmp_path / "bare"
-    evaluate("random", "breakout", 1, out=out, backend=Inline(), env_options=short_settings(),
-             allow_non_saber=True, progress=False, replays=False)  # fmt: skip
+    evaluate("random", "breakout", 1, out=out, backend=Inline(), env_options=short_env(), progress=False, recording=Recording(replays=False))  # fmt: skip
     assert "replay" not in _records(out)[0] and not (out / "replays").exists()
     code, output = _verify(out)
     assert code == 1 and "breakout episode 0: no replay recorded" in output

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from saber.cli import main
 from saber.harness import Inline, evaluate
 from saber.protocol.rundir import episodes_log_checkpoint
-from tests.harness.helpers import short_settings
+from tests.harness.helpers import short_env
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +30,7 @@ def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
         8,
         out=out,
         backend=Inline(),
-        env_options=short_settings(),
-        allow_non_saber=True,
+        env_options=short_env(),
         progress=False,
     )
     return out

@@ -11,7 +11,7 @@ import pytest
 from saber.harness import Inline
 from saber.harness.evaluate import evaluate
 from saber.training import TrainingRecorder
-from tests.harness.helpers import short_settings
+from tests.harness.helpers import short_env, short_settings
 from tests.robustness.valid_files import small_policy_layers
 
 
@@ -35,8 +35,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         2,
         out=directory,
         backend=Inline(),
-        env_options=short_settings(),
-        allow_non_saber=True,
+        env_options=short_env(),
         progress=False,
     )
     return directory

@@ -1,0 +1,177 @@
+"""The main-process side of a run: stores records as they arrive, retries failed units,
+counts, and stops on a failure that would fail every episode; the progress bar.
+
+A failed unit's unfinished episodes each get an ``error`` record for that attempt, and
+are retried once alone in a new unit; a failure that ends several units sharing one
+vector env fails each of them, and counts once. The same failure ending
+:data:`REPEATED_FAILURES` units in a row, with no episode finishing in between, stops
+the run (:class:`RepeatedFailureError`). A policy that breaks the policy protocol, or a
+worker that cannot build the policy or the env, stops the run at once.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+
+from saber.errors import SaberError
+from saber.harness.backend_base import Backend
+from saber.harness.policies import PolicyError
+from saber.harness.store import ResultsStore
+from saber.harness.work import (
+    EpisodeDone,
+    Event,
+    FramesPlayed,
+    Job,
+    UnitFailed,
+    UnitFinished,
+    WorkUnit,
+)
+from saber.protocol.rundir import FailedAttempt
+
+__all__ = ["REPEATED_FAILURES", "Progress", "RepeatedFailureError", "RunLoop"]
+
+REPEATED_FAILURES = 3  # the same failure ending this many units in a row stops the run
+_POLL_SECONDS = 0.5
+
+
+class RepeatedFailureError(SaberError):
+    """The same failure ended several work units in a row: the run was stopped."""
+
+
+class Progress:
+    """A tqdm bar on stderr: episodes done / total, frames per second, time left."""
+
+    def __init__(self, total: int, enabled: bool | None, agent: str) -> None:
+        # tqdm.auto's notebook check imports asyncio (about 30 ms): only where IPython runs.
+        if "IPython" in sys.modules:
+            from tqdm.auto import tqdm
+        else:
+            from tqdm import tqdm
+
+        self.start = time.monotonic()
+        self.frames = 0
+        self.bar = tqdm(
+            total=total,
+            desc=f"saber eval {agent}",
+            unit="episode",
+            file=sys.stderr,
+            disable=not (sys.stderr.isatty() if enabled is None else enabled),
+            dynamic_ncols=True,
+        )
+
+    def add_frames(self, frames: int) -> None:
+        self.frames += frames
+        elapsed = max(time.monotonic() - self.start, 1e-9)
+        self.bar.set_postfix_str(f"{self.frames / elapsed:,.0f} frames/s", refresh=False)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class RunLoop:
+    """The main-process side of a run: stores records, retries, counts, stops."""
+
+    def __init__(self, store: ResultsStore, backend: Backend, progress: Progress, job: Job) -> None:
+        self.store = store
+        self.backend = backend
+        self.progress = progress
+        self.job = job
+        self.outstanding: dict[int, WorkUnit] = {}
+        self.next_unit_id = 0
+        self.frames = 0
+        self.final_failures = 0  # episodes that ended as failures during this call
+        self._streak: tuple[str, int] = ("", 0)  # (failure, units it ended in a row)
+
+    def submit(self, units: Sequence[WorkUnit]) -> None:
+        for unit in units:
+            self.outstanding[unit.unit_id] = unit
+            self.next_unit_id = max(self.next_unit_id, unit.unit_id + 1)
+            self.backend.submit(unit)
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, EpisodeDone):
+            record = event.record
+            if (record["game"], record["episode"]) not in self.store.finished:
+                if event.replay is not None:  # first the replay, then the record naming it
+                    self.store.write_replay(record["replay"], event.replay)
+                self.store.write(record)
+                self.frames += record["frames"]
+                self.progress.bar.update(1)
+                self._streak = ("", 0)
+        elif isinstance(event, FramesPlayed):
+            self.progress.add_frames(event.frames)
+        elif isinstance(event, UnitFinished):
+            self.outstanding.pop(event.unit_id, None)
+        elif isinstance(event, UnitFailed):
+            self._failed(event)
+
+    def _on_disk(self) -> str:
+        failed = len(self.store.log.unresolved())
+        return (
+            f"{len(self.store.finished)} finished episodes are on disk in "
+            f"{self.store.directory}" + (f", {failed} failed" if failed else "")
+        )
+
+    def _failed(self, event: UnitFailed) -> None:
+        # One failure may end several units (units sharing a worker's vector env): each
+        # unit's unfinished episodes are recorded and retried, the failure counted once.
+        units = [self.outstanding.pop(unit_id, None) for unit_id in (event.unit_id, *event.also)]
+        failed = [
+            (
+                unit,
+                [item for item in unit.episodes if (unit.game, item[0]) not in self.store.finished],
+            )
+            for unit in units
+            if unit is not None
+        ]
+        if not failed:
+            return
+        for unit, unfinished in failed:
+            for episode, seed in unfinished:  # every failed attempt stays in the history
+                attempt = FailedAttempt(
+                    unit.game, episode, seed, self.job.agent, event.error, event.kind,
+                    unit.attempt, run=self.job.run,
+                )  # fmt: skip
+                self.store.write(attempt.to_dict())
+        game = failed[0][0].game
+        if event.kind == "policy":
+            raise PolicyError(f"{event.error} (game {game}). {self._on_disk()}.")
+        if event.kind == "setup":
+            raise SaberError(
+                f"A worker could not build the policy or the {game} env: {event.error}. "
+                f"{self._on_disk()}; fix the cause and run the same command to resume."
+            )
+        error, count = self._streak
+        self._streak = (event.error, count + 1 if error == event.error else 1)
+        if self._streak[1] >= REPEATED_FAILURES:
+            raise RepeatedFailureError(
+                f"Stopped: the same failure ended {self._streak[1]} work units in a row, with "
+                f"no episode finishing in between: {event.error}. {self._on_disk()}. Fix "
+                "the cause (the policy, or what hangs: see --unit-timeout) and run the same "
+                "command to resume; failed episodes run again."
+            )
+        for unit, unfinished in failed:
+            if unit.attempt == 0:
+                # Alone in its unit, an episode that fails again is the one that fails.
+                self.submit(
+                    [
+                        WorkUnit(self.next_unit_id + i, unit.game, (item,), attempt=1)
+                        for i, item in enumerate(unfinished)
+                    ]
+                )
+                continue
+            self.final_failures += len(unfinished)
+            self.progress.bar.update(len(unfinished))
+
+    def run(self) -> None:
+        while self.outstanding:
+            for event in self.backend.events(_POLL_SECONDS):
+                self.handle(event)
+
+    def drain(self) -> None:
+        """Store the records that already arrived (after Ctrl-C), without waiting."""
+        for event in self.backend.events(0):
+            if isinstance(event, EpisodeDone):
+                self.handle(event)
