@@ -101,3 +101,43 @@ def os_error_message(error: OSError) -> str:
 class EnvPoolError(SaberError, ValueError):
     """A call of :mod:`saber.envpool` that cannot be served: an unknown ``env_type``, ``gym``
     missing, a ``batch_size`` that does not divide ``num_envs``, env ids out of order."""
+
+
+class PolicyFileError(SaberError, ValueError):
+    """A policy file that is missing, corrupt, foreign or inconsistent."""
+
+
+class PolicyError(SaberError, ValueError):
+    """An agent spec that cannot be loaded, or a policy that broke the policy protocol."""
+
+
+class PolicyCallError(SaberError):
+    """The policy raised where it runs, in another process (``--policy-process``); the
+    message is that error as :func:`describe_error` wrote it there. An episode failure, as
+    the same error raised in the worker would be."""
+
+
+class RepeatedFailureError(SaberError):
+    """The same failure ended several work units in a row: the run was stopped."""
+
+
+class BackendError(SaberError):
+    """A backend that cannot start: Dask missing, a scheduler that cannot be reached."""
+
+
+class ReplayError(SaberError):
+    """A replay file that cannot be read: not a replay, cut short, changed, or of another
+    format version. The message names the file and what is wrong."""
+
+
+class UnknownReferenceError(ScoreFileError):
+    """A reference name that is not shipped."""
+
+
+class PlotsUnavailableError(SaberError, ImportError):
+    """matplotlib is not installed."""
+
+
+class TrainingLogError(SaberError, ValueError):
+    """A file that is not a training log, or a training log that cannot be read: one line
+    naming the file (and line), what it is, and which command reads it."""

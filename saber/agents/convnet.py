@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from saber.agents.generators import PerEpisodeGenerators
-from saber.errors import SaberError, shown
+from saber.errors import PolicyFileError, shown
 from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import NUM_ACTIONS
 
@@ -48,10 +48,6 @@ FORMAT = "saber/conv-actor/1"
 CONVOLUTIONS = (("conv1", 8, 4), ("conv2", 4, 2), ("conv3", 3, 1))
 LAYERS = ("conv1", "conv2", "conv3", "fc", "policy")
 OBSERVATION_SHAPE = (4, 84, 84)  # SABER's stacked frames
-
-
-class PolicyFileError(SaberError, ValueError):
-    """A policy file that is missing, corrupt, foreign or inconsistent."""
 
 
 def write_policy_file(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from saber.errors import SaberError
+from saber.errors import BackendError
 from saber.harness.work import Event, WorkUnit
 
 __all__ = ["DASK_EXTRA_HINT", "Backend", "BackendError", "timeout_message"]
@@ -28,10 +28,6 @@ def timeout_message(seconds: float) -> str:
         f"no frame progress for {seconds:g} s (the unit deadline, --unit-timeout): the "
         "policy or the worker hung, and the worker was stopped"
     )
-
-
-class BackendError(SaberError):
-    """A backend that cannot start: Dask missing, a scheduler that cannot be reached."""
 
 
 class Backend(Protocol):

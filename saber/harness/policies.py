@@ -47,7 +47,7 @@ import numpy as np
 from saber.agents.convnet import ConvActorPolicy, PolicyFileError
 from saber.agents.generators import PerEpisodeGenerators
 from saber.agents.pretrained import PRETRAINED, pretrained_policy
-from saber.errors import SaberError
+from saber.errors import PolicyCallError, PolicyError, SaberError
 from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = [
@@ -86,16 +86,6 @@ _BUILTIN_KINDS = frozenset(
     {"random", "noop", "constant", "epsilon-constant", "conv-actor", *PRETRAINED}
 )  # see _builtin
 DEFAULT_EPSILON = 0.05  # the ALE paper's perturbed constant agent
-
-
-class PolicyError(SaberError, ValueError):
-    """An agent spec that cannot be loaded, or a policy that broke the policy protocol."""
-
-
-class PolicyCallError(SaberError):
-    """The policy raised where it runs, in another process (``--policy-process``); the
-    message is that error as :func:`describe_error` wrote it there. An episode failure, as
-    the same error raised in the worker would be."""
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from saber.errors import SaberError
+from saber.errors import RepeatedFailureError, SaberError
 from saber.harness.backend_base import Backend
 from saber.harness.policies import PolicyError
 from saber.harness.store import ResultsStore
@@ -34,10 +34,6 @@ __all__ = ["REPEATED_FAILURES", "Progress", "RepeatedFailureError", "RunLoop"]
 
 REPEATED_FAILURES = 3  # the same failure ending this many units in a row stops the run
 _POLL_SECONDS = 0.5
-
-
-class RepeatedFailureError(SaberError):
-    """The same failure ended several work units in a row: the run was stopped."""
 
 
 class Progress:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError
+from saber.errors import ReplayError
 from saber.protocol.rundir import write_atomically
 from saber.protocol.settings import NUM_ACTIONS
 
@@ -66,11 +66,6 @@ _VERSION = 1
 _LENGTH = struct.Struct("<I")
 _CHECKSUM_BYTES = 32
 _COMPRESSION = "bz2"
-
-
-class ReplayError(SaberError):
-    """A replay file that cannot be read: not a replay, cut short, changed, or of another
-    format version. The message names the file and what is wrong."""
 
 
 @dataclass(frozen=True)

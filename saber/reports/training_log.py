@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from saber.errors import SaberError
+from saber.errors import TrainingLogError
 from saber.protocol.training import (
     TRAINING_CHECKPOINTS,
     WINDOW,
@@ -56,11 +56,6 @@ READS = (
     "saber training reads the JSON-lines log of a TrainingRecorder (one line per training "
     "episode: game, frames, score), as .jsonl or .jsonl.gz"
 )
-
-
-class TrainingLogError(SaberError, ValueError):
-    """A file that is not a training log, or a training log that cannot be read: one line
-    naming the file (and line), what it is, and which command reads it."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
-from saber.errors import ScoreFileError
+from saber.errors import ScoreFileError, UnknownReferenceError
 from saber.protocol import limits
 from saber.scoring import dopamine
 from saber.scoring.scorefile import (
@@ -69,10 +69,6 @@ PAPER_CITATION = (
     "Toromanoff, Wirbel and Moutarde (2019), Is Deep Reinforcement Learning Really "
     "Superhuman on Atari? Leveling the playing field, arXiv:1908.04683, Tables 6 and 7"
 )
-
-
-class UnknownReferenceError(ScoreFileError):
-    """A reference name that is not shipped."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from saber.errors import SaberError
+from saber.errors import PlotsUnavailableError
 from saber.protocol import limits
 from saber.reports.model import Report, as_report
 from saber.reports.tables import NOT_SABER_MARK
@@ -53,10 +53,6 @@ _RC = {
     "svg.hashsalt": "saber",  # fixed element ids: the same report gives the same SVG
     "pdf.fonttype": 42,  # TrueType in PDF: journals refuse Type 3 fonts
 }
-
-
-class PlotsUnavailableError(SaberError, ImportError):
-    """matplotlib is not installed."""
 
 
 def require_matplotlib() -> None:
