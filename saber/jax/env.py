@@ -223,25 +223,27 @@ class SaberJaxEnv:
             state, actions
         )
         stack = self._push_frames(state, frames)
-        tally = self._apply_rules(state, rewards, game_over, episode_frames)
-        truncated = tally.stuck | tally.capped
+        rewards, score, checkpoint_scores, steps, rollovers, last_reward_frame, stuck, capped = (
+            self._apply_rules(state, rewards, game_over, episode_frames)
+        )
+        truncated = stuck | capped
         ended_now = game_over | truncated
         info = {
             "episode_frame_number": episode_frames,
             "saber": self._records(
                 ended_now,
                 game_over,
-                tally.stuck,
-                tally.capped,
-                tally.score,
-                tally.checkpoint_scores,
+                stuck,
+                capped,
+                score,
+                checkpoint_scores,
                 episode_frames,
-                tally.steps,
-                tally.rollovers,
+                steps,
+                rollovers,
             ),
             "_saber": ended_now,
         }
-        reward = tally.rewards.astype(jnp.float32)
+        reward = rewards.astype(jnp.float32)
         if self.saber_settings.clip_rewards:
             info[RAW_REWARD] = reward  # make_vec's key: any logger can sum the raw score
             reward = jnp.clip(reward, -1.0, 1.0)
@@ -250,11 +252,11 @@ class SaberJaxEnv:
             stack=stack,
             ended=ended_now,
             game_over=game_over,
-            score=tally.score,
-            checkpoint_scores=tally.checkpoint_scores,
-            steps=tally.steps,
-            rollovers=tally.rollovers,
-            last_reward_frame=tally.last_reward_frame,
+            score=score,
+            checkpoint_scores=checkpoint_scores,
+            steps=steps,
+            rollovers=rollovers,
+            last_reward_frame=last_reward_frame,
             seeds=state.seeds,
             seeds_taken=state.seeds_taken + reload,
         )
