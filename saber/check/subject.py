@@ -17,7 +17,7 @@ import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -44,7 +44,8 @@ __all__ = [
     "subject_of",
 ]
 
-Step = tuple[Any, float, bool, bool, dict[str, Any]]
+if TYPE_CHECKING:  # the Gymnasium step tuple: one home, saber.envs.wrappers
+    from saber.envs.wrappers import StepResult as Step
 
 
 @runtime_checkable

@@ -35,12 +35,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
 
 from saber.check.emulator import Emulator, reach, step_counters
+
+if TYPE_CHECKING:  # the Gymnasium step tuple: one home, saber.envs.wrappers
+    from saber.envs.wrappers import StepResult as Step
 
 __all__ = [
     "EnvpoolSubject",
@@ -51,8 +54,6 @@ __all__ = [
     "is_sb3_vec_env",
     "row_of",
 ]
-
-Step = tuple[Any, float, bool, bool, dict[str, Any]]
 
 # The game a SaberVectorEnv is switched to for following: its frames tell the 18 actions
 # apart, a life is lost within a few hundred steps, and its 20-point shots show whether

@@ -59,6 +59,19 @@ class EnvState(NamedTuple):
     seeds_taken: jax.Array  # int32 (n,): ALE seeds the row's stream has given
 
 
+class _Tally(NamedTuple):
+    """What the rules make of one step (per row: leading axis n), for :meth:`SaberJaxEnv.step`."""
+
+    rewards: jax.Array  # int32 (n,): the points of the step, rollovers corrected
+    score: jax.Array  # int32 (n,)
+    checkpoint_scores: jax.Array  # int32 (n, checkpoints)
+    steps: jax.Array  # int32 (n,)
+    rollovers: jax.Array  # int32 (n,)
+    last_reward_frame: jax.Array  # int32 (n,)
+    stuck: jax.Array  # bool (n,): truncated by the stuck timeout
+    capped: jax.Array  # bool (n,): truncated by the frame cap
+
+
 class SaberJaxEnv:
     """``num_envs`` SABER environments of one game as pure JAX functions.
 
@@ -206,60 +219,14 @@ class SaberJaxEnv:
         """
         self._check_open()
         actions = self._check_actions(actions)
-        n = self.num_envs
-        settings = self.saber_settings
-        handle, frames, rewards, game_over, episode_frames = self._engine_step(
-            state.handle, actions
+        handle, frames, rewards, game_over, episode_frames, reload = self._step_and_restart(
+            state, actions
         )
-        ended = state.ended
-        reload = ended & ~state.game_over  # truncated rows: a seeded ROM reload
-        new_seeds = jax.lax.cond(
-            reload.any(),
-            lambda: ale_seeds(state.seeds, state.seeds_taken, reload),
-            lambda: jnp.full(n, -1, jnp.int32),
+        stack = self._push_frames(state, frames)
+        rewards, score, checkpoint_scores, steps, rollovers, last_reward_frame, stuck, capped = (
+            self._apply_rules(state, rewards, game_over, episode_frames)
         )
-        handle, frames = engine.reload_rows(handle, frames, reload, new_seeds)
-        rewards = jnp.where(ended, 0, rewards)
-        game_over = jnp.where(ended, False, game_over)
-        episode_frames = jnp.where(ended, 0, episode_frames)
-
-        stack = jnp.concatenate([state.stack[:, 1:], self._resize(frames)[:, None]], axis=1)
-        stack = jnp.where(ended[:, None, None, None] & self._older_slots(), 0, stack)
-        fresh = ended[:, None]
-        score = jnp.where(ended, 0, state.score)
-        checkpoint_scores = jnp.where(fresh, 0, state.checkpoint_scores)
-        steps = jnp.where(ended, 0, state.steps)
-        rollovers = jnp.where(ended, 0, state.rollovers)
-        last_reward_frame = jnp.where(ended, 0, state.last_reward_frame)
-
-        # The rules, each from saber.envs.rules, over all rows at once.
-        stepped = ~ended
-        rollover = rules.is_rollover(rewards, self._rollover_threshold) & stepped
-        rollovers = rollovers + rollover
-        corrected = rules.correct_rollover(rewards, settings.rollover_mode)
-        rewards = jnp.where(rollover, corrected, rewards)
-        stuck = jnp.zeros(n, bool)
-        capped = jnp.zeros(n, bool)
-        if settings.max_frames_without_reward is not None:
-            stuck = stepped & rules.stuck_timeout(
-                reward=rewards,
-                game_over=game_over,
-                frame=episode_frames,
-                last_reward_frame=last_reward_frame,
-                max_frames=settings.max_frames_without_reward,
-            )
-        last_reward_frame = jnp.where(rewards != 0, episode_frames, last_reward_frame)
-        if settings.max_episode_frames is not None:
-            capped = stepped & rules.frame_cap(
-                game_over=game_over, frame=episode_frames, max_frames=settings.max_episode_frames
-            )
         truncated = stuck | capped
-        score = score + rewards
-        steps = steps + stepped
-        checkpoints = jnp.asarray(list(self.checkpoint_frames.values()), jnp.int32)
-        reached = stepped[:, None] & rules.checkpoint_open(episode_frames[:, None], checkpoints)
-        checkpoint_scores = jnp.where(reached, score[:, None], checkpoint_scores)
-
         ended_now = game_over | truncated
         info = {
             "episode_frame_number": episode_frames,
@@ -277,7 +244,7 @@ class SaberJaxEnv:
             "_saber": ended_now,
         }
         reward = rewards.astype(jnp.float32)
-        if settings.clip_rewards:
+        if self.saber_settings.clip_rewards:
             info[RAW_REWARD] = reward  # make_vec's key: any logger can sum the raw score
             reward = jnp.clip(reward, -1.0, 1.0)
         new_state = EnvState(
@@ -294,6 +261,87 @@ class SaberJaxEnv:
             seeds_taken=state.seeds_taken + reload,
         )
         return new_state, stack, reward, game_over, truncated, info
+
+    def _step_and_restart(
+        self, state: EnvState, actions: jax.Array
+    ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+        """The engine's step, then a seeded ROM reload of the rows truncated on the last
+        step; rows that ended on the last step start their next episode (reward 0, no game
+        over, frame 0).
+
+        Returns:
+            ``(handle, frames, rewards, game_over, episode_frames, reload)``: ``reload``
+            ``bool`` (n,), the rows reloaded (each took a seed of its stream).
+        """
+        handle, frames, rewards, game_over, episode_frames = self._engine_step(
+            state.handle, actions
+        )
+        ended = state.ended
+        reload = ended & ~state.game_over  # truncated rows: a seeded ROM reload
+        new_seeds = jax.lax.cond(
+            reload.any(),
+            lambda: ale_seeds(state.seeds, state.seeds_taken, reload),
+            lambda: jnp.full(self.num_envs, -1, jnp.int32),
+        )
+        handle, frames = engine.reload_rows(handle, frames, reload, new_seeds)
+        rewards = jnp.where(ended, 0, rewards)
+        game_over = jnp.where(ended, False, game_over)
+        episode_frames = jnp.where(ended, 0, episode_frames)
+        return handle, frames, rewards, game_over, episode_frames, reload
+
+    def _push_frames(self, state: EnvState, frames: jax.Array) -> jax.Array:
+        """The stack with each row's new frame resized into its newest slot, the older
+        slots zeroed on rows that start a new episode."""
+        stack = jnp.concatenate([state.stack[:, 1:], self._resize(frames)[:, None]], axis=1)
+        return jnp.where(state.ended[:, None, None, None] & self._older_slots(), 0, stack)
+
+    def _apply_rules(
+        self,
+        state: EnvState,
+        rewards: jax.Array,
+        game_over: jax.Array,
+        episode_frames: jax.Array,
+    ) -> _Tally:
+        """The rules, each from saber.envs.rules, over all rows at once: the counts of rows
+        that start a new episode from zero, then the rollover, the stuck timeout, the frame
+        cap and the checkpoint scores."""
+        settings = self.saber_settings
+        ended = state.ended
+        fresh = ended[:, None]
+        score = jnp.where(ended, 0, state.score)
+        checkpoint_scores = jnp.where(fresh, 0, state.checkpoint_scores)
+        steps = jnp.where(ended, 0, state.steps)
+        rollovers = jnp.where(ended, 0, state.rollovers)
+        last_reward_frame = jnp.where(ended, 0, state.last_reward_frame)
+
+        stepped = ~ended
+        rollover = rules.is_rollover(rewards, self._rollover_threshold) & stepped
+        rollovers = rollovers + rollover
+        corrected = rules.correct_rollover(rewards, settings.rollover_mode)
+        rewards = jnp.where(rollover, corrected, rewards)
+        stuck = jnp.zeros(self.num_envs, bool)
+        capped = jnp.zeros(self.num_envs, bool)
+        if settings.max_frames_without_reward is not None:
+            stuck = stepped & rules.stuck_timeout(
+                reward=rewards,
+                game_over=game_over,
+                frame=episode_frames,
+                last_reward_frame=last_reward_frame,
+                max_frames=settings.max_frames_without_reward,
+            )
+        last_reward_frame = jnp.where(rewards != 0, episode_frames, last_reward_frame)
+        if settings.max_episode_frames is not None:
+            capped = stepped & rules.frame_cap(
+                game_over=game_over, frame=episode_frames, max_frames=settings.max_episode_frames
+            )
+        score = score + rewards
+        steps = steps + stepped
+        checkpoints = jnp.asarray(list(self.checkpoint_frames.values()), jnp.int32)
+        reached = stepped[:, None] & rules.checkpoint_open(episode_frames[:, None], checkpoints)
+        checkpoint_scores = jnp.where(reached, score[:, None], checkpoint_scores)
+        return _Tally(
+            rewards, score, checkpoint_scores, steps, rollovers, last_reward_frame, stuck, capped
+        )
 
     def _engine_step(
         self, handle: jax.Array, actions: jax.Array

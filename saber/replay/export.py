@@ -81,15 +81,45 @@ def export_minari(
     """
     minari = _require_minari()
     from minari.data_collector import EpisodeBuffer
-    from minari.dataset.minari_dataset import parse_dataset_id
 
     directory = Path(directory)
+    run = _read_run(directory)
+    wanted = _wanted_games(directory, run, games, dataset_id)
+    name = re.sub(r"[^A-Za-z0-9_.]+", "_", run.run or run.agent).strip("_") or "run"
+    written: list[str] = []
+    for game in wanted:
+        identifier = dataset_id or f"saber/{game}/{name}-v0"
+        _clear_dataset_id(minari, identifier, replace)
+        try:
+            _export_game(minari, EpisodeBuffer, directory, run, game, identifier, author)
+        except BaseException as error:
+            _remove_dataset(identifier)  # whole or absent
+            if isinstance(error, OSError) and error.filename is None and error.errno:
+                # h5py's errors name no file: name the dataset's folder, for the message
+                path = str(_dataset_path(identifier))
+                raise OSError(error.errno, error.strerror, path) from error
+            raise
+        written.append(identifier)
+    return written
+
+
+def _read_run(directory: Path) -> Any:
+    """The run file of ``directory``; a SaberError where it has none."""
     try:
-        run = read_run_file(directory)
+        return read_run_file(directory)
     except FileNotFoundError:
         raise SaberError(
             f"{directory}: no run.json, so this is not a run directory of saber eval"
         ) from None
+
+
+def _wanted_games(
+    directory: Path, run: Any, games: list[str] | None, dataset_id: str | None
+) -> list[str]:
+    """The ALE ids of the games to export, checked against the run and ``dataset_id``
+    before any work (a SaberError saying what is wrong)."""
+    from minari.dataset.minari_dataset import parse_dataset_id
+
     wanted = [get_game(game).ale_id for game in (games or run.games)]
     absent = [game for game in wanted if game not in run.games]
     if absent:
@@ -110,30 +140,22 @@ def export_minari(
                 f"Malformed dataset id {dataset_id!r}: Minari ids are "
                 "namespace/name-v<version> (the namespace optional), e.g. saber/breakout/mine-v0"
             ) from None
-    name = re.sub(r"[^A-Za-z0-9_.]+", "_", run.run or run.agent).strip("_") or "run"
-    written: list[str] = []
-    for game in wanted:
-        identifier = dataset_id or f"saber/{game}/{name}-v0"
-        if identifier in minari.list_local_datasets() and not replace:
-            raise OutputExistsError(
-                f"A Minari dataset {identifier!r} exists already; pass --force (replace=True) "
-                f"to replace it, delete it (minari.delete_dataset({identifier!r})) or choose "
-                "another dataset_id"
-            )
-        if identifier in minari.list_local_datasets():
-            with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
-                minari.delete_dataset(identifier)
-        try:
-            _export_game(minari, EpisodeBuffer, directory, run, game, identifier, author)
-        except BaseException as error:
-            _remove_dataset(identifier)  # whole or absent
-            if isinstance(error, OSError) and error.filename is None and error.errno:
-                # h5py's errors name no file: name the dataset's folder, for the message
-                path = str(_dataset_path(identifier))
-                raise OSError(error.errno, error.strerror, path) from error
-            raise
-        written.append(identifier)
-    return written
+    return wanted
+
+
+def _clear_dataset_id(minari: Any, identifier: str, replace: bool) -> None:
+    """Make way for dataset ``identifier``: an existing one is deleted with ``replace``,
+    an error (OutputExistsError) without."""
+    if identifier not in minari.list_local_datasets():
+        return
+    if not replace:
+        raise OutputExistsError(
+            f"A Minari dataset {identifier!r} exists already; pass --force (replace=True) "
+            f"to replace it, delete it (minari.delete_dataset({identifier!r})) or choose "
+            "another dataset_id"
+        )
+    with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
+        minari.delete_dataset(identifier)
 
 
 def _dataset_path(identifier: str) -> Path:

@@ -300,7 +300,40 @@ def _frame_numbers(info: dict[str, Any]) -> Any:
     return info["episode_frame_number"]
 
 
-class TrainingRecorder(gym.Wrapper):
+class _EpisodeLogging:
+    """What both recorders share: their log, frame counter and replays, one row per
+    sub-env (a single env: one), and what they tell of the training so far."""
+
+    def __init__(
+        self,
+        env: Any,
+        path: str | Path | None,
+        start_frames: int = 0,
+        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
+        start_episodes: int = 0,
+        replays: bool = False,
+    ) -> None:
+        super().__init__(env)  # type: ignore[call-arg]  # the gym wrapper's
+        rows = self._prepare_rows(env)
+        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
+        self._counter = FrameCounter(rows)
+        self.replays = _replays(env, self.log, rows) if replays else None
+
+    def _prepare_rows(self, env: Any) -> int:
+        """The rows of ``env`` (a single env: 1); a recorder with per-row state sets it up."""
+        return 1
+
+    @property
+    def total_frames(self) -> int:
+        """Emulator frames played (by all sub-envs) since the start of the training."""
+        return self.log.frames
+
+    def metrics(self) -> dict[str, float]:
+        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
+        return self.log.metrics.as_dict()
+
+
+class TrainingRecorder(_EpisodeLogging, gym.Wrapper):
     """Log every episode of a single SABER env with the cumulative training frames.
 
     Args:
@@ -314,29 +347,6 @@ class TrainingRecorder(gym.Wrapper):
             (:mod:`saber.training.replays`), so that ``saber verify LOG`` checks them. The
             recorder must see every reset: put it outermost.
     """
-
-    def __init__(
-        self,
-        env: gym.Env,
-        path: str | Path | None,
-        start_frames: int = 0,
-        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
-        start_episodes: int = 0,
-        replays: bool = False,
-    ) -> None:
-        super().__init__(env)
-        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
-        self._counter = FrameCounter(1)
-        self.replays = _replays(env, self.log, 1) if replays else None
-
-    @property
-    def total_frames(self) -> int:
-        """Emulator frames played since the start of the training."""
-        return self.log.frames
-
-    def metrics(self) -> dict[str, float]:
-        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
-        return self.log.metrics.as_dict()
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         self._counter.restart()
@@ -363,7 +373,7 @@ class TrainingRecorder(gym.Wrapper):
         super().close()
 
 
-class VectorTrainingRecorder(gym.vector.VectorWrapper):
+class VectorTrainingRecorder(_EpisodeLogging, gym.vector.VectorWrapper):
     """Log every episode of a SABER vector env (any autoreset mode) with cumulative frames.
 
     Episodes are numbered in the order they end; ``env`` in each line is the sub-env.
@@ -380,27 +390,11 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
             and is not recorded). Needs ``SaberVectorEnv`` underneath.
     """
 
-    def __init__(
-        self,
-        env: gym.vector.VectorEnv,
-        path: str | Path | None,
-        start_frames: int = 0,
-        checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
-        start_episodes: int = 0,
-        replays: bool = False,
-    ) -> None:
-        super().__init__(env)
-        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
-        self._counter = FrameCounter(env.num_envs)
-        self.replays = _replays(env, self.log, env.num_envs) if replays else None
+    def _prepare_rows(self, env: Any) -> int:
         # Rows whose next step is NEXT_STEP's reset step (their episode ended at this one).
         self._resetting = np.zeros(env.num_envs, dtype=bool)
         self._autoreset = getattr(env.unwrapped, "autoreset_mode", None) == AutoresetMode.NEXT_STEP
-
-    @property
-    def total_frames(self) -> int:
-        """Emulator frames played by all sub-envs since the start of the training."""
-        return self.log.frames
+        return env.num_envs
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
@@ -415,10 +409,6 @@ class VectorTrainingRecorder(gym.vector.VectorWrapper):
             seeds = self.env.unwrapped.episode_seeds
             self.replays.start(started, [int(seeds[row]) for row in started])
         return obs, info
-
-    def metrics(self) -> dict[str, float]:
-        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
-        return self.log.metrics.as_dict()
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         obs, rewards, terminated, truncated, info = self.env.step(actions)

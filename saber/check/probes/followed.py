@@ -63,127 +63,23 @@ def _newest(obs: Any) -> np.ndarray:
 
 def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
     """Every rule but the stuck timeout, the frame cap and the rollover (see module doc)."""
-    rom = subject.rom_id
     game = game_text(subject)
     results = _start(subject, game)
-    obs, info = subject.reset(seed=0)
-    lives_in_info = "lives" in info
-    lives_shown: set[str] = {repr(info["lives"])} if lives_in_info else set()
-    follower = Follower(rom, subject.ale_seed(0), SETTINGS.repeat_action_probability)
-    counts_lives = max(follower.lives()) > 0
-    stacks = [stacked_frames(obs)]
-    frame_numbers: list[int] = []  # the engine's counter, this episode
-    skips: Counter[int] = Counter()  # frames per step, as the engine's counter moved
-    rewards: list[tuple[float, set[float]]] = []  # (reported, the branches' emulator rewards)
-    recorded: list[float] = []  # the score of the followed episode, where it ended
-    life_loss_ends: list[int] = []
-    life_losses = 0
-    lost_at: int | None = None
-    skip = SETTINGS.frame_skip  # until measured: the engine's counter over the first step
-
-    steps_taken = [0]
-
-    def step(index: int, candidates: list[int] | None) -> list[Any] | None:
-        """One step followed; None when it could not be (lost, or the episode ended)."""
-        nonlocal lost_at, skip, life_losses, lives_in_info
-        lives_before = follower.lives()
-        obs, reward, terminated, truncated, info = subject.step(index)
-        lives_in_info |= "lives" in info
-        if "lives" in info:
-            lives_shown.add(repr(info["lives"]))
-        frame_numbers.append(int(info["episode_frame_number"]))
-        if len(frame_numbers) >= 2:
-            skip = frame_numbers[-1] - frame_numbers[-2]
-        elif frame_numbers[0] > 0:
-            skip = frame_numbers[0] - follower.start_frames
-        ended = terminated or truncated
-        if not ended:  # a game over stops the ALE's frame repeat early (both engines do)
-            skips[skip] += 1
-        stacks.append(stacked_frames(obs))
-        steps_taken[0] += 1
-        branches = follower.step(candidates, skip, _newest(obs), reward) if skip >= 2 else []
-        if ended:
-            # The record of the followed episode, and the last step's emulator reward.
-            rewards.append((reward, {b.reward for b in branches} if branches else {np.nan}))
-            recorded.extend(_recorded(info))
-            # A life lost on the step that ended the episode, the game not over: an end
-            # at a life loss. Where the last step cannot be followed, nothing is claimed.
-            lives_after = follower.lives() if branches else set()
-            if _one_lost(lives_before, lives_after):
-                life_losses += 1
-                if min(lives_after) > 0:
-                    life_loss_ends.append(steps_taken[0])
-            # The engine restarts an ended game itself at the next step, without a seeded
-            # reload: the follower cannot reproduce that start, so following stops here.
-            lost_at = -1
-            return None
-        if not branches:
-            lost_at = steps_taken[0]
-            return None
-        rewards.append((reward, {b.reward for b in branches}))
-        if _one_lost(lives_before, follower.lives()):
-            life_losses += 1
-        return branches
-
-    # The action set: each index with every emulator action as a candidate, then held
-    # for a few steps, each branch keeping the action it took, until the frames tell one.
-    mapping: dict[int, int] = {}
-    order = np.random.default_rng(1)
-    for _ in range(ROUNDS):  # in a new order each round: the game moves on between tries
-        for index in order.permutation(NUM_ACTIONS).tolist():
-            if index in mapping or lost_at is not None:
-                continue
-            follower.untag()
-            if step(index, list(range(NUM_ACTIONS))) is None:
-                continue
-            for _ in range(HOLD_STEPS):
-                if len(follower.tags()) == 1 or step(index, None) is None:
-                    break
-            tags = follower.tags()
-            if len(tags) == 1 and None not in tags:
-                mapping[index] = tags.pop()
-    # Sticky actions: an action other than the one held, so that a repeat shows.
-    masks: Counter[tuple[bool, ...]] = Counter()
-    rng = np.random.default_rng(0)
-    taken = 0
-    while draws and lost_at is None and not settled(masks, draws) and taken < 3 * draws:
-        held = {previous for _, previous, _ in follower.states}
-        # Several states held: any action (the step is not counted).
-        choices = [i for i in mapping if mapping[i] not in held] or sorted(mapping)
-        if not choices:
-            break
-        index = choices[int(rng.integers(len(choices)))]
-        single = len(follower.states) == 1
-        branches = step(index, [mapping[index]])
-        taken += 1
-        if branches is None or not single:
-            continue
-        mask = tuple(j in {b.repeats for b in branches} for j in range(skip + 1))
-        if not all(mask):
-            masks[mask] += 1
-    # Raw rewards: play on until a reward outside [-1, 1] shows (clipping would hide it).
-    extra = 0
-    while mapping and lost_at is None and extra < REWARD_STEPS:
-        if any(abs(r) > 1 for _, options in rewards for r in options):
-            break
-        index = sorted(mapping)[int(rng.integers(len(mapping)))]
-        step(index, [mapping[index]])
-        extra += 1
-    # Life losses: where none was seen yet and the game counts lives, each action is held
-    # for a while in turn (NOOP last: in many games doing nothing never loses a life).
-    holds = [i for i in sorted(mapping) if mapping[i] != 0] + [i for i in mapping if not mapping[i]]
-    for index in holds if counts_lives and lost_at is None else []:
-        for _ in range(LIFE_HOLD_STEPS):
-            if life_losses or lost_at is not None:
-                break
-            step(index, [mapping[index]])
-    if lost_at is None:  # the episode goes on: one step through the seam ends it
-        recorded.extend(_end_by_seam(subject))
-    followed = steps_taken[0] - (lost_at is not None and lost_at > 0)
+    play = _FollowedPlay(subject)
+    mapping = _find_action_set(play)
+    rng = np.random.default_rng(0)  # one stream: the sticky steps', then the rewards'
+    masks = _sticky_masks(play, mapping, draws, rng)
+    _play_to_large_reward(play, mapping, rng)
+    _play_to_life_loss(play, mapping)
+    if play.lost_at is None:  # the episode goes on: one step through the seam ends it
+        play.recorded.extend(_end_by_seam(subject))
+    lost_at = play.lost_at
+    followed = play.steps_taken - (lost_at is not None and lost_at > 0)
     where = (
         f"{game}, row 0 followed from its seeded reset on a twin emulator, every branch "
         f"of each step replayed: {followed} steps"
     )
+    skips = play.skips
     results += [
         _action_set(mapping, where, lost_at),
         _sticky(masks, where, lost_at, draws),
@@ -195,11 +91,178 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
             f"{sum(skips.values())} steps; {where} of that many frames",
         ),
         _observation(where, followed, lost_at),
-        _raw(rewards, recorded, where, lost_at),
-        _stack(np.asarray(obs).shape, stacks[-8:]),
-        _lives(lives_in_info, lives_shown, life_losses, life_loss_ends, where, counts_lives),
+        _raw(play.rewards, play.recorded, where, lost_at),
+        _stack(play.shape, play.stacks[-8:]),
+        _lives(
+            play.lives_in_info,
+            play.lives_shown,
+            play.life_losses,
+            play.life_loss_ends,
+            where,
+            play.counts_lives,
+        ),
     ]
     return results
+
+
+class _FollowedPlay:
+    """Row 0 of ``subject`` played from its seeded reset (seed 0), each step followed on a
+    twin emulator, and what the steps showed.
+
+    Attributes:
+        follower: the twin's branches.
+        lost_at: None while following goes on; -1 where the episode ended; else the step
+            at which no branch matched the env's frame.
+        skip: frames per step, as the engine's counter moved over the last step.
+    """
+
+    def __init__(self, subject: Any) -> None:
+        self.subject = subject
+        obs, info = subject.reset(seed=0)
+        self.shape = np.asarray(obs).shape
+        self.lives_in_info = "lives" in info
+        self.lives_shown: set[str] = {repr(info["lives"])} if self.lives_in_info else set()
+        self.follower = Follower(
+            subject.rom_id, subject.ale_seed(0), SETTINGS.repeat_action_probability
+        )
+        self.counts_lives = max(self.follower.lives()) > 0
+        self.stacks = [stacked_frames(obs)]
+        self.frame_numbers: list[int] = []  # the engine's counter, this episode
+        self.skips: Counter[int] = Counter()  # frames per step, as the engine's counter moved
+        # (reported, the branches' emulator rewards)
+        self.rewards: list[tuple[float, set[float]]] = []
+        self.recorded: list[float] = []  # the score of the followed episode, where it ended
+        self.life_loss_ends: list[int] = []
+        self.life_losses = 0
+        self.lost_at: int | None = None
+        self.skip = SETTINGS.frame_skip  # until measured: the engine's counter over a step
+        self.steps_taken = 0
+
+    def step(self, index: int, candidates: list[int] | None) -> list[Any] | None:
+        """One step followed; None when it could not be (lost, or the episode ended)."""
+        follower = self.follower
+        lives_before = follower.lives()
+        obs, reward, terminated, truncated, info = self.subject.step(index)
+        self._count_frames(info)
+        ended = terminated or truncated
+        if not ended:  # a game over stops the ALE's frame repeat early (both engines do)
+            self.skips[self.skip] += 1
+        self.stacks.append(stacked_frames(obs))
+        self.steps_taken += 1
+        skip = self.skip
+        branches = follower.step(candidates, skip, _newest(obs), reward) if skip >= 2 else []
+        if ended:
+            self._end(reward, info, branches, lives_before)
+            return None
+        if not branches:
+            self.lost_at = self.steps_taken
+            return None
+        self.rewards.append((reward, {b.reward for b in branches}))
+        if _one_lost(lives_before, follower.lives()):
+            self.life_losses += 1
+        return branches
+
+    def _count_frames(self, info: dict[str, Any]) -> None:
+        """Note the step's ``lives`` and the engine's frame counter; ``skip`` from it."""
+        self.lives_in_info |= "lives" in info
+        if "lives" in info:
+            self.lives_shown.add(repr(info["lives"]))
+        frame_numbers = self.frame_numbers
+        frame_numbers.append(int(info["episode_frame_number"]))
+        if len(frame_numbers) >= 2:
+            self.skip = frame_numbers[-1] - frame_numbers[-2]
+        elif frame_numbers[0] > 0:
+            self.skip = frame_numbers[0] - self.follower.start_frames
+
+    def _end(
+        self, reward: float, info: dict[str, Any], branches: list[Any], lives_before: set[int]
+    ) -> None:
+        """The step ended the episode: its record, and the last step's emulator reward."""
+        self.rewards.append((reward, {b.reward for b in branches} if branches else {np.nan}))
+        self.recorded.extend(_recorded(info))
+        # A life lost on the step that ended the episode, the game not over: an end
+        # at a life loss. Where the last step cannot be followed, nothing is claimed.
+        lives_after = self.follower.lives() if branches else set()
+        if _one_lost(lives_before, lives_after):
+            self.life_losses += 1
+            if min(lives_after) > 0:
+                self.life_loss_ends.append(self.steps_taken)
+        # The engine restarts an ended game itself at the next step, without a seeded
+        # reload: the follower cannot reproduce that start, so following stops here.
+        self.lost_at = -1
+
+
+def _find_action_set(play: _FollowedPlay) -> dict[int, int]:
+    """``{index: emulator action}`` of the indices told apart: each index with every
+    emulator action as a candidate, then held for a few steps, each branch keeping the
+    action it took, until the frames tell one."""
+    follower = play.follower
+    mapping: dict[int, int] = {}
+    order = np.random.default_rng(1)
+    for _ in range(ROUNDS):  # in a new order each round: the game moves on between tries
+        for index in order.permutation(NUM_ACTIONS).tolist():
+            if index in mapping or play.lost_at is not None:
+                continue
+            follower.untag()
+            if play.step(index, list(range(NUM_ACTIONS))) is None:
+                continue
+            for _ in range(HOLD_STEPS):
+                if len(follower.tags()) == 1 or play.step(index, None) is None:
+                    break
+            tags = follower.tags()
+            if len(tags) == 1 and None not in tags:
+                mapping[index] = tags.pop()
+    return mapping
+
+
+def _sticky_masks(
+    play: _FollowedPlay, mapping: dict[int, int], draws: int, rng: np.random.Generator
+) -> Counter[tuple[bool, ...]]:
+    """The repeat counts each informative step allows (as the twin-emulator probe): an
+    action other than the one held is played, so that a repeat shows."""
+    follower = play.follower
+    masks: Counter[tuple[bool, ...]] = Counter()
+    taken = 0
+    while draws and play.lost_at is None and not settled(masks, draws) and taken < 3 * draws:
+        held = {previous for _, previous, _ in follower.states}
+        # Several states held: any action (the step is not counted).
+        choices = [i for i in mapping if mapping[i] not in held] or sorted(mapping)
+        if not choices:
+            break
+        index = choices[int(rng.integers(len(choices)))]
+        single = len(follower.states) == 1
+        branches = play.step(index, [mapping[index]])
+        taken += 1
+        if branches is None or not single:
+            continue
+        mask = tuple(j in {b.repeats for b in branches} for j in range(play.skip + 1))
+        if not all(mask):
+            masks[mask] += 1
+    return masks
+
+
+def _play_to_large_reward(
+    play: _FollowedPlay, mapping: dict[int, int], rng: np.random.Generator
+) -> None:
+    """Raw rewards: play on until a reward outside [-1, 1] shows (clipping would hide it)."""
+    extra = 0
+    while mapping and play.lost_at is None and extra < REWARD_STEPS:
+        if any(abs(r) > 1 for _, options in play.rewards for r in options):
+            break
+        index = sorted(mapping)[int(rng.integers(len(mapping)))]
+        play.step(index, [mapping[index]])
+        extra += 1
+
+
+def _play_to_life_loss(play: _FollowedPlay, mapping: dict[int, int]) -> None:
+    """Life losses: where none was seen yet and the game counts lives, each action is held
+    for a while in turn (NOOP last: in many games doing nothing never loses a life)."""
+    holds = [i for i in sorted(mapping) if mapping[i] != 0] + [i for i in mapping if not mapping[i]]
+    for index in holds if play.counts_lives and play.lost_at is None else []:
+        for _ in range(LIFE_HOLD_STEPS):
+            if play.life_losses or play.lost_at is not None:
+                break
+            play.step(index, [mapping[index]])
 
 
 def game_text(subject: Any) -> str:

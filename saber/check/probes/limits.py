@@ -120,11 +120,7 @@ def probe_stuck_timeout(subject: Subject) -> list[RuleResult]:
     end, frames, at, void = _after_reward(subject, limit)
     if void is not None:
         return [unknown("stuck_timeout", f"{how}: {void}")]
-    after = (
-        f"{end} {frames:,} frames after a reward (at frame {at:,})"
-        if end
-        else f"none in {frames:,} frames after a reward (at frame {at:,})"
-    )
+    after = _end_said(end, f"{frames:,} frames after a reward (at frame {at:,})")
     if end != "truncated" or frames != timeout:
         return [verdict("stuck_timeout", False, after, how + "; from the start: not probed")]
     restart(subject, PROBE_ROM)
@@ -133,13 +129,17 @@ def probe_stuck_timeout(subject: Subject) -> list[RuleResult]:
     frames += start_frames
     if void is not None:
         return [unknown("stuck_timeout", f"{how}: {void}")]
-    start = (
-        f"{end} at {frames:,} frames from the start"
-        if end
-        else f"none in {frames:,} frames from the start"
-    )
+    start = _end_said(end, f"{frames:,} frames from the start", at=True)
     ok = end == "truncated" and frames == timeout
     return [verdict("stuck_timeout", ok, f"{after}; {start}", how)]
+
+
+def _end_said(end: str | None, span: str, at: bool = False) -> str:
+    """How play over ``span`` ended: ``"truncated <span>"`` (``"truncated at <span>"``
+    with ``at``), or ``"none in <span>"`` where the env did not end it."""
+    if not end:
+        return f"none in {span}"
+    return f"{end} at {span}" if at else f"{end} {span}"
 
 
 class _Clock:

@@ -37,9 +37,8 @@ from typing import Any
 
 import ale_py
 import numpy as np
-from ale_py import roms
 
-from saber.check.emulator import ACTIONS
+from saber.check.emulator import ACTIONS, Twin
 from saber.check.emulator import twin as make_twin
 from saber.check.probes.actions import NAMES, settled, sticky_rule
 from saber.check.probes.base import SETTINGS, unknown, verdict
@@ -68,13 +67,8 @@ class RamFollower:
     """
 
     def __init__(self, rom_id: str) -> None:
-        start = ale_py.ALEInterface()
-        start.setLoggerMode(ale_py.LoggerMode.Error)
-        start.setFloat("repeat_action_probability", 0.0)
-        start.setInt("max_num_frames_per_episode", 0)
-        start.loadROM(roms.get_rom_path(rom_id))
-        start.reset_game()
-        self.reset_state = start.cloneState()
+        # A fresh emulator's own reset (the shared twin has played on since it was made).
+        self.reset_state = Twin(rom_id).ale.cloneState()
         self.ale = make_twin(rom_id).ale
         self.states: list[tuple[ale_py.ALEState, int]] = []
 
@@ -143,75 +137,22 @@ def probe_ram_followed(subject: Any) -> list[RuleResult]:
     follower = RamFollower(rom)
     game = f"{rom} (the env's own game), env 0 followed by its RAM (info['ram']) on a twin"
     results = _start(subject, follower, game)
-    obs, info = subject.reset(seed=0)
-    lives_in_info = "lives" in info
-    start = follower.find_start(_ram(info))
-    n = int(subject.action_space.n)
-    stacks = [stacked_frames(obs)]
-    skip = _frame_skip(subject, follower, stacks)
-    if start is None or skip is None:
+    play = _RamPlay(subject, follower)
+    if play.start is None or play.skip is None:
         why = f"{game}: no start or first step of the twin matches the env's RAM"
         rules = ("action_set", "sticky_actions", "frame_skip", "observation", "raw_rewards")
         found = [unknown(rule, why) for rule in rules]
-        return [*results, *found, _stack(obs.shape, stacks), _lives(lives_in_info, [], why)]
-    observed: list[set[str]] = []
-    rewards: list[tuple[float, set[float]]] = []
-    life_loss_ends: list[int] = []
-    steps = [0]
-    lost = [False]
-
-    def step(index: int, candidates: list[int]) -> list[tuple[int, int, float, Shots]] | None:
-        nonlocal lives_in_info
-        before = follower.lives()
-        obs, reward, terminated, truncated, info = subject.step(index)
-        lives_in_info |= "lives" in info
-        stacks.append(stacked_frames(obs))
-        steps[0] += 1
-        branches = follower.step(candidates, skip, _ram(info))
-        if not branches:
-            lost[0] = True
-            return None
-        rewards.append((reward, {points for _, _, points, _ in branches}))
-        newest = stacks[-1][-1] if stacks[-1] is not None else None
-        if newest is not None and len(follower.states) == 1:  # one RAM: one screen
-            observed.append(_pipelines(branches[0][3], newest))
-        after = follower.lives()
-        if terminated or truncated:
-            if len(before) == len(after) == 1 and 0 < min(after) < min(before):
-                life_loss_ends.append(steps[0])
-            lost[0] = True  # the env restarts its game itself: following stops
-            return None
-        return branches
-
-    # The emulator actions each index may play: those that matched every time it was
-    # stepped (actions that leave the same RAM stay together: Breakout's UP and NOOP).
-    possible = {index: set(range(NUM_ACTIONS)) for index in range(n)}
-    for _ in range(ROUNDS):
-        for index in range(n):
-            if len(possible[index]) == 1 or lost[0]:
-                continue
-            branches = step(index, sorted(possible[index]))
-            matched = {action for action, *_ in branches or []}
-            possible[index] = (possible[index] & matched) or possible[index]
-    masks: Counter[tuple[bool, ...]] = Counter()
-    rng = np.random.default_rng(0)
-    taken = 0
-    while not lost[0] and not settled(masks, STEPS) and taken < 3 * STEPS:
-        held = {previous for _, previous in follower.states}
-        choices = [i for i in range(n) if not possible[i] & held]
-        if not choices:
-            break
-        index = choices[int(rng.integers(len(choices)))]
-        single = len(follower.states) == 1
-        branches = step(index, sorted(possible[index]))
-        taken += 1
-        if branches is None or not single:
-            continue
-        mask = tuple(j in {b[1] for b in branches} for j in range(skip + 1))
-        if not all(mask):
-            masks[mask] += 1
-    where = f"{game}: {steps[0]} steps followed" + (
-        "" if not lost[0] else ", to the episode's end or a step no branch matched"
+        return [
+            *results,
+            *found,
+            _stack(play.obs.shape, play.stacks),
+            _lives(play.lives_in_info, [], why),
+        ]
+    n = play.n
+    possible = _possible_actions(play)
+    masks = _sticky_masks(play, possible)
+    where = f"{game}: {play.steps} steps followed" + (
+        "" if not play.lost else ", to the episode's end or a step no branch matched"
     )
     results += [
         _action_set(n, possible, where),
@@ -220,23 +161,115 @@ def probe_ram_followed(subject: Any) -> list[RuleResult]:
         else unknown("sticky_actions", f"{where}: no informative step"),
         verdict(
             "frame_skip",
-            skip == SETTINGS.frame_skip,
-            f"{skip} frames per step",
+            play.skip == SETTINGS.frame_skip,
+            f"{play.skip} frames per step",
             f"{game}: the frames per step that reproduce the env's RAM, then every followed "
-            f"step's RAM reproduced with that many ({steps[0]} steps)",
+            f"step's RAM reproduced with that many ({play.steps} steps)",
         ),
-        _observation(observed, where),
-        _raw(rewards, where),
+        _observation(play.observed, where),
+        _raw(play.rewards, where),
         unknown(
             "rollover",
             f"{game}: the score cannot be written into the env's emulator (out of reach) to "
             "provoke a wrap, and the env keeps no record of the score to read",
         ),
-        _stack(np.asarray(obs).shape, stacks[-8:]),
-        _lives(lives_in_info, life_loss_ends, where),
+        _stack(np.asarray(play.obs).shape, play.stacks[-8:]),
+        _lives(play.lives_in_info, play.life_loss_ends, where),
     ]
-    results += _play_out(subject, skip, game)
+    results += _play_out(subject, play.skip, game)
     return results
+
+
+class _RamPlay:
+    """Env 0 of ``subject`` played from its reset (seed 0), each step followed by its RAM,
+    and what the steps showed.
+
+    Attributes:
+        start: the twin's start (NOOP frames, FIRE frames) matching the env's first RAM,
+            or None: none.
+        skip: the frames of the first NOOP step (the fewest that reproduce its RAM), or
+            None: none.
+        lost: following stopped (the episode ended, or no branch matched).
+    """
+
+    def __init__(self, subject: Any, follower: RamFollower) -> None:
+        self.subject = subject
+        self.follower = follower
+        self.obs, info = subject.reset(seed=0)
+        self.lives_in_info = "lives" in info
+        self.start = follower.find_start(_ram(info))
+        self.n = int(subject.action_space.n)
+        self.stacks = [stacked_frames(self.obs)]
+        self.skip = _frame_skip(subject, follower, self.stacks)
+        self.observed: list[set[str]] = []  # the pipelines each one-branch step matched
+        self.rewards: list[tuple[float, set[float]]] = []  # (reported, the branches')
+        self.life_loss_ends: list[int] = []
+        self.steps = 0
+        self.lost = False
+
+    def step(self, index: int, candidates: list[int]) -> list[tuple[int, int, float, Shots]] | None:
+        """One step followed; None when it could not be (lost, or the episode ended)."""
+        follower = self.follower
+        assert self.skip is not None
+        before = follower.lives()
+        obs, reward, terminated, truncated, info = self.subject.step(index)
+        self.lives_in_info |= "lives" in info
+        self.stacks.append(stacked_frames(obs))
+        self.steps += 1
+        branches = follower.step(candidates, self.skip, _ram(info))
+        if not branches:
+            self.lost = True
+            return None
+        self.rewards.append((reward, {points for _, _, points, _ in branches}))
+        newest = self.stacks[-1][-1] if self.stacks[-1] is not None else None
+        if newest is not None and len(follower.states) == 1:  # one RAM: one screen
+            self.observed.append(_pipelines(branches[0][3], newest))
+        after = follower.lives()
+        if terminated or truncated:
+            if len(before) == len(after) == 1 and 0 < min(after) < min(before):
+                self.life_loss_ends.append(self.steps)
+            self.lost = True  # the env restarts its game itself: following stops
+            return None
+        return branches
+
+
+def _possible_actions(play: _RamPlay) -> dict[int, set[int]]:
+    """The emulator actions each index may play: those that matched every time it was
+    stepped (actions that leave the same RAM stay together: Breakout's UP and NOOP)."""
+    possible = {index: set(range(NUM_ACTIONS)) for index in range(play.n)}
+    for _ in range(ROUNDS):
+        for index in range(play.n):
+            if len(possible[index]) == 1 or play.lost:
+                continue
+            branches = play.step(index, sorted(possible[index]))
+            matched = {action for action, *_ in branches or []}
+            possible[index] = (possible[index] & matched) or possible[index]
+    return possible
+
+
+def _sticky_masks(play: _RamPlay, possible: dict[int, set[int]]) -> Counter[tuple[bool, ...]]:
+    """The repeat counts each informative step allows (as the twin-emulator probe): an
+    index that cannot play the action held is stepped, so that a repeat shows."""
+    assert play.skip is not None
+    follower = play.follower
+    masks: Counter[tuple[bool, ...]] = Counter()
+    rng = np.random.default_rng(0)
+    taken = 0
+    while not play.lost and not settled(masks, STEPS) and taken < 3 * STEPS:
+        held = {previous for _, previous in follower.states}
+        choices = [i for i in range(play.n) if not possible[i] & held]
+        if not choices:
+            break
+        index = choices[int(rng.integers(len(choices)))]
+        single = len(follower.states) == 1
+        branches = play.step(index, sorted(possible[index]))
+        taken += 1
+        if branches is None or not single:
+            continue
+        mask = tuple(j in {b[1] for b in branches} for j in range(play.skip + 1))
+        if not all(mask):
+            masks[mask] += 1
+    return masks
 
 
 def _start(subject: Any, follower: RamFollower, game: str) -> list[RuleResult]:
