@@ -33,7 +33,7 @@ def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
 
     Raises:
         ProtocolError: a rule failed or could not be measured, with the table, and the way
-            to run anyway (``allow_non_saber=True``, ``--allow-non-saber``).
+            to run anyway (``env_options=EnvOptions(allow_non_saber=True)``, ``--allow-non-saber``).
     """
     from saber.check.api import check  # the probes and the envs: only when probing
 
@@ -41,7 +41,7 @@ def require_saber(factory: Callable[[], Any], target: str) -> CheckResult:
     if not result.probed_passed:
         raise ProtocolError(
             f"The env to evaluate does not behave as SABER:\n{format_table(result)}\n"
-            "Pass allow_non_saber=True (--allow-non-saber) to run anyway; the results are "
+            "Pass --allow-non-saber (EnvOptions(allow_non_saber=True)) to run anyway; the results are "
             "then marked as not SABER."
         )
     return result

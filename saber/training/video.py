@@ -4,7 +4,7 @@ Three ways in, one writer (:class:`VideoWriter`, of :mod:`saber.training.video_w
 importable from here too; frames piped to ffmpeg one at a time:
 memory stays bounded whatever the episode's length, 100 hours included):
 
-* ``saber eval --video K`` / ``evaluate(..., video=K)``: the first K episodes of every
+* ``saber eval --video K`` / ``evaluate(..., recording=Recording(video=K))``: the first K episodes of every
   game, as ``OUT/videos/<game>/episode-<n>.mp4``, **every emulator frame** at 60 fps
   (real time), 160 x 210 colour (the ALE's full screen). Every frame, not every agent
   step, because that is what a human player sees: many Atari games draw some objects
