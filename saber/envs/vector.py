@@ -97,12 +97,23 @@ class _ThreadedEngine:
             raise RuntimeError(f"ale-py's legal actions for {rom_id} are {legal}, not 0..17")
         self.num_envs = num_envs
         self._strength = np.ones(num_envs, dtype=np.float32)
+        self._in_flight = False  # a step sent and not yet received
 
     def close(self) -> None:
         """Stop the engine's threads: ale-py has no stop call, its destructor joins them,
-        and this drops the only reference to it (so CPython runs it here, not at GC)."""
+        and this drops the only reference to it (so CPython runs it here, not at GC). A
+        step still in flight is received first, so that no thread is mid-batch."""
+        if self._in_flight:
+            self._in_flight = False
+            self.ale.recv()
         ale, self.ale = self.ale, None  # type: ignore[assignment]
         del ale
+
+    def send(self, actions: np.ndarray) -> None:
+        """Start a step: the engine's threads emulate it while the caller works on;
+        :meth:`step` (same actions) then receives it instead of sending again."""
+        self.ale.send(actions.astype(np.int32), self._strength)
+        self._in_flight = True
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         seeds = np.array([_NO_SEED if s is None else s for s in ale_seeds], dtype=np.int32)
@@ -117,7 +128,9 @@ class _ThreadedEngine:
         # The engine itself resets sub-envs whose game ended at the previous step (without
         # reloading: the single env's rule after a game over). Sub-envs that we truncated
         # are stepped once more, then reset here with a reload, which erases that step.
-        self.ale.send(actions.astype(np.int32), self._strength)
+        if not self._in_flight:  # not started by send(): sent here
+            self.send(actions)
+        self._in_flight = False
         obs, rewards, game_over, _, info = self.ale.recv()  # in env order (see reset)
         frames = obs[:, 0]
         rewards = rewards.astype(np.float64)
@@ -147,10 +160,16 @@ class _SequentialEngine:
             self.repeaters.append(FrameRepeater(ale, rom, settings.frame_skip))
         height, width = self.repeaters[0].pooled.shape
         self._frames = np.zeros((num_envs, height, width), dtype=np.uint8)
+        self._sent: np.ndarray | None = None  # send()'s actions, until step()
 
     def close(self) -> None:
         """Release the emulators."""
         self.repeaters.clear()
+
+    def send(self, actions: np.ndarray) -> None:
+        """Keep a copy of ``actions`` for :meth:`step`, which emulates on the caller's
+        thread (the caller's array may change in between)."""
+        self._sent = actions.copy()
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         return np.stack(
@@ -160,6 +179,8 @@ class _SequentialEngine:
     def step(
         self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._sent is not None:  # the actions send() was given
+            actions, self._sent = self._sent, None
         seeds = dict(zip(reset_rows.tolist(), ale_seeds, strict=True))
         count = len(self.repeaters)
         rewards = np.zeros(count, dtype=np.float64)
@@ -283,6 +304,8 @@ class SaberVectorEnv(VectorEnv):
         self._truncation_frame = self._truncation_frames(self._last_reward_frame)
         self._start_time = np.zeros(num_envs)
         self._episode_frames = np.zeros(num_envs, dtype=np.int64)
+        # step_async's actions, rows to reset and their ALE seeds, until step_wait.
+        self._next_step: tuple[np.ndarray, np.ndarray, list[int | None]] | None = None
 
     # ----------------------------------------------------------------- reset
     def reset(
@@ -293,6 +316,8 @@ class SaberVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
         self._check_open()
+        if self._next_step is not None:
+            raise RuntimeError("reset() while a step is in flight: call step_wait() first")
         rows = np.arange(self.num_envs)
         if options and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
@@ -354,7 +379,17 @@ class SaberVectorEnv(VectorEnv):
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every sub-env; see the class doc for what happens after an episode ends."""
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions: Any) -> None:
+        """The first half of :meth:`step`: checks ``actions`` and starts the engine on them.
+        ale-py's engine emulates on its own threads while the caller works on (saber.envpool's
+        async mode steps one group while the caller acts on another); :meth:`step_wait`
+        returns the results. Between the two, only ``step_wait`` may be called."""
         self._check_open()
+        if self._next_step is not None:
+            raise RuntimeError("step_async() called twice: call step_wait() for the first step")
         actions = self._check_actions(actions)
         if not self._all_started:
             raise ResetNeeded("Cannot call step() before reset(): call env.reset() first.")
@@ -369,6 +404,16 @@ class SaberVectorEnv(VectorEnv):
             ale_seeds = self._ale_seeds(reset_rows, [None] * len(reset_rows))
         else:
             reset_rows, ale_seeds = _NO_INDICES, []
+        self._engine.send(actions)
+        self._next_step = (actions, reset_rows, ale_seeds)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """The second half of :meth:`step`: waits for the step :meth:`step_async` started
+        and returns :meth:`step`'s results."""
+        if self._next_step is None:
+            raise RuntimeError("step_wait() without step_async(): start a step first")
+        actions, reset_rows, ale_seeds = self._next_step
+        self._next_step = None
         frames, rewards, game_over, episode_frames = self._engine.step(
             actions, reset_rows, ale_seeds
         )
@@ -532,6 +577,7 @@ class SaberVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the emulator now: ale-py's C++ engine joins its threads when released."""
         engine, self._engine = self._engine, None  # type: ignore[assignment]
+        self._next_step = None  # a step in flight: the engine receives it as it closes
         if engine is not None:
             engine.close()
 
