@@ -167,8 +167,7 @@ class _SequentialEngine:
         self.repeaters.clear()
 
     def send(self, actions: np.ndarray) -> None:
-        """Keep a copy of ``actions`` for :meth:`step`, which emulates on the caller's
-        thread (the caller's array may change in between)."""
+        """A copy of ``actions`` for :meth:`step` (the caller may reuse its array)."""
         self._sent = actions.copy()
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
@@ -214,6 +213,9 @@ class SaberVectorEnv(VectorEnv):
     single env's ``seed_each_episode`` does, so each episode replays from its seed and
     its actions alone; ``episode_seeds`` (int64, (num_envs,)) holds each sub-env's current
     episode seed, -1 where it has none (``saber.training``'s replays use both).
+
+    ``step`` is :meth:`step_async` then :meth:`step_wait`: between them ale-py's engine
+    emulates on its own threads while the caller works (saber.envpool's async mode).
 
     Args:
         game: any spelling of a game.
@@ -383,10 +385,8 @@ class SaberVectorEnv(VectorEnv):
         return self.step_wait()
 
     def step_async(self, actions: Any) -> None:
-        """The first half of :meth:`step`: checks ``actions`` and starts the engine on them.
-        ale-py's engine emulates on its own threads while the caller works on (saber.envpool's
-        async mode steps one group while the caller acts on another); :meth:`step_wait`
-        returns the results. Between the two, only ``step_wait`` may be called."""
+        """The first half of :meth:`step`: checks ``actions`` and starts the engine on them
+        (see the class doc); :meth:`step_wait`, the only call allowed next, returns the step."""
         self._check_open()
         if self._next_step is not None:
             raise RuntimeError("step_async() called twice: call step_wait() for the first step")
