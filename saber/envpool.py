@@ -37,8 +37,9 @@ batch_size`` groups of ``batch_size`` consecutive ids, each a ``SaberVectorEnv``
 ``send`` starts a group's step (``SaberVectorEnv.step_async``: ale-py's engine emulates
 on its own C++ threads, as envpool's do) and returns, so that a group emulates while the
 caller thinks about another; ``recv`` waits for the oldest group sent and applies the
-SABER rules on the caller's thread. No Python thread is involved: a thread per group
-handing its results over cost more than it overlapped (docs/speed.md). ``recv`` returns
+SABER rules on the caller's thread. No Python thread is involved (a thread per group
+cost a ``Future``, a thread wake-up and the GIL shared with the caller on every batch;
+the engine's own threads give the overlap without them). ``recv`` returns
 the groups in the order they were sent (an order envpool allows: it returns whichever
 batch is ready), and ``send`` takes the ids of one group, as the loops that pass
 ``info["env_id"]`` back do. Every env keeps its own rule state, so an async run
@@ -386,21 +387,13 @@ class SaberEnvPool:
                 and np.array_equal(ids, self._group_ids[group])
             ):
                 return self._reordered_actions(actions, self._env_ids(env_id))
-        if actions.shape != ids.shape:
-            raise EnvPoolError(
-                f"send() got {actions.shape[0] if actions.ndim else 'no'} actions for "
-                f"{len(ids)} env ids"
-            )
+        _check_action_count(actions, ids)
         return group, actions.astype(np.int64)
 
     def _reordered_actions(self, actions: np.ndarray, ids: np.ndarray) -> tuple[int, np.ndarray]:
         """``_batch_actions`` for ids in any order: checked to be one group's, then the
         actions put in row order."""
-        if actions.shape != ids.shape:
-            raise EnvPoolError(
-                f"send() got {actions.shape[0] if actions.ndim else 'no'} actions for "
-                f"{len(ids)} env ids"
-            )
+        _check_action_count(actions, ids)
         group = int(ids[0]) // self.batch_size
         first = group * self.batch_size
         if not np.array_equal(np.sort(ids), np.arange(first, first + self.batch_size)):
@@ -525,6 +518,14 @@ def _env_seeds(seed: Any, num_envs: int) -> np.ndarray:
             f"seeds must be in 0..2**31-1 (SABER's seeds are non-negative), got {seed!r}"
         )
     return seeds
+
+
+def _check_action_count(actions: np.ndarray, ids: np.ndarray) -> None:
+    if actions.shape != ids.shape:
+        raise EnvPoolError(
+            f"send() got {actions.shape[0] if actions.ndim else 'no'} actions for "
+            f"{len(ids)} env ids"
+        )
 
 
 def _positions(order: np.ndarray, ids: np.ndarray) -> np.ndarray:

@@ -236,8 +236,8 @@ def test_reset_of_some_envs_resets_only_those():
 
 def test_async_mode_hands_over_on_no_python_thread():
     """The groups emulate on ale-py's C++ threads, started by send: no Python thread per
-    group hands results over (one did; its handoff cost more than it overlapped), and a
-    pool closed with a batch in flight closes."""
+    group hands results over (one did, a Future and a wake-up per batch), and a pool
+    closed with batches in flight closes."""
     before = threading.active_count()
     pool = envpool.make("Pong-v5", "gymnasium", num_envs=4, batch_size=2, seed=0)
     pool.async_reset()

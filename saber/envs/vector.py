@@ -52,6 +52,8 @@ _NO_SEED = -1  # ale-py's vector engine: reset without reloading the ROM
 _INT32_MAX = 2**31 - 1
 _NO_INDICES = np.zeros(0, dtype=np.intp)  # the rows to reset on a step that resets none
 _NO_INDICES.flags.writeable = False
+_StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+_Prepared = tuple[np.ndarray, np.ndarray, list[int | None]]  # actions, reset rows, ALE seeds
 
 
 def new_vector_engine(
@@ -101,17 +103,14 @@ class _ThreadedEngine:
 
     def close(self) -> None:
         """Stop the engine's threads: ale-py has no stop call, its destructor joins them,
-        and this drops the only reference to it (so CPython runs it here, not at GC). A
-        step still in flight is received first, so that no thread is mid-batch."""
-        if self._in_flight:
-            self._in_flight = False
+        and this drops the only reference to it (so CPython runs it here, not at GC)."""
+        if self._in_flight:  # a step in flight is received first: no thread is mid-batch
             self.ale.recv()
         ale, self.ale = self.ale, None  # type: ignore[assignment]
         del ale
 
     def send(self, actions: np.ndarray) -> None:
-        """Start a step: the engine's threads emulate it while the caller works on;
-        :meth:`step` (same actions) then receives it instead of sending again."""
+        """Start a step on the engine's threads; :meth:`step` then receives it, unsent."""
         self.ale.send(actions.astype(np.int32), self._strength)
         self._in_flight = True
 
@@ -307,7 +306,7 @@ class SaberVectorEnv(VectorEnv):
         self._start_time = np.zeros(num_envs)
         self._episode_frames = np.zeros(num_envs, dtype=np.int64)
         # step_async's actions, rows to reset and their ALE seeds, until step_wait.
-        self._next_step: tuple[np.ndarray, np.ndarray, list[int | None]] | None = None
+        self._next_step: _Prepared | None = None
 
     # ----------------------------------------------------------------- reset
     def reset(
@@ -377,19 +376,28 @@ class SaberVectorEnv(VectorEnv):
         self._start_time[rows] = time.perf_counter()
 
     # ------------------------------------------------------------------ step
-    def step(
-        self, actions: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Any) -> _StepResult:
         """Step every sub-env; see the class doc for what happens after an episode ends."""
-        self.step_async(actions)
-        return self.step_wait()
+        return self._finish_step(*self._prepare_step(actions))  # the engine sends in step
 
     def step_async(self, actions: Any) -> None:
-        """The first half of :meth:`step`: checks ``actions`` and starts the engine on them
-        (see the class doc); :meth:`step_wait`, the only call allowed next, returns the step."""
+        """:meth:`step`'s first half: starts the engine (see the class doc); then only step_wait."""
+        prepared = self._prepare_step(actions)
+        self._engine.send(prepared[0])
+        self._next_step = prepared
+
+    def step_wait(self) -> _StepResult:
+        """:meth:`step`'s second half: waits for the step step_async started, returns it."""
+        if self._next_step is None:
+            raise RuntimeError("step_wait() without step_async(): start a step first")
+        prepared, self._next_step = self._next_step, None
+        return self._finish_step(*prepared)
+
+    def _prepare_step(self, actions: Any) -> _Prepared:
+        """The checked actions, the rows that autoreset on this step and their ALE seeds."""
         self._check_open()
         if self._next_step is not None:
-            raise RuntimeError("step_async() called twice: call step_wait() for the first step")
+            raise RuntimeError("a step is in flight (step_async): call step_wait() first")
         actions = self._check_actions(actions)
         if not self._all_started:
             raise ResetNeeded("Cannot call step() before reset(): call env.reset() first.")
@@ -404,16 +412,10 @@ class SaberVectorEnv(VectorEnv):
             ale_seeds = self._ale_seeds(reset_rows, [None] * len(reset_rows))
         else:
             reset_rows, ale_seeds = _NO_INDICES, []
-        self._engine.send(actions)
-        self._next_step = (actions, reset_rows, ale_seeds)
+        return actions, reset_rows, ale_seeds
 
-    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """The second half of :meth:`step`: waits for the step :meth:`step_async` started
-        and returns :meth:`step`'s results."""
-        if self._next_step is None:
-            raise RuntimeError("step_wait() without step_async(): start a step first")
-        actions, reset_rows, ale_seeds = self._next_step
-        self._next_step = None
+    def _finish_step(self, actions: Any, reset_rows: Any, ale_seeds: Any) -> _StepResult:
+        """The engine's step (sent by ``step_async``, or sent here), then the SABER rules."""
         frames, rewards, game_over, episode_frames = self._engine.step(
             actions, reset_rows, ale_seeds
         )

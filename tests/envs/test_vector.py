@@ -201,8 +201,10 @@ def test_step_async_and_step_wait_refuse_misuse_and_close_in_flight() -> None:
     with pytest.raises(RuntimeError, match="without step_async"):
         vector.step_wait()
     vector.step_async(zeros)
-    with pytest.raises(RuntimeError, match="called twice"):
+    with pytest.raises(RuntimeError, match="in flight"):
         vector.step_async(zeros)
+    with pytest.raises(RuntimeError, match="in flight"):
+        vector.step(zeros)
     with pytest.raises(RuntimeError, match="in flight"):
         vector.reset()
     vector.step_wait()
