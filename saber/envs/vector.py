@@ -213,8 +213,8 @@ class SaberVectorEnv(VectorEnv):
     its actions alone; ``episode_seeds`` (int64, (num_envs,)) holds each sub-env's current
     episode seed, -1 where it has none (``saber.training``'s replays use both).
 
-    ``step`` is :meth:`step_async` then :meth:`step_wait`: between them ale-py's engine
-    emulates on its own threads while the caller works (saber.envpool's async mode).
+    :meth:`step_async` then :meth:`step_wait` is ``step`` in two halves: between them the
+    engine emulates on its own threads while the caller works (saber.envpool's async mode).
 
     Args:
         game: any spelling of a game.
