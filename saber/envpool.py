@@ -33,18 +33,22 @@ What it translates (docs/rl-libraries.md, "envpool"):
   scripts expect; from 0.26 on, Gymnasium's tuples).
 
 Async mode (``batch_size < num_envs``): the envs are split into ``num_envs //
-batch_size`` groups of ``batch_size`` consecutive ids, each a ``SaberVectorEnv`` stepped
-on a thread of its own, so that a group emulates while the caller thinks about another.
-``recv`` returns the groups in the order they were sent (an order envpool allows: it
-returns whichever batch is ready), and ``send`` takes the ids of one group, as the loops
-that pass ``info["env_id"]`` back do. Every env keeps its own rule state, so an async run
+batch_size`` groups of ``batch_size`` consecutive ids, each a ``SaberVectorEnv``.
+``send`` starts a group's step (``SaberVectorEnv.step_async``: ale-py's engine emulates
+on its own C++ threads, as envpool's do) and returns, so that a group emulates while the
+caller thinks about another; ``recv`` waits for the oldest group sent and applies the
+SABER rules on the caller's thread. No Python thread is involved (a thread per group
+cost a ``Future``, a thread wake-up and the GIL shared with the caller on every batch;
+the engine's own threads give the overlap without them). ``recv`` returns
+the groups in the order they were sent (an order envpool allows: it returns whichever
+batch is ready), and ``send`` takes the ids of one group, as the loops that pass
+``info["env_id"]`` back do. Every env keeps its own rule state, so an async run
 plays exactly the episodes of a synchronous run with the same seeds and actions (tested).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import gymnasium
@@ -246,11 +250,14 @@ class SaberEnvPool:
         self._ended = np.zeros(num_envs, dtype=bool)  # the next step autoresets these
         self._group_started = [False] * groups
         self._started = False  # every group reset once
-        # Async mode: each group's pending step or reset, in the order they were sent.
-        self._executor = ThreadPoolExecutor(groups) if self.is_async else None
-        self._pending: deque[tuple[int, Future[Any]]] = deque()
+        self._group_ids = [  # each group's env ids in row order: what recv returns
+            self.all_env_ids[group * self.batch_size : (group + 1) * self.batch_size]
+            for group in range(groups)
+        ]
+        # The batches sent and not yet received, oldest first: (group, the results of a
+        # reset, or None for a step in flight in the group's engine).
+        self._pending: deque[tuple[int, tuple[Any, ...] | None]] = deque()
         self._busy = [False] * groups
-        self._sync_actions: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.num_envs
@@ -304,7 +311,8 @@ class SaberEnvPool:
         """Reset every env; ``recv`` then returns them ``batch_size`` at a time (reward 0)."""
         self._check_idle()
         for group in range(len(self._groups)):
-            self._submit(group, self._reset_group, group, self._first_reset(group))
+            self._pending.append((group, self._reset_group(group, self._first_reset(group))))
+            self._busy[group] = True
 
     def _first_reset(self, group: int) -> bool:
         """Whether ``group`` is reset for the first time (then seeded); marks it started.
@@ -342,23 +350,50 @@ class SaberEnvPool:
         return self.recv()
 
     def send(self, action: Any, env_id: Any = None) -> None:
-        """Step the envs of ``env_id`` (all, in sync mode; one batch ``recv`` returned, in
-        async mode) with ``action`` (ints in 0..17, one per id, in the order of the ids)."""
-        actions = np.asarray(action)
-        if isinstance(action, dict):
-            actions = np.asarray(action["action"])
+        """Start the step of the envs of ``env_id`` (all, in sync mode; one batch ``recv``
+        returned, in async mode) with ``action`` (ints in 0..17, one per id, in the order
+        of the ids); ``recv`` returns its results."""
+        group, actions = self._batch_actions(action, env_id)
+        if not self._started:
+            raise EnvPoolError("step() before reset(): call reset() or async_reset() first")
+        if self._busy[group]:
+            raise EnvPoolError(
+                f"envs {group * self.batch_size}..{(group + 1) * self.batch_size - 1} were "
+                "sent twice without a recv() between"
+            )
+        self._groups[group].step_async(actions)
+        self._busy[group] = True
+        self._pending.append((group, None))
+
+    def _batch_actions(self, action: Any, env_id: Any) -> tuple[int, np.ndarray]:
+        """The group ``env_id`` names and its actions in row order (``int64``, a copy).
+
+        The ids as ``recv`` returned them (or none, in sync mode) take two numpy calls;
+        any other order, or ids that are not one group's, the general check."""
+        actions = np.asarray(action["action"] if isinstance(action, dict) else action)
         if env_id is None:
             if self.is_async:
                 raise EnvPoolError(
                     "in async mode send(action, env_id) needs the env_id that recv returned"
                 )
-            env_id = self.all_env_ids
-        ids = self._env_ids(env_id)
-        if actions.shape != ids.shape:
-            raise EnvPoolError(
-                f"send() got {actions.shape[0] if actions.ndim else 'no'} actions for "
-                f"{len(ids)} env ids"
-            )
+            group, ids = 0, self.all_env_ids
+        else:
+            ids = np.asarray(env_id).reshape(-1)
+            in_order = ids.shape == (self.batch_size,) and ids.dtype.kind in "iu"
+            group = int(ids[0]) // self.batch_size if in_order else 0
+            if not (
+                in_order
+                and 0 <= group < len(self._groups)
+                and np.array_equal(ids, self._group_ids[group])
+            ):
+                return self._reordered_actions(actions, self._env_ids(env_id))
+        _check_action_count(actions, ids)
+        return group, actions.astype(np.int64)
+
+    def _reordered_actions(self, actions: np.ndarray, ids: np.ndarray) -> tuple[int, np.ndarray]:
+        """``_batch_actions`` for ids in any order: checked to be one group's, then the
+        actions put in row order."""
+        _check_action_count(actions, ids)
         group = int(ids[0]) // self.batch_size
         first = group * self.batch_size
         if not np.array_equal(np.sort(ids), np.arange(first, first + self.batch_size)):
@@ -366,40 +401,35 @@ class SaberEnvPool:
                 f"send() takes the env ids of one batch, as recv returned them (here "
                 f"{first}..{first + self.batch_size - 1}), not {ids.tolist()}"
             )
-        if not self._started:
-            raise EnvPoolError("step() before reset(): call reset() or async_reset() first")
         ordered = np.empty(self.batch_size, dtype=np.int64)
         ordered[ids - first] = actions
-        if self._executor is None:
-            self._check_idle()
-            self._sync_actions = ordered
-        else:
-            self._submit(group, self._step_group, group, ordered)
+        return group, ordered
 
     def recv(self, reset: bool = False, return_info: bool = True) -> Any:
         """The results of the oldest batch sent: envpool's step tuple (see the module doc)."""
         del reset, return_info  # envpool's flags of its own result format
-        if self._sync_actions is not None:  # sync mode's send: the step is taken here
-            actions, self._sync_actions = self._sync_actions, None
-            result = self._step_group(0, actions)
-        else:
-            if not self._pending:
-                raise EnvPoolError("recv() with nothing sent: call send() or async_reset() first")
-            group, future = self._pending.popleft()
-            result = future.result()
-            self._busy[group] = False
+        if not self._pending:
+            raise EnvPoolError("recv() with nothing sent: call send() or async_reset() first")
+        group, result = self._pending.popleft()
+        self._busy[group] = False
+        if result is None:  # a step in flight
+            result = self._step_group(group)
         obs, reward, terminated, truncated, info = result
         if self._old_api:
             return obs, reward, terminated | truncated, info
         return obs, reward, terminated, truncated, info
 
-    def _step_group(self, group: int, actions: np.ndarray) -> tuple[Any, ...]:
+    def _step_group(self, group: int) -> tuple[Any, ...]:
+        """Wait for ``group``'s step in flight; envpool's step tuple of it."""
         rows = slice(group * self.batch_size, (group + 1) * self.batch_size)
-        obs, raw, terminated, truncated, saber_info = self._groups[group].step(actions)
+        obs, raw, terminated, truncated, saber_info = self._groups[group].step_wait()
         # envpool's elapsed_step: 0 on the step that starts an episode (the autoreset,
         # whose action the env ignored), one more on every other step.
-        self._elapsed[rows] = np.where(self._ended[rows], 0, self._elapsed[rows] + 1)
-        self._ended[rows] = terminated | truncated
+        elapsed = self._elapsed[rows]  # a view: updated in place
+        elapsed += 1
+        elapsed[self._ended[rows]] = 0
+        ended = self._ended[rows]
+        np.logical_or(terminated, truncated, out=ended)
         raw = raw.astype(np.float32)
         reward = np.sign(raw) if self.reward_clip else raw  # envpool clips to the sign
         return (
@@ -429,7 +459,7 @@ class SaberEnvPool:
             "elapsed_step": self._elapsed[rows].copy(),
         }
         if "episode_frame_number" in saber_info:  # SABER's clock, in emulator frames
-            info["episode_frame_number"] = np.asarray(saber_info["episode_frame_number"]).copy()
+            info["episode_frame_number"] = saber_info["episode_frame_number"]  # a fresh array
         if self.reward_clip:  # the key every saber env uses under clipping, beside envpool's
             info[RAW_REWARD] = info["reward"]
         if "saber" in saber_info:
@@ -437,25 +467,8 @@ class SaberEnvPool:
         return info
 
     # ---------------------------------------------------------------- helpers
-    def _submit(self, group: int, work: Any, *args: Any) -> None:
-        if self._busy[group]:
-            raise EnvPoolError(
-                f"envs {group * self.batch_size}..{(group + 1) * self.batch_size - 1} were "
-                "sent twice without a recv() between"
-            )
-        self._busy[group] = True
-        if self._executor is None:  # sync mode: async_reset/send/recv work too, as envpool's
-            future: Future[Any] = Future()
-            try:
-                future.set_result(work(*args))
-            except Exception as error:  # raised by recv(), as from a thread
-                future.set_exception(error)
-        else:
-            future = self._executor.submit(work, *args)
-        self._pending.append((group, future))
-
     def _check_idle(self) -> None:
-        if self._pending or self._sync_actions is not None:
+        if self._pending:
             raise EnvPoolError("a batch was sent and not received: call recv() first")
 
     def _env_ids(self, env_id: Any) -> np.ndarray:
@@ -474,10 +487,9 @@ class SaberEnvPool:
         )
 
     def close(self, **kwargs: Any) -> None:
-        """Stop every group's emulator (and, in async mode, its thread)."""
+        """Stop every group's emulator (a step in flight is received first)."""
         del kwargs
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
+        self._pending.clear()
         for vector in self._groups:
             vector.close()
 
@@ -506,6 +518,14 @@ def _env_seeds(seed: Any, num_envs: int) -> np.ndarray:
             f"seeds must be in 0..2**31-1 (SABER's seeds are non-negative), got {seed!r}"
         )
     return seeds
+
+
+def _check_action_count(actions: np.ndarray, ids: np.ndarray) -> None:
+    if actions.shape != ids.shape:
+        raise EnvPoolError(
+            f"send() got {actions.shape[0] if actions.ndim else 'no'} actions for "
+            f"{len(ids)} env ids"
+        )
 
 
 def _positions(order: np.ndarray, ids: np.ndarray) -> np.ndarray:

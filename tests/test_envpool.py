@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import gymnasium as gym
 import numpy as np
@@ -230,4 +231,28 @@ def test_reset_of_some_envs_resets_only_those():
     np.testing.assert_array_equal(info["env_id"], [2, 0])
     *_, info = pool.step(np.array([0, 0, 0]))
     np.testing.assert_array_equal(info["elapsed_step"], [1, 4, 1])  # env 1 played on
+    pool.close()
+
+
+def test_async_mode_hands_over_on_no_python_thread():
+    """The groups emulate on ale-py's C++ threads, started by send: no Python thread per
+    group hands results over (one did, a Future and a wake-up per batch), and a pool
+    closed with batches in flight closes."""
+    before = threading.active_count()
+    pool = envpool.make("Pong-v5", "gymnasium", num_envs=4, batch_size=2, seed=0)
+    pool.async_reset()
+    for _ in range(6):
+        *_, info = pool.recv()
+        pool.send(np.ones(2, dtype=np.int64), info["env_id"])
+    assert threading.active_count() == before
+    pool.close()  # two batches in flight
+
+
+def test_send_refuses_env_ids_that_are_not_ints():
+    """Ids equal in value to a batch's, but floats: refused, as any non-int id."""
+    pool = envpool.make("Pong-v5", "gymnasium", num_envs=4, batch_size=2)
+    pool.async_reset()
+    *_, info = pool.recv()
+    with pytest.raises(EnvPoolError, match="env_id must be ints"):
+        pool.send(np.zeros(2, dtype=np.int64), info["env_id"].astype(np.float64))
     pool.close()

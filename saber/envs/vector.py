@@ -52,6 +52,8 @@ _NO_SEED = -1  # ale-py's vector engine: reset without reloading the ROM
 _INT32_MAX = 2**31 - 1
 _NO_INDICES = np.zeros(0, dtype=np.intp)  # the rows to reset on a step that resets none
 _NO_INDICES.flags.writeable = False
+_StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+_Prepared = tuple[np.ndarray, np.ndarray, list[int | None]]  # actions, reset rows, ALE seeds
 
 
 def new_vector_engine(
@@ -97,12 +99,20 @@ class _ThreadedEngine:
             raise RuntimeError(f"ale-py's legal actions for {rom_id} are {legal}, not 0..17")
         self.num_envs = num_envs
         self._strength = np.ones(num_envs, dtype=np.float32)
+        self._in_flight = False  # a step sent and not yet received
 
     def close(self) -> None:
         """Stop the engine's threads: ale-py has no stop call, its destructor joins them,
         and this drops the only reference to it (so CPython runs it here, not at GC)."""
+        if self._in_flight:  # a step in flight is received first: no thread is mid-batch
+            self.ale.recv()
         ale, self.ale = self.ale, None  # type: ignore[assignment]
         del ale
+
+    def send(self, actions: np.ndarray) -> None:
+        """Start a step on the engine's threads; :meth:`step` then receives it, unsent."""
+        self.ale.send(actions.astype(np.int32), self._strength)
+        self._in_flight = True
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         seeds = np.array([_NO_SEED if s is None else s for s in ale_seeds], dtype=np.int32)
@@ -117,7 +127,9 @@ class _ThreadedEngine:
         # The engine itself resets sub-envs whose game ended at the previous step (without
         # reloading: the single env's rule after a game over). Sub-envs that we truncated
         # are stepped once more, then reset here with a reload, which erases that step.
-        self.ale.send(actions.astype(np.int32), self._strength)
+        if not self._in_flight:  # not started by send(): sent here
+            self.send(actions)
+        self._in_flight = False
         obs, rewards, game_over, _, info = self.ale.recv()  # in env order (see reset)
         frames = obs[:, 0]
         rewards = rewards.astype(np.float64)
@@ -147,10 +159,15 @@ class _SequentialEngine:
             self.repeaters.append(FrameRepeater(ale, rom, settings.frame_skip))
         height, width = self.repeaters[0].pooled.shape
         self._frames = np.zeros((num_envs, height, width), dtype=np.uint8)
+        self._sent: np.ndarray | None = None  # send()'s actions, until step()
 
     def close(self) -> None:
         """Release the emulators."""
         self.repeaters.clear()
+
+    def send(self, actions: np.ndarray) -> None:
+        """A copy of ``actions`` for :meth:`step` (the caller may reuse its array)."""
+        self._sent = actions.copy()
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         return np.stack(
@@ -160,6 +177,8 @@ class _SequentialEngine:
     def step(
         self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._sent is not None:  # the actions send() was given
+            actions, self._sent = self._sent, None
         seeds = dict(zip(reset_rows.tolist(), ale_seeds, strict=True))
         count = len(self.repeaters)
         rewards = np.zeros(count, dtype=np.float64)
@@ -193,6 +212,9 @@ class SaberVectorEnv(VectorEnv):
     single env's ``seed_each_episode`` does, so each episode replays from its seed and
     its actions alone; ``episode_seeds`` (int64, (num_envs,)) holds each sub-env's current
     episode seed, -1 where it has none (``saber.training``'s replays use both).
+
+    :meth:`step_async` then :meth:`step_wait` is ``step`` in two halves: between them the
+    engine emulates on its own threads while the caller works (saber.envpool's async mode).
 
     Args:
         game: any spelling of a game.
@@ -283,6 +305,8 @@ class SaberVectorEnv(VectorEnv):
         self._truncation_frame = self._truncation_frames(self._last_reward_frame)
         self._start_time = np.zeros(num_envs)
         self._episode_frames = np.zeros(num_envs, dtype=np.int64)
+        # step_async's actions, rows to reset and their ALE seeds, until step_wait.
+        self._next_step: _Prepared | None = None
 
     # ----------------------------------------------------------------- reset
     def reset(
@@ -293,6 +317,8 @@ class SaberVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
         self._check_open()
+        if self._next_step is not None:
+            raise RuntimeError("reset() while a step is in flight: call step_wait() first")
         rows = np.arange(self.num_envs)
         if options and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
@@ -350,11 +376,28 @@ class SaberVectorEnv(VectorEnv):
         self._start_time[rows] = time.perf_counter()
 
     # ------------------------------------------------------------------ step
-    def step(
-        self, actions: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Any) -> _StepResult:
         """Step every sub-env; see the class doc for what happens after an episode ends."""
+        return self._finish_step(*self._prepare_step(actions))  # the engine sends in step
+
+    def step_async(self, actions: Any) -> None:
+        """:meth:`step`'s first half: starts the engine (see the class doc); then only step_wait."""
+        prepared = self._prepare_step(actions)
+        self._engine.send(prepared[0])
+        self._next_step = prepared
+
+    def step_wait(self) -> _StepResult:
+        """:meth:`step`'s second half: waits for the step step_async started, returns it."""
+        if self._next_step is None:
+            raise RuntimeError("step_wait() without step_async(): start a step first")
+        prepared, self._next_step = self._next_step, None
+        return self._finish_step(*prepared)
+
+    def _prepare_step(self, actions: Any) -> _Prepared:
+        """The checked actions, the rows that autoreset on this step and their ALE seeds."""
         self._check_open()
+        if self._next_step is not None:
+            raise RuntimeError("a step is in flight (step_async): call step_wait() first")
         actions = self._check_actions(actions)
         if not self._all_started:
             raise ResetNeeded("Cannot call step() before reset(): call env.reset() first.")
@@ -369,6 +412,10 @@ class SaberVectorEnv(VectorEnv):
             ale_seeds = self._ale_seeds(reset_rows, [None] * len(reset_rows))
         else:
             reset_rows, ale_seeds = _NO_INDICES, []
+        return actions, reset_rows, ale_seeds
+
+    def _finish_step(self, actions: Any, reset_rows: Any, ale_seeds: Any) -> _StepResult:
+        """The engine's step (sent by ``step_async``, or sent here), then the SABER rules."""
         frames, rewards, game_over, episode_frames = self._engine.step(
             actions, reset_rows, ale_seeds
         )
@@ -532,6 +579,7 @@ class SaberVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the emulator now: ale-py's C++ engine joins its threads when released."""
         engine, self._engine = self._engine, None  # type: ignore[assignment]
+        self._next_step = None  # a step in flight: the engine receives it as it closes
         if engine is not None:
             engine.close()
 

@@ -162,3 +162,52 @@ def test_close_stops_the_engine_threads_at_once() -> None:
     with pytest.raises(RuntimeError, match="SaberVectorEnv is closed"):
         vector.step(np.zeros(2, dtype=np.int64))
     vector.close()  # closing twice is harmless
+
+
+@pytest.mark.parametrize("game", ["Breakout", "Skiing"], ids=["threaded", "sequential-engine"])
+def test_step_async_then_step_wait_plays_steps_episodes(game: str) -> None:
+    """The two halves of a step (saber.envpool's async mode uses them) give exactly step's
+    results, autoresets and stuck timeouts included, even when the caller's action array
+    changes while the step is in flight."""
+    actions = actions_for(game, 260, 2)
+    short = {**SHORT_STUCK, "max_episode_frames": 1_000}  # Skiing is never stuck: capped
+    split = SaberVectorEnv(game, 2, **short)
+    whole = SaberVectorEnv(game, 2, **short)
+    split.reset(seed=4)
+    whole.reset(seed=4)
+    ended = 0
+    for step_actions in actions:
+        sent = step_actions.copy()
+        split.step_async(sent)
+        sent[:] = 17  # the caller reuses its array before step_wait
+        got = split.step_wait()
+        expected = whole.step(step_actions)
+        for part, expected_part in zip(got[:4], expected[:4], strict=True):
+            np.testing.assert_array_equal(part, expected_part)
+        assert got[4].keys() == expected[4].keys()
+        ended += int((got[2] | got[3]).sum())
+    assert ended > 0  # the stuck timeout or the cap (1,000 frames) at the least
+    split.close()
+    whole.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_step_async_and_step_wait_refuse_misuse_and_close_in_flight() -> None:
+    before = _threads()
+    vector = SaberVectorEnv("pong", 2, num_threads=2)
+    vector.reset(seed=0)
+    engine = _threads() - before
+    zeros = np.zeros(2, dtype=np.int64)
+    with pytest.raises(RuntimeError, match="without step_async"):
+        vector.step_wait()
+    vector.step_async(zeros)
+    with pytest.raises(RuntimeError, match="in flight"):
+        vector.step_async(zeros)
+    with pytest.raises(RuntimeError, match="in flight"):
+        vector.step(zeros)
+    with pytest.raises(RuntimeError, match="in flight"):
+        vector.reset()
+    vector.step_wait()
+    vector.step_async(zeros)
+    vector.close()  # the step in flight is received, then the threads joined
+    assert not engine & _threads()
