@@ -56,6 +56,6 @@ def test_workers_that_cannot_start_give_one_clear_error_not_a_broken_pipe(tmp_pa
     # The workers' own tracebacks (they cannot find "<stdin>") come first; the run's
     # error is the one that says what to do.
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("saber.harness.backend_base.BackendError: Worker processes keep dying")
+    assert last.startswith("saber.errors.BackendError: Worker processes keep dying")
     assert "if __name__ == '__main__':" in last
     assert "BrokenPipeError" not in done.stderr
