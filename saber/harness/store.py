@@ -21,7 +21,7 @@ the results differs (:data:`IDENTITY_KEYS`). The games and the number of episode
 grow: a resume with more episodes or more games runs only the missing ones. They may not
 shrink: a session asks for the whole run (every game of it, at least its episodes), so
 that its result and the directory's report are one answer
-(:meth:`~saber.protocol.rundir.RunFile.uncovered`).
+(:meth:`~saber.protocol.runfile.RunFile.uncovered`).
 
 Damage: a last line cut short by a crash or a power loss is completed, by appending
 only, into a whole record ``{..., "error": ..., "torn": true}``, so every line stays one
@@ -32,7 +32,7 @@ record that only lacks its newline gets it, and counts. Damage (a cut, NUL bytes
 that is not JSON, records written after the run ended, a ``run.json`` cut short:
 :func:`~saber.protocol.damage.check_run_directory`) is the one-line advice that
 ``saber report`` and ``saber verify`` give too: run ``saber repair``. A ``run.json`` that
-belongs to another directory (:func:`~saber.protocol.rundir.check_episodes_log`), or a
+belongs to another directory (:func:`~saber.protocol.reading.check_episodes_log`), or a
 directory written by another format version is a one-line error naming the file;
 nothing is changed then.
 """
@@ -49,37 +49,37 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import SaberError, os_error_remedy
-from saber.protocol.damage import check_run_directory
-from saber.protocol.replay import write_replay
-from saber.protocol.rundir import (
+from saber.protocol.damage import read_checked
+from saber.protocol.durable import EpisodeAppender, lock_directory, write_run_file
+from saber.protocol.reading import (
+    EpisodeLines,
+    checkpoint_of,
+    counts_of,
+    episodes_log_checkpoint,
+    read_episode_lines,
+    read_episodes_bytes,
+    read_run_file,
+)
+from saber.protocol.records import (
     EPISODES_FILE,
     IDENTITY_KEYS,
     LOCK_FILE,
     RUN_FILE,
     RUN_FORMAT,
     TORN_ERROR,
-    EpisodeAppender,
     FailureSummary,
     RunDamageError,
-    RunFile,
-    Session,
     SessionStatus,
     StoreWriteError,
-    checkpoint_of,
-    complete_torn_line,
-    counts_of,
     episode_key,
-    episodes_log_checkpoint,
     is_failure,
     is_torn,
-    lock_directory,
     now,
-    read_episode_lines,
-    read_episodes_bytes,
-    read_run_file,
     repair_advice,
-    write_run_file,
 )
+from saber.protocol.replay import write_replay
+from saber.protocol.runfile import RunFile, Session
+from saber.protocol.torn import complete_torn_line
 from saber.version import __version__, installed_version
 
 __all__ = [
@@ -131,24 +131,22 @@ def provenance(
     ``run_id`` is drawn: the run keeps it (a resume keeps the directory's), and so does
     any copy of the directory, so that reports count a run and its copies once.
     """
-    versions = _versions()
-    started = now()
     command = list(sys.argv if command is None else command)
+    first = Session(command=command, started=now(), versions=_versions())
+    # What defines the results, as given; then what this session adds about where it ran.
+    defined = {"settings": settings, "deviations": deviations, "agent": agent, "run": run}
+    seeds = {"base_seed": base_seed, "seed_scheme": seed_scheme}
     return RunFile(
-        settings=settings,
-        deviations=deviations,
-        agent=agent,
+        **defined,
+        **seeds,
         games=list(games),
         episodes=episodes,
-        base_seed=base_seed,
-        seed_scheme=seed_scheme,
         command=command,
-        started=started,
-        versions=versions,
+        started=first.started,
+        versions=first.versions,
         platform=platform.platform(),
-        run=run,
         run_id=uuid.uuid4().hex,
-        sessions=[Session(command=command, started=started, versions=versions)],
+        sessions=[first],
     ).to_dict()
 
 
@@ -207,26 +205,26 @@ def failure_reasons(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     return FailureSummary.of(records, finished=()).reasons
 
 
-def read_episode_log(path: Path, run: RunFile | None = None) -> tuple[EpisodeLog, str | None]:
+def read_episode_log(
+    path: Path, run: RunFile | None = None, found: EpisodeLines | None = None
+) -> tuple[EpisodeLog, str | None]:
     """Read ``episodes.jsonl``: the state, and the text of a last line cut short (or None).
 
     ``run``: the run of the directory; its foreign records (:attr:`EpisodeLog.foreign`)
-    finish no episode.
+    finish no episode. ``found``: the file's lines, already read (by the damage check).
 
     Raises:
         SaberError: a line other than the last that is not a record, naming file and line.
     """
+    found = read_episode_lines(path) if found is None else found
     log = EpisodeLog(run=run)
-    found = read_episode_lines(path)
-    lines = found.lines
-    if found.unterminated is not None and lines and lines[-1][0] == found.count:
-        lines = lines[:-1]  # completed (a newline appended) and taken in on open
-    for number, record in lines:
-        if not is_torn(record):  # a completed torn line may lack both
+    # A last record without its line end is completed on open (begin), and taken in then.
+    for line in found.records(whole=True):
+        if line.kind != "torn":  # a completed torn line may lack both
             # A game name and an integer episode >= 0, or the line is damage: "episode": 1.5
             # would count as episode 1 finished, and a list as a game cannot be looked up.
-            episode_key(record, f"{path}:{number}")
-        log.add(record)
+            episode_key(line.record, line.where)
+        log.add(line.record)
     log.lines = found.count - (found.unterminated is not None)
     return log, found.unterminated
 
@@ -236,7 +234,7 @@ class ResultsStore:
 
     Attributes:
         directory: the run directory.
-        run_file: the ``run.json`` content (:class:`~saber.protocol.rundir.RunFile`).
+        run_file: the ``run.json`` content (:class:`~saber.protocol.runfile.RunFile`).
         log: the state read from ``episodes.jsonl`` and kept up to date by :meth:`write`.
         finished: ``log.finished``: records of finished episodes by ``(game, episode)``.
         recovered: what opening the directory repaired, for people (a torn last line
@@ -346,7 +344,7 @@ class ResultsStore:
                 )
             return session, EpisodeLog(), None
         on_disk = read_run_file(run_file)
-        check_run_directory(directory, on_disk.to_dict())
+        found = read_checked(directory, on_disk.to_dict())  # one pass: damage, then records
         differences = on_disk.differences(session)
         uncovered = None if differences else on_disk.uncovered(session)
         if uncovered:
@@ -357,7 +355,7 @@ class ResultsStore:
                 "them. Differences:\n  " + "\n  ".join(differences) + "\nUse another "
                 "directory, or the settings of that run to resume it."
             )
-        log, torn = read_episode_log(episodes_file, on_disk)
+        log, torn = read_episode_log(episodes_file, on_disk, found)
         return on_disk.resumed_by(session), log, torn
 
     def _complete(self, fragment: str) -> None:

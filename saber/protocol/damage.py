@@ -17,10 +17,10 @@ the same reading of the file, :func:`examine`. The kinds of damage (:data:`DAMAG
   contradict ``run.json``'s counts (saber writes nothing after a session ends; a record
   outside the request is no damage: readers leave it out and name it);
 * and ``run.json`` itself cut short or not text: reading it says so
-  (:func:`~saber.protocol.rundir.read_run_json`), with the same advice.
+  (:func:`~saber.protocol.reading.read_run_json`), with the same advice.
 
 Telling damage from a ``run.json`` of another run: both break the checkpoint of
-:func:`~saber.protocol.rundir.check_episodes_log`. It is damage when the file holds damaged
+:func:`~saber.protocol.reading.check_episodes_log`. It is damage when the file holds damaged
 lines or fewer bytes than attested and every whole record is one the run asked for
 (its games, episodes, agent and seeds); it is another run's ``run.json`` otherwise.
 """
@@ -34,16 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saber.protocol.rundir import (
-    EPISODES_FILE,
-    RunDamageError,
-    check_episodes_log,
-    complete_torn_line,
-    is_torn,
-    read_episodes_bytes,
-    repair_advice,
-)
-from saber.protocol.seeds import SEED_SCHEME, episode_seed
+from saber.protocol.reading import EpisodeLines, check_episodes_log, read_episodes_bytes
+from saber.protocol.records import EPISODES_FILE, RunDamageError, is_torn, repair_advice
+from saber.protocol.runfile import RunRequest
+from saber.protocol.torn import complete_torn_line
 
 __all__ = [
     "DAMAGE_KINDS",
@@ -51,6 +45,7 @@ __all__ = [
     "RunDamageError",
     "check_run_directory",
     "examine",
+    "read_checked",
     "repair_advice",
 ]
 
@@ -126,6 +121,17 @@ class Examination:
         2 line(s) holding NUL bytes (lines 5, 6)``; empty when there is none."""
         return "; ".join(self.clauses().values())
 
+    def episode_lines(self) -> EpisodeLines:
+        """The records of this pass over the file, as :func:`~saber.protocol.reading.
+        read_episode_lines` reads them from a file without damage: every record to keep,
+        and the text of a last line without its line end. (A record written after the
+        run ended is damage, and not among them.)"""
+        found = EpisodeLines(sorted(self.records.items()), count=len(self.lines), path=self.path)
+        if self.lines and not self.lines[-1][1].endswith(b"\n"):
+            # Cut short by a crash: possibly inside a character, so decoded leniently.
+            found.unterminated = self.lines[-1][1].decode("utf-8", errors="replace")
+        return found
+
 
 def _checkpoint(run: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, bool]:
     """The last session checkpoint of ``run.json`` (or None), and whether the last session
@@ -144,7 +150,7 @@ def _object(text: str) -> dict[str, Any] | None:
     """The JSON object of a text, or None."""
     try:
         found = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep
         return None
     return found if isinstance(found, dict) else None
 
@@ -167,7 +173,7 @@ def _classify(raw: bytes, last: bool) -> tuple[str | None, str, dict[str, Any] |
         return None, "", None
     try:
         record = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: nested thousands deep
         if last and not raw.endswith(b"\n"):
             try:
                 complete_torn_line(text)
@@ -182,30 +188,19 @@ def _classify(raw: bytes, last: bool) -> tuple[str | None, str, dict[str, Any] |
     return None, "", record
 
 
-def _counted(record: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
+def _counted(record: Mapping[str, Any], request: RunRequest) -> bool:
     """Whether ``run.json``'s counts would count a record: one the run asked for, neither
     torn nor outside the request (a record outside it is left out by every reader, and
     named: it contradicts no count)."""
-    return not is_torn(record) and _asked_for(record, run)
+    return not is_torn(record) and _asked_for(record, request)
 
 
-def _asked_for(record: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
-    """Whether a record is one the run asked for (its game, episode, agent and seed)."""
+def _asked_for(record: Mapping[str, Any], request: RunRequest) -> bool:
+    """Whether a record is one the run asked for (its game, episode, agent and seed:
+    :class:`~saber.protocol.runfile.RunRequest`, the rule the reports leave records out by)."""
     if is_torn(record):
         return True  # its fields cannot be trusted either way
-    games, episodes, base_seed = run.get("games"), run.get("episodes"), run.get("base_seed")
-    game, episode = record.get("game"), record.get("episode")
-    if isinstance(games, list) and game not in games:
-        return False
-    if isinstance(episodes, int) and isinstance(episode, int) and episode >= episodes:
-        return False
-    if "agent" in record and run.get("agent") is not None and record["agent"] != run["agent"]:
-        return False
-    seed = record.get("seed")
-    checks_seed = run.get("seed_scheme") == SEED_SCHEME and isinstance(base_seed, int)
-    if checks_seed and isinstance(seed, int) and isinstance(episode, int) and episode >= 0:
-        return seed == episode_seed(base_seed, str(game), episode)
-    return True
+    return request.outside(record, str(record.get("game"))) is None
 
 
 def examine(
@@ -221,6 +216,7 @@ def examine(
     data = read_episodes_bytes(path)
     found = Examination(path=path, size=len(data))
     checkpoint, ended = _checkpoint(run)
+    request = None if run is None else RunRequest.of(run)
     attested_intact = True
     if checkpoint is not None:
         try:
@@ -240,7 +236,7 @@ def examine(
         kind, why, record = _classify(raw, last)
         after_attested = found.attested is not None and attested_intact and start >= found.attested
         if kind is None and record is not None:
-            if after_attested and ended and run is not None and _counted(record, run):
+            if after_attested and ended and request is not None and _counted(record, request):
                 kind = "unattested"
             else:
                 found.records[number] = record
@@ -251,7 +247,7 @@ def examine(
         found.lines.append((number, raw, kind))
         start += len(raw)
     if found.attested is not None and not attested_intact:
-        asked = run is None or all(_asked_for(r, run) for r in found.records.values())
+        asked = request is None or all(_asked_for(r, request) for r in found.records.values())
         damaged = any(kind is not None for _, _, kind in found.lines)
         found.cut = max(found.attested - len(data), 0)
         found.foreign = not (data and asked and (damaged or found.cut))
@@ -274,7 +270,7 @@ def check_run_directory(
     Raises:
         RunDamageError: damage (:func:`repair_advice`: run ``saber repair``).
         RunDirectoryError: ``run.json`` does not belong to ``episodes.jsonl`` (another run's,
-            or a file rewritten): :func:`~saber.protocol.rundir.check_episodes_log`.
+            or a file rewritten): :func:`~saber.protocol.reading.check_episodes_log`.
     """
     found = examine(directory, run, episodes_file)
     if found.foreign and run is not None:
@@ -285,3 +281,16 @@ def check_run_directory(
     if run is not None:
         check_episodes_log(run, found.path)  # a damaged checkpoint in run.json
     return found
+
+
+def read_checked(
+    directory: str | Path, run: Mapping[str, Any] | None, episodes_file: str | Path | None = None
+) -> EpisodeLines:
+    """Check a run directory (:func:`check_run_directory`) and read its records, in one
+    pass over ``episodes.jsonl``: what ``saber eval`` (resume), ``saber report`` and
+    ``saber verify`` read.
+
+    Raises:
+        RunDamageError, RunDirectoryError: as :func:`check_run_directory`.
+    """
+    return check_run_directory(directory, run, episodes_file).episode_lines()

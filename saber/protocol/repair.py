@@ -29,24 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from saber.protocol.damage import Examination, check_run_directory, examine
-from saber.protocol.rundir import (
+from saber.protocol.durable import lock_directory, write_atomically, write_run_file
+from saber.protocol.reading import check_episodes_log, checkpoint_of, parse_run_file
+from saber.protocol.records import (
     EPISODES_FILE,
     RUN_FILE,
     FailureSummary,
     RunDirectoryError,
-    RunFile,
-    Session,
     StoreWriteError,
-    check_episodes_log,
-    checkpoint_of,
     is_failure,
     is_torn,
-    lock_directory,
     now,
-    parse_run_file,
-    write_atomically,
-    write_run_file,
 )
+from saber.protocol.runfile import RunFile, Session
 from saber.version import __version__
 
 __all__ = ["RepairResult", "repair_run", "salvage_json_object"]

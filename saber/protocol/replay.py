@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import ReplayError
-from saber.protocol.rundir import write_atomically
+from saber.protocol.durable import write_atomically
 from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = [

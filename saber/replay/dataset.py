@@ -23,14 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import SaberError, shown
+from saber.protocol.reading import read_episode_lines
+from saber.protocol.records import EPISODES_FILE
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
-from saber.protocol.rundir import (
-    EPISODES_FILE,
-    episode_key,
-    is_failure,
-    is_torn,
-    read_episode_lines,
-)
 from saber.replay.simulate import Resimulation, Transition
 
 __all__ = ["RecordedEpisode", "recorded_episode", "recorded_episodes"]
@@ -87,12 +82,7 @@ def _load(directory: Path, record: dict[str, Any]) -> RecordedEpisode:
 
 
 def _finished(directory: Path) -> dict[tuple[str, int], dict[str, Any]]:
-    records: dict[tuple[str, int], dict[str, Any]] = {}
-    path = directory / EPISODES_FILE
-    for number, line in read_episode_lines(path).lines:
-        if not (is_torn(line) or is_failure(line)) and "game" in line:
-            records.setdefault(episode_key(line, f"{path}:{number}"), line)
-    return records
+    return read_episode_lines(directory / EPISODES_FILE).finished()
 
 
 def recorded_episodes(directory: str | Path) -> Iterator[RecordedEpisode]:

@@ -27,7 +27,7 @@ import numpy as np
 
 from saber.errors import OutputExistsError, SaberError
 from saber.games import get_game
-from saber.protocol.rundir import read_run_file
+from saber.protocol.reading import read_run_file
 from saber.replay.dataset import recorded_episodes
 from saber.replay.simulate import replay_settings
 

@@ -35,19 +35,11 @@ from typing import Any
 
 from saber.envs.emulator import rom_sha256
 from saber.errors import SaberError, shown
-from saber.protocol.damage import check_run_directory
+from saber.protocol.damage import read_checked
 from saber.protocol.limits import TIME_LIMITS
+from saber.protocol.reading import read_episode_lines, read_run_file
+from saber.protocol.records import EPISODES_FILE, RunDamageError, RunDirectoryError
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
-from saber.protocol.rundir import (
-    EPISODES_FILE,
-    RunDamageError,
-    RunDirectoryError,
-    episode_key,
-    is_failure,
-    is_torn,
-    read_episode_lines,
-    read_run_file,
-)
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.replay.simulate import Resimulation
 from saber.version import __version__, installed_version
@@ -130,44 +122,11 @@ def check_episode(
             f"seed: {seed!r} in the record, {episode_seed(base_seed, game, episode)} is this "
             "episode's seed under the run's base seed"
         )
-    relative = record.get("replay")
-    if not relative:
-        check.problems.append(
-            "no replay recorded (a run of saber 0.3 or older, one run with --no-replays, or "
-            "a training log recorded without replays=True)"
-        )
-        return check
-    path = Path(directory) / str(relative)
-    relative = shown(relative)  # as problems show it: one line whatever the record says
-    try:
-        data = path.read_bytes()
-    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
-        why = (
-            "missing"
-            if isinstance(error, FileNotFoundError)
-            else getattr(error, "strerror", None) or str(error)
-        )
-        check.problems.append(f"replay file {relative}: {why}")
-        return check
-    if sha256_of(data) != record.get("replay_sha256"):
-        check.problems.append(
-            f"replay file {relative} is not the one the record names (its SHA-256 is not the "
-            "record's replay_sha256): changed or replaced since the episode was recorded"
-        )
-    try:
-        replay = decode_replay(data, str(relative))
-    except ReplayError as error:
-        check.problems.append(f"replay file {error}")
-        return check
-    header = replay.header
-    check.versions, check.rom_sha256 = dict(header.versions), header.rom_sha256
-    if (header.game, header.episode, header.seed) != (game, episode, seed):
-        check.problems.append(
-            f"replay file {relative} is the replay of {shown(header.game)} episode {header.episode} "
-            f"(seed {header.seed}), not of this episode (seed {seed})"
-        )
+    replay = _recorded_replay(Path(directory), record, check)
+    if replay is None:
         return check
     if settings is not None:
+        header = replay.header
         differ = sorted(k for k in settings.keys() | header.settings.keys()
                         if settings.get(k) != header.settings.get(k))  # fmt: skip
         if differ:
@@ -178,24 +137,71 @@ def check_episode(
                 + ", ".join(f"{k}={settings.get(k)!r}" for k in differ)
             )
         replay = Replay(replace(header, settings=dict(settings)), replay.actions)
+    check.problems += _replayed(replay, record)
+    return check
+
+
+def _recorded_replay(directory: Path, record: dict[str, Any], check: EpisodeCheck) -> Replay | None:
+    """The replay that ``record`` names, read and checked against the record (its
+    versions and ROM noted in ``check``), or None when it cannot be played: each reason
+    is a problem of ``check``."""
+    relative = record.get("replay")
+    if not relative:
+        check.problems.append(
+            "no replay recorded (a run of saber 0.3 or older, one run with --no-replays, or "
+            "a training log recorded without replays=True)"
+        )
+        return None
+    path = directory / str(relative)
+    relative = shown(relative)  # as problems show it: one line whatever the record says
+    try:
+        data = path.read_bytes()
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        why = (
+            "missing"
+            if isinstance(error, FileNotFoundError)
+            else getattr(error, "strerror", None) or str(error)
+        )
+        check.problems.append(f"replay file {relative}: {why}")
+        return None
+    if sha256_of(data) != record.get("replay_sha256"):
+        check.problems.append(
+            f"replay file {relative} is not the one the record names (its SHA-256 is not the "
+            "record's replay_sha256): changed or replaced since the episode was recorded"
+        )
+    try:
+        replay = decode_replay(data, str(relative))
+    except ReplayError as error:
+        check.problems.append(f"replay file {error}")
+        return None
+    header = replay.header
+    check.versions, check.rom_sha256 = dict(header.versions), header.rom_sha256
+    seed = record.get("seed")
+    if (header.game, header.episode, header.seed) != (check.game, check.episode, seed):
+        check.problems.append(
+            f"replay file {relative} is the replay of {shown(header.game)} episode {header.episode} "
+            f"(seed {header.seed}), not of this episode (seed {seed})"
+        )
+        return None
+    return replay
+
+
+def _replayed(replay: Replay, record: dict[str, Any]) -> list[str]:
+    """What the play of ``replay`` gives that differs from ``record`` (problems)."""
     try:
         simulation = Resimulation(replay)
         replayed = simulation.run()
     except SaberError as error:
-        check.problems.append(f"cannot be replayed here: {error}")
-        return check
+        return [f"cannot be replayed here: {error}"]
     if replayed is None:
-        check.problems.append(
+        return [
             f"end: {record.get('end')!r} in the record, but the episode had not ended when "
             f"the replay's {len(replay.actions)} actions ran out"
-        )
-        return check
-    check.problems += _compare(record, replayed)
+        ]
+    problems = _compare(record, replayed)
     if simulation.unused:
-        check.problems.append(
-            f"the replay holds {simulation.unused} action(s) after the episode's end"
-        )
-    return check
+        problems.append(f"the replay holds {simulation.unused} action(s) after the episode's end")
+    return problems
 
 
 def _check_job(job: tuple[str, dict[str, Any], dict[str, Any] | None, int | None]) -> EpisodeCheck:
@@ -337,26 +343,44 @@ def verify_run(
             f"{directory}: no run.json, so the run's settings and seeds are unknown: nothing "
             "can be verified. Verify the directory that saber eval wrote."
         ) from None
-    episodes_file = directory / EPISODES_FILE
     problems = []
     try:
-        check_run_directory(directory, run.to_dict())  # the same advice as eval and report
+        found = read_checked(directory, run.to_dict())  # one pass: damage, then records
     except RunDamageError:
-        raise
+        raise  # the same advice as eval and report
     except RunDirectoryError as error:  # another run's run.json: records checked one by one
         problems.append(str(error))
-    records: dict[tuple[str, int], dict[str, Any]] = {}
-    for number, line in read_episode_lines(episodes_file).lines:
-        if is_torn(line) or is_failure(line) or "game" not in line:
-            continue
-        key = episode_key(line, f"{episodes_file}:{number}")
-        if key[0] in run.games and 0 <= key[1] < run.episodes:
-            records.setdefault(key, line)
-    keys = _sample(sorted(records), sample, seed)
+        found = read_episode_lines(directory / EPISODES_FILE)
+    records = {
+        key: line
+        for key, line in found.finished().items()
+        if key[0] in run.games and 0 <= key[1] < run.episodes
+    }
     base_seed = run.base_seed if run.seed_scheme == SEED_SCHEME else None
-    jobs = [(str(directory), records[key], run.settings, base_seed) for key in keys]
+    checked = _verify(directory, records, (run.settings, base_seed), (sample, seed, workers))
+    checked.problems = problems
+    return checked
+
+
+def _verify(
+    directory: Path,
+    records: dict[tuple[str, int], dict[str, Any]],
+    held_to: tuple[dict[str, Any] | None, int | None],
+    draw: tuple[int | None, int, int | None],
+    where: Path | None = None,
+) -> VerifyResult:
+    """Verify ``records`` (by ``(game, episode)``), whose replays lie in ``directory``.
+
+    Args:
+        held_to: the settings and base seed of :func:`check_episode`.
+        draw: the ``sample``, ``seed`` and ``workers`` of :func:`verify_run`.
+        where: what the result names (default: ``directory``).
+    """
+    sample, seed, workers = draw
+    keys = _sample(sorted(records), sample, seed)
+    jobs = [(str(directory), records[key], *held_to) for key in keys]
     checks = _check_all(jobs, workers)
-    return VerifyResult(directory, checks, _version_notes(checks), len(records), problems)
+    return VerifyResult(where or directory, checks, _version_notes(checks), len(records))
 
 
 def verify_training_log(
@@ -406,7 +430,4 @@ def verify_training_log(
                 "episode, score, episode_frames, end)"
             ) from None
         records.setdefault(key, record)
-    keys = _sample(sorted(records), sample, seed)
-    jobs = [(str(log.parent), records[key], None, None) for key in keys]
-    checks = _check_all(jobs, workers)
-    return VerifyResult(log, checks, _version_notes(checks), len(records))
+    return _verify(log.parent, records, (None, None), (sample, seed, workers), where=log)

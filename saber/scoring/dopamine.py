@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
-from saber.scoring.scorefile import EpisodeScore, ScoreTable, _Builder
+from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 from saber.scoring.stats import bootstrap_runs, percentile_interval
 
 __all__ = [
@@ -203,7 +203,7 @@ def reference_table(agents: tuple[str, ...], checkpoint: str, name: str) -> Scor
         checkpoint: ``"10M"``, ``"50M"``, ``"100M"`` or ``"200M"``.
         name: the reference's name (``"dopamine:rainbow"``), recorded for the report.
     """
-    builder = _Builder()
+    builder = TableBuilder()
     text = _data(CHECKPOINT_FILE).read_text(encoding="utf-8")
     for line, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
         if row["agent"] in agents and row["checkpoint"] == checkpoint:

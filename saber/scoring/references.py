@@ -1,7 +1,7 @@
 """Shipped reference agents, to report beside the user's: the SABER paper's, a measured random agent.
 
 Each reference is a name (``saber report --reference NAME``) that adds one or more agents,
-named ``<agent>@<source>``, to a :class:`~saber.scoring.scorefile.ScoreTable`:
+named ``<agent>@<source>``, to a :class:`~saber.scoring.scoretable.ScoreTable`:
 
 - ``saber-paper``: the SABER paper's Rainbow and Rainbow-IQN (Toromanoff, Wirbel and
   Moutarde 2019, Table 7: 200M training frames, evaluated at 5 minutes, 30 minutes and
@@ -41,14 +41,9 @@ from importlib import resources
 from saber.errors import ScoreFileError, UnknownReferenceError
 from saber.protocol import limits
 from saber.scoring import dopamine
-from saber.scoring.scorefile import (
-    EpisodeScore,
-    ScoreTable,
-    _Builder,
-    add_harness_record,
-    parse_score,
-    parse_time_limit,
-)
+from saber.scoring.csvscores import parse_score, parse_time_limit
+from saber.scoring.runscores import add_harness_record
+from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 
 __all__ = [
     "PAPER_TRAINING_FRAMES",
@@ -104,7 +99,7 @@ def _paper_rows() -> list[dict[str, str]]:
 
 
 def _paper_table() -> ScoreTable:
-    builder = _Builder()
+    builder = TableBuilder()
     for line, row in enumerate(_paper_rows(), start=2):
         if _FRAMES[row["training_frames"]] != PAPER_TRAINING_FRAMES:
             continue
@@ -130,7 +125,7 @@ def _paper_table() -> ScoreTable:
 
 
 def _random_table() -> ScoreTable:
-    builder = _Builder()
+    builder = TableBuilder()
     for line, row in enumerate(csv.DictReader(io.StringIO(_data_text(RANDOM_FILE))), start=2):
         where = f"saber/data/{RANDOM_FILE}:{line}"
         try:

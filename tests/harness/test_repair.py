@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
-from saber.protocol import rundir
+from saber.protocol import durable
 from saber.protocol.repair import repair_run, salvage_json_object
 from saber.protocol.rundir import EPISODES_FILE, RUN_FILE, read_run_file
 from saber.scoring import read_scores
@@ -193,7 +193,7 @@ def test_a_full_disk_at_any_write_of_a_repair_leaves_it_to_finish_on_a_second_tr
 ) -> None:
     make, _, _, intact = DAMAGES[damage]
     clean = [json.loads(line) for line in _lines(clean_run)]
-    real = rundir._write_all
+    real = durable._write_all
     for n in (1, 2, 3):  # the original set aside, run.json, episodes.jsonl
         directory = Path(shutil.copytree(clean_run, tmp_path / f"run-{n}"))
         make(directory)
@@ -206,11 +206,11 @@ def test_a_full_disk_at_any_write_of_a_repair_leaves_it_to_finish_on_a_second_tr
                 raise OSError(28, "No space left on device")
             real(fd, data)
 
-        monkeypatch.setattr(rundir, "_write_all", full_disk)
+        monkeypatch.setattr(durable, "_write_all", full_disk)
         with pytest.raises(SaberError, match="No space left on device") as error:
             repair_run(directory)
         assert "\n" not in str(error.value)
-        monkeypatch.setattr(rundir, "_write_all", real)
+        monkeypatch.setattr(durable, "_write_all", real)
         assert not list(directory.glob("*.tmp"))
         said = _advice(directory)  # still damage, with the same advice from every command
         assert said[0] == said[1] == said[2] and "saber repair" in said[0], (n, said)

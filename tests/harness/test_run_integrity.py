@@ -24,7 +24,7 @@ from saber.cli import main
 from saber.errors import SaberError
 from saber.harness import Inline, Processes, evaluate
 from saber.harness.store import ResultsStore
-from saber.protocol import rundir
+from saber.protocol import durable, rundir
 from saber.protocol.rundir import EPISODES_FILE, RunFile, Session, read_run_file
 from saber.scoring import read_scores
 from tests.harness.helpers import (
@@ -261,13 +261,13 @@ def test_a_missing_run_json_and_an_unfinished_run_are_reported_with_a_warning(
 
 
 class DiskFull:
-    """Makes the ``n``-th write of :func:`saber.protocol.rundir._write_all` (the one place
+    """Makes the ``n``-th write of :func:`saber.protocol.durable._write_all` (the one place
     that writes file contents) write half its bytes, then fail as a full disk does."""
 
     def __init__(self, n: int | None) -> None:
         self.n = n
         self.calls = 0
-        self.real = rundir._write_all
+        self.real = durable._write_all
 
     def __call__(self, fd: int, data: bytes) -> None:
         self.calls += 1
@@ -293,14 +293,14 @@ def test_a_full_disk_at_any_write_leaves_every_file_whole_and_resumes(
     runner = CliRunner()
     clean = tmp_path / "clean"
     counter = DiskFull(None)
-    monkeypatch.setattr(rundir, "_write_all", counter)
+    monkeypatch.setattr(durable, "_write_all", counter)
     assert runner.invoke(main, [*EVAL_ARGS, "--out", str(clean)]).exit_code == 0
     writes = counter.calls
     assert writes >= EPISODES + 4  # run.json twice, each episode, report.json, report.md
     expected = strip_timing(_lines(clean))
     for n in range(1, writes + 1):
         out = tmp_path / f"full-{n}"
-        monkeypatch.setattr(rundir, "_write_all", DiskFull(n))
+        monkeypatch.setattr(durable, "_write_all", DiskFull(n))
         result = runner.invoke(main, [*EVAL_ARGS, "--out", str(out)])
         assert "No space left on device" in result.output, (n, result.output)
         assert "Traceback" not in result.output, (n, result.output)
@@ -312,7 +312,7 @@ def test_a_full_disk_at_any_write_leaves_every_file_whole_and_resumes(
             assert len(errors) == 1 and "Cannot write" in errors[0], (n, result.output)
         if (out / "run.json").exists():
             _whole_or_absent(out)
-        monkeypatch.setattr(rundir, "_write_all", counter.real)  # space freed
+        monkeypatch.setattr(durable, "_write_all", counter.real)  # space freed
         again = runner.invoke(main, [*EVAL_ARGS, "--out", str(out)])
         assert again.exit_code == 0, (n, again.output)
         _whole_or_absent(out)
@@ -322,13 +322,13 @@ def test_a_full_disk_at_any_write_leaves_every_file_whole_and_resumes(
 
 class StopAfterWrite:
     """Raises KeyboardInterrupt just after the ``n``-th write of
-    :func:`saber.protocol.rundir._write_all` put its bytes in the file: where a Ctrl-C or
+    :func:`saber.protocol.durable._write_all` put its bytes in the file: where a Ctrl-C or
     SIGTERM lands when it arrives between the write and the bookkeeping that follows it."""
 
     def __init__(self, n: int) -> None:
         self.n = n
         self.calls = 0
-        self.real = rundir._write_all
+        self.real = durable._write_all
 
     def __call__(self, fd: int, data: bytes) -> None:
         self.real(fd, data)
@@ -345,18 +345,18 @@ def test_a_stop_right_after_any_write_keeps_the_counts_true_and_resumes(
     runner = CliRunner()
     clean = tmp_path / "clean"
     counter = DiskFull(None)
-    monkeypatch.setattr(rundir, "_write_all", counter)
+    monkeypatch.setattr(durable, "_write_all", counter)
     assert runner.invoke(main, [*EVAL_ARGS, "--out", str(clean)]).exit_code == 0
     expected = strip_timing(_lines(clean))
     stopped_in_a_session = 0
     for n in range(1, counter.calls + 1):
         out = tmp_path / f"stop-{n}"
-        monkeypatch.setattr(rundir, "_write_all", StopAfterWrite(n))
+        monkeypatch.setattr(durable, "_write_all", StopAfterWrite(n))
         result = runner.invoke(main, [*EVAL_ARGS, "--out", str(out)])
         assert result.exit_code == 130, (n, result.output)
         assert "Interrupted. Finished episodes are in" in result.output, (n, result.output)
         assert "Traceback" not in result.output, (n, result.output)
-        monkeypatch.setattr(rundir, "_write_all", counter.real)
+        monkeypatch.setattr(durable, "_write_all", counter.real)
         if (out / "run.json").exists():
             _whole_or_absent(out)
             (session,) = json.loads((out / "run.json").read_text())["sessions"]
