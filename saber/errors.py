@@ -141,3 +141,32 @@ class PlotsUnavailableError(SaberError, ImportError):
 class TrainingLogError(SaberError, ValueError):
     """A file that is not a training log, or a training log that cannot be read: one line
     naming the file (and line), what it is, and which command reads it."""
+
+
+class RunDirectoryError(ScoreFileError):
+    """A run directory whose files cannot be read: a damaged line or ``run.json``, or a
+    format of another saber version. A :class:`~saber.errors.ScoreFileError` too, since
+    reports read run directories as score files."""
+
+
+class RunDamageError(RunDirectoryError):
+    """A run directory whose files are damaged (a cut, a torn line, NUL bytes, a line that
+    is not JSON, records no session wrote, a ``run.json`` cut short): the message is
+    :func:`repair_advice`, the same from every command that reads the directory."""
+
+
+class StoreWriteError(SaberError, OSError):
+    """Results could not be written (disk full, permissions); what is on disk is intact."""
+
+
+class RunMismatchError(SaberError):
+    """The run directory holds a run made with different settings."""
+
+
+class VideoWriteError(SaberError, OSError):
+    """ffmpeg could not make a video (a full disk, a read-only place, a failed encoder);
+    nothing is left under the video's name."""
+
+
+class ProbeError(RuntimeError):
+    """A probe could not set up its measurement; its rules are reported unknown."""

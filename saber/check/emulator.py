@@ -22,6 +22,8 @@ import gymnasium as gym
 import numpy as np
 from ale_py import roms
 
+from saber.errors import ProbeError
+
 __all__ = ["Emulator", "ProbeError", "Twin", "reach", "twin"]
 
 ACTIONS = tuple(ale_py.Action(index) for index in range(18))
@@ -40,10 +42,6 @@ def _rom_of_md5() -> dict[str, str]:
         if path is not None:
             found[hashlib.md5(path.read_bytes()).hexdigest()] = rom_id
     return found
-
-
-class ProbeError(RuntimeError):
-    """A probe could not set up its measurement; its rules are reported unknown."""
 
 
 class Emulator:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError, os_error_remedy
+from saber.errors import RunMismatchError, SaberError, os_error_remedy
 from saber.protocol.damage import read_checked
 from saber.protocol.durable import EpisodeAppender, lock_directory, write_run_file
 from saber.protocol.reading import (
@@ -97,10 +97,6 @@ __all__ = [
     "provenance",
     "read_episode_log",
 ]
-
-
-class RunMismatchError(SaberError):
-    """The run directory holds a run made with different settings."""
 
 
 def _versions() -> dict[str, str]:

@@ -19,7 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from saber.errors import SaberError, ScoreFileError
+from saber.errors import (
+    RunDamageError,
+    RunDirectoryError,
+    StoreWriteError,
+)
 from saber.protocol.episode import EpisodeRecord
 
 __all__ = [
@@ -61,18 +65,6 @@ SessionStatus = Literal["running", "finished", "interrupted", "failed", "repaire
 SESSION_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "failed", "repaired")
 
 
-class RunDirectoryError(ScoreFileError):
-    """A run directory whose files cannot be read: a damaged line or ``run.json``, or a
-    format of another saber version. A :class:`~saber.errors.ScoreFileError` too, since
-    reports read run directories as score files."""
-
-
-class RunDamageError(RunDirectoryError):
-    """A run directory whose files are damaged (a cut, a torn line, NUL bytes, a line that
-    is not JSON, records no session wrote, a ``run.json`` cut short): the message is
-    :func:`repair_advice`, the same from every command that reads the directory."""
-
-
 def repair_advice(directory: str | Path, what: str) -> str:
     """The one advice for a damaged run directory (one line), after ``what`` is wrong."""
     return (
@@ -80,10 +72,6 @@ def repair_advice(directory: str | Path, what: str) -> str:
         "damaged files aside (*.damaged-<time>) and says what it dropped; the run's saber "
         "eval command then re-runs the dropped episodes."
     )
-
-
-class StoreWriteError(SaberError, OSError):
-    """Results could not be written (disk full, permissions); what is on disk is intact."""
 
 
 def now() -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from saber.errors import SaberError, os_error_message
+from saber.errors import SaberError, VideoWriteError, os_error_message
 from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import FRAMES_PER_SECOND
 
@@ -36,11 +36,6 @@ def require_video_extra() -> Any:
             '"saber-ale[video]" or, from a checkout, pip install ".[video]"'
         ) from None
     return imageio_ffmpeg
-
-
-class VideoWriteError(SaberError, OSError):
-    """ffmpeg could not make a video (a full disk, a read-only place, a failed encoder);
-    nothing is left under the video's name."""
 
 
 class VideoWriter:
