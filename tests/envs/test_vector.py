@@ -47,9 +47,17 @@ OTHER_OPTIONS = {
         ("Pong", [10, 11, 12], SHORT_STUCK, {"game_over", "stuck_timeout"}),
         ("Pong", [3, 4, 5], OTHER_OPTIONS, {"time_cap"}),
         ("Skiing", [10, 11, 12], SHORT_CAP, {"game_over", "time_cap"}),
-        ("Skiing", [1, 2, 3], OTHER_OPTIONS, {"time_cap"}),
+        # OTHER_OPTIONS' ends are already met in the default suite (Breakout: game over and
+        # stuck; Pong: the cap): these two more games run under -m slow.
+        pytest.param("Skiing", [1, 2, 3], OTHER_OPTIONS, {"time_cap"}, marks=pytest.mark.slow),
         ("SpaceInvaders", [10, 11, 12], SHORT_STUCK, {"game_over", "stuck_timeout"}),
-        ("SpaceInvaders", [5, 6, 8], OTHER_OPTIONS, {"game_over", "stuck_timeout"}),
+        pytest.param(
+            "SpaceInvaders",
+            [5, 6, 8],
+            OTHER_OPTIONS,
+            {"game_over", "stuck_timeout"},
+            marks=pytest.mark.slow,
+        ),
     ],
     ids=[
         "breakout",

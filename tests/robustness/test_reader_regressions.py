@@ -32,7 +32,7 @@ from saber.reports.training_log import read_training_log
 from saber.scoring import read_scores
 from tests.robustness.valid_files import small_policy_layers
 
-RUN_02 = Path(__file__).parents[1] / "harness" / "data" / "run-0.2"  # saber 0.2's run
+RUN_02 = Path(__file__).parents[1] / "protocol" / "data" / "run-0.2"  # saber 0.2's run
 DEEP = "[" * 100_000 + "]" * 100_000  # json.loads recurses: RecursionError
 HUGE = "9" * 5000  # json.loads refuses integers of over 4300 digits: ValueError
 
