@@ -50,36 +50,19 @@ from saber.envs import saber_settings
 from saber.errors import SaberError
 from saber.protocol.limits import checkpoint_limits
 from saber.protocol.rundir import append_whole
-from saber.protocol.training import (
-    TRAINING_CHECKPOINTS,
-    WINDOW,
-    checkpoint_label,
-    parse_frames,
-)
-
-# Re-exported: the log's readers live in saber.reports (their layer), and were here in 0.2.
-from saber.reports.training_log import (
-    CheckpointScore,
-    format_training_scores,
-    training_scores,
-)
+from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, checkpoint_label
 from saber.training.replays import TrainingReplays
 
+# The log's readers (training_scores, ...) live in saber.reports.training_log, their layer,
+# and the checkpoints in saber.protocol.training; saber.training exports them all.
 __all__ = [
-    "TRAINING_CHECKPOINTS",
-    "WINDOW",
-    "CheckpointScore",
     "FrameCounter",
     "TrainingLog",
     "TrainingMetrics",
     "TrainingRecorder",
     "VectorTrainingRecorder",
-    "checkpoint_label",
-    "format_training_scores",
-    "parse_frames",
     "saber_game",
     "saber_record",
-    "training_scores",
 ]
 
 

@@ -26,7 +26,7 @@ import pytest
 
 import saber  # noqa: F401  (registers SABER/*)
 from saber.replay import verify_run
-from saber.training.recorders import TrainingRecorder, training_scores
+from saber.training import TrainingRecorder, training_scores
 from tests.clients.helpers import EVAL_FRAMES, evaluate_briefly
 
 try:
