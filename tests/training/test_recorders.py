@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
-from saber.training.recorders import (
+from saber.training import (
     TrainingRecorder,
     VectorTrainingRecorder,
     parse_frames,
