@@ -88,8 +88,11 @@ def _evaluate(options: EvalOptions) -> None:
             backend=runs_on,
             env_options=EnvOptions(env_options(options.env_option), options.allow_non_saber),
             recording=Recording(options.replays, options.video, sys.argv),
+            base_seed=options.base_seed,
+            agent=options.agent_name,  # docs/cli-and-api.md: --agent-name is agent=
+            run=options.run_name,
+            progress=options.progress,
             on_message=lambda message: click.echo(message, err=True),
-            **options.evaluate_keywords(),
         )
     _finish_eval(result, options.out, options.write_report)
     if result.failed or _missing_videos(result.records, options.out, options.video):

@@ -45,16 +45,6 @@ class EvalOptions:
     video: int
     replays: bool
 
-    def evaluate_keywords(self) -> dict[str, Any]:
-        """The keywords of :func:`saber.harness.evaluate` that options give as they are
-        (docs/cli-and-api.md: ``--agent-name`` is ``agent=``, ``--run`` is ``run=``)."""
-        same = {name: getattr(self, name) for name in _EVALUATE_KEYWORDS_OF_THE_SAME_NAME}
-        return {**same, "agent": self.agent_name, "run": self.run_name}
-
-
-# The options whose value evaluate() takes under the option's own name.
-_EVALUATE_KEYWORDS_OF_THE_SAME_NAME = ("base_seed", "progress")
-
 
 _what_to_play = stacked(
     click.option(
