@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from saber.protocol.rundir import FailureSummary, StoreWriteError, write_atomically
+
+if TYPE_CHECKING:
+    from saber.reports.model import ReportLike
 
 __all__ = ["EvaluationResult"]
 
@@ -82,11 +85,12 @@ class EvaluationResult:
         return build_report(read_scores(self.directory), seed=seed, n_resamples=n_resamples)
 
     def write_report(
-        self, seed: int = 0, n_resamples: int = 2000, report: dict[str, Any] | None = None
+        self, seed: int = 0, n_resamples: int = 2000, report: ReportLike | None = None
     ) -> list[Path]:
         """Write ``report.json`` and ``report.md`` into the run directory; return their paths.
 
-        ``report``: an already built :meth:`report` (built here when None). Each file is
+        ``report``: an already built :meth:`report`, or its typed ``Report`` (built here
+        when None). Each file is
         written atomically: whole or absent (or the previous one), never cut short.
 
         Raises:
@@ -94,9 +98,11 @@ class EvaluationResult:
                 intact, and ``saber report DIR`` writes the report again.
         """
         from saber.reports import to_json, to_markdown
+        from saber.reports.model import as_report
 
         if report is None:
             report = self.report(seed=seed, n_resamples=n_resamples)
+        report = as_report(report)  # typed once: each renderer would convert the dict again
         json_path, markdown_path = self.directory / "report.json", self.directory / "report.md"
         for path, text in ((json_path, to_json(report)), (markdown_path, to_markdown(report))):
             try:
