@@ -188,26 +188,29 @@ def _number(text: str) -> float | None:
     return None if text.strip().upper() in {"", "NA", "NAN"} else float(text)
 
 
+def _game_info(ale_id: str, saber: dict[str, str], atari57: dict[str, str]) -> GameInfo:
+    """A game from its rows of the two reference tables (``{}``: not in that table)."""
+    return GameInfo(
+        ale_id=ale_id,
+        env_name=ale_id_to_env_name(ale_id),
+        title=game_title(ale_id),
+        in_saber=bool(saber),
+        random=_number(saber.get("random", "")),
+        human=_number(saber.get("human_mnih2015", "")),
+        world_record=_number(saber.get("world_record", "")),
+        world_record_extrapolated=saber.get("world_record_extrapolated") == "true",
+        atari57_random=_number(atari57.get("random", "")),
+        atari57_human=_number(atari57.get("human_average", "")),
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def _games_by_id() -> dict[str, GameInfo]:
     saber_rows = {row["game"]: row for row in read_data_csv("saber_baselines.csv")}
     atari57_rows = {row["game"]: row for row in read_data_csv("atari57_human_random.csv")}
     games = {}
     for ale_id in sorted(saber_rows.keys() | atari57_rows.keys()):
-        saber = saber_rows.get(ale_id, {})
-        atari57 = atari57_rows.get(ale_id, {})
-        games[ale_id] = GameInfo(
-            ale_id=ale_id,
-            env_name=ale_id_to_env_name(ale_id),
-            title=game_title(ale_id),
-            in_saber=bool(saber),
-            random=_number(saber.get("random", "")),
-            human=_number(saber.get("human_mnih2015", "")),
-            world_record=_number(saber.get("world_record", "")),
-            world_record_extrapolated=saber.get("world_record_extrapolated") == "true",
-            atari57_random=_number(atari57.get("random", "")),
-            atari57_human=_number(atari57.get("human_average", "")),
-        )
+        games[ale_id] = _game_info(ale_id, saber_rows.get(ale_id, {}), atari57_rows.get(ale_id, {}))
     return games
 
 
@@ -222,18 +225,7 @@ def _ids_by_key() -> dict[str, str]:
 
 def _rom_game(ale_id: str) -> GameInfo:
     """A ROM of ale-py outside the reference tables: no score of any kind."""
-    return GameInfo(
-        ale_id=ale_id,
-        env_name=ale_id_to_env_name(ale_id),
-        title=game_title(ale_id),
-        in_saber=False,
-        random=None,
-        human=None,
-        world_record=None,
-        world_record_extrapolated=False,
-        atari57_random=None,
-        atari57_human=None,
-    )
+    return _game_info(ale_id, {}, {})
 
 
 @functools.lru_cache(maxsize=1)

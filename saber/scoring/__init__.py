@@ -61,15 +61,13 @@ from saber.scoring.rules import (
     counted_in_means,
     game_mean,
 )
-from saber.scoring.scorefile import (
+from saber.scoring.scorefile import read_harness_results, read_score_csv, read_scores
+from saber.scoring.scoretable import (
     DEFAULT_RUN,
     EpisodeScore,
     GameEpisodes,
     ScoreTable,
     merge_tables,
-    read_harness_results,
-    read_score_csv,
-    read_scores,
 )
 from saber.scoring.stats import (
     WelchResult,

@@ -15,7 +15,6 @@ from saber.scoring.scoretable import (
     EpisodeScore,
     ScoreTable,
     TableBuilder,
-    canonical_order,
     game_id,
 )
 
@@ -168,7 +167,4 @@ def _read_score_csv(path: Path) -> ScoreTable:
                     "training checkpoint (the SABER paper's agents: saber report --reference "
                     "saber-paper)"
                 ) from None
-    if not builder.table.records:
-        raise ScoreFileError(f"{path}: no scores, only a header")
-    builder.table.records = canonical_order(builder.table.records)
-    return builder.table
+    return builder.finished(f"{path}: no scores, only a header")

@@ -28,7 +28,6 @@ from saber.scoring.scoretable import (
     EpisodeScore,
     ScoreTable,
     TableBuilder,
-    canonical_order,
     game_id,
 )
 
@@ -157,9 +156,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
     table.sources.append(str(episodes_file))
     taken = _take(builder, found, request, run_name, str(run.get("agent") or DEFAULT_AGENT))
     table.warnings += _warnings(taken, found, request, run, run_file)
-    if not table.records:
-        raise ScoreFileError(f"{episodes_file}: no finished episodes")
-    table.records = canonical_order(table.records)
+    table = builder.finished(f"{episodes_file}: no finished episodes")
     if request.games is not None:
         for agent, name in {(r.agent, r.run) for r in table.records}:
             table.game_sets[(agent, name)] = (request.games, str(run_file))

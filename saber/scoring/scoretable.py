@@ -214,6 +214,17 @@ class TableBuilder:
         self._seen[key] = record.where
         self.table.records.append(record)
 
+    def finished(self, empty: str) -> ScoreTable:
+        """The table, its rows in :func:`canonical_order`: what every reader returns.
+
+        Raises:
+            ScoreFileError: ``empty`` (which names the file) when no score was added.
+        """
+        if not self.table.records:
+            raise ScoreFileError(empty)
+        self.table.records = canonical_order(self.table.records)
+        return self.table
+
 
 def _check_game_sets(merged: ScoreTable, table: ScoreTable) -> None:
     for (agent, run), (games, source) in table.game_sets.items():

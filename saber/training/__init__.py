@@ -44,25 +44,26 @@ if TYPE_CHECKING:
 # Imported when first used (PEP 562): the harness's worker processes import
 # saber.training.video for the films, and must not pay for the reports (SciPy: about
 # 0.7 s of CPU per worker).
-_HOMES = {
-    "saber.protocol.training": ("TRAINING_CHECKPOINTS", "WINDOW", "parse_frames"),
-    "saber.reports.training_log": (
-        "CheckpointScore",
-        "format_training_scores",
-        "training_scores",
-    ),
-    "saber.training.recorders": (
-        "FrameCounter",
-        "TrainingLog",
-        "TrainingMetrics",
-        "TrainingRecorder",
-        "VectorTrainingRecorder",
-        "saber_game",
-        "saber_record",
-    ),
-    "saber.training.video": ("VectorVideoRecorder", "VideoRecorder", "VideoWriter"),
+_PROTOCOL, _READERS = "saber.protocol.training", "saber.reports.training_log"
+_RECORDERS, _VIDEO = "saber.training.recorders", "saber.training.video"
+_HOME_OF = {
+    "TRAINING_CHECKPOINTS": _PROTOCOL,
+    "WINDOW": _PROTOCOL,
+    "parse_frames": _PROTOCOL,
+    "CheckpointScore": _READERS,
+    "format_training_scores": _READERS,
+    "training_scores": _READERS,
+    "FrameCounter": _RECORDERS,
+    "TrainingLog": _RECORDERS,
+    "TrainingMetrics": _RECORDERS,
+    "TrainingRecorder": _RECORDERS,
+    "VectorTrainingRecorder": _RECORDERS,
+    "saber_game": _RECORDERS,
+    "saber_record": _RECORDERS,
+    "VectorVideoRecorder": _VIDEO,
+    "VideoRecorder": _VIDEO,
+    "VideoWriter": _VIDEO,
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "TRAINING_CHECKPOINTS",
