@@ -5,29 +5,13 @@ holds. Setups that need an extra carry its marker (sb3: SB3's and CleanRL's; env
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Callable
 
 import pytest
 
-from saber.check import check
+from saber.check import CheckResult
+from tests.check.conftest import ROOT, SETUPS
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_setups() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "atari_setups", ROOT / "scripts" / "atari_setups.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("atari_setups", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-SETUPS = load_setups()
 MARKS = {"stable-baselines3": pytest.mark.sb3, "envpool": pytest.mark.envpool}
 
 
@@ -46,11 +30,13 @@ def test_the_page_holds_the_expected_table() -> None:
         for name in SETUPS.SETUPS
     ],
 )
-def test_saber_check_gives_the_expected_verdicts(name: str) -> None:
+def test_saber_check_gives_the_expected_verdicts(
+    name: str, setup_check: Callable[[str], CheckResult]
+) -> None:
     need = SETUPS.NEEDS.get(name)
     if need and importlib.util.find_spec(need.replace("-", "_")) is None:
         pytest.fail(f"-m {MARKS[need].name} needs {need}: pip install {need}")
-    result = check(SETUPS.SETUPS[name], target=name)
+    result = setup_check(name)
     measured = {rule.rule: rule.status.value for rule in result.rules}
     expected = {rule: status for rule, (status, _) in SETUPS.EXPECTED[name].items()}
     wrong = {

@@ -39,10 +39,10 @@ def test_hung_unit_is_stopped_retried_then_recorded_and_the_run_goes_on(tmp_path
             "breakout",
             3,
             out=tmp_path,
-            backend=Dask(cluster.scheduler_address, envs_per_worker=1, unit_timeout=10),
+            backend=Dask(cluster.scheduler_address, envs_per_worker=1, unit_timeout=4),
             progress=False,
         )
-    check_hung_episode_1(result, unit_timeout=10)
+    check_hung_episode_1(result, unit_timeout=4)
 
 
 AGENT = "import numpy as np\n\ndef policy(observations):\n    return np.zeros(len(observations), dtype=np.int64)\n"

@@ -152,16 +152,18 @@ def test_hung_policy_is_stopped_retried_then_recorded_and_the_run_goes_on(
     tmp_path: Path,
 ) -> None:
     policy = SleepOnEpisode("breakout", episode=1)
+    # A 4-s deadline: a playing worker reports every second (runner._TICK_SECONDS), and the
+    # clock starts at the unit's first message, after the worker's start-up.
     result = evaluate(
         policy,
         "breakout",
         3,
         out=tmp_path,
-        backend=Processes(1, envs_per_worker=1, unit_timeout=10),
+        backend=Processes(1, envs_per_worker=1, unit_timeout=4),
         progress=False,
     )
-    check_hung_episode_1(result, unit_timeout=10)
-    assert "no frame progress for 10 s" in result.failed[0]["error"]
+    check_hung_episode_1(result, unit_timeout=4)
+    assert "no frame progress for 4 s" in result.failed[0]["error"]
 
 
 def test_the_same_failure_again_and_again_stops_the_run(tmp_path: Path) -> None:
