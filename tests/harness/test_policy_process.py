@@ -3,6 +3,7 @@ those of one copy per worker (saber.harness.policy_process)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,11 @@ SPEC = "tests.harness.helpers:counted_pixels_and_dice"
 
 
 def _shared_folders() -> set[Path]:
-    return set(Path("/dev/shm").glob("saber-policy-*")) if Path("/dev/shm").is_dir() else set()
+    """This process's blocks (named after the process that makes them: other test processes
+    may have theirs at the same time)."""
+    if not Path("/dev/shm").is_dir():
+        return set()
+    return set(Path("/dev/shm").glob(f"saber-policy-{os.getpid()}-*"))
 
 
 def test_one_copy_acts_for_every_worker_with_the_same_results(tmp_path, monkeypatch):
