@@ -181,9 +181,8 @@ def _finish_eval(result: Any, out: Path, write_report: bool) -> None:
     )
     if write_report and result.finished:
         from saber.reports import to_markdown
-        from saber.reports.model import as_report
 
-        report = as_report(result.report())  # typed once for both files and the print
+        report = result.typed_report()  # one report for both files and the print
         paths = result.write_report(report=report)
         click.echo(to_markdown(report))
         for path in paths:

@@ -11,7 +11,7 @@ import numpy as np
 from saber.protocol.rundir import FailureSummary, StoreWriteError, write_atomically
 
 if TYPE_CHECKING:
-    from saber.reports.model import ReportLike
+    from saber.reports.model import Report, ReportLike
 
 __all__ = ["EvaluationResult"]
 
@@ -79,19 +79,24 @@ class EvaluationResult:
 
     def report(self, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any]:
         """The full SABER report of the run directory (:func:`saber.reports.build_report`)."""
-        from saber.reports import build_report
+        return self.typed_report(seed=seed, n_resamples=n_resamples).to_dict()
+
+    def typed_report(self, seed: int = 0, n_resamples: int = 2000) -> Report:
+        """:meth:`report` as the typed :class:`saber.reports.model.Report`
+        (:func:`saber.reports.make_report`), which the renderers read without converting."""
+        from saber.reports import make_report
         from saber.scoring import read_scores
 
-        return build_report(read_scores(self.directory), seed=seed, n_resamples=n_resamples)
+        return make_report(read_scores(self.directory), seed=seed, n_resamples=n_resamples)
 
     def write_report(
         self, seed: int = 0, n_resamples: int = 2000, report: ReportLike | None = None
     ) -> list[Path]:
         """Write ``report.json`` and ``report.md`` into the run directory; return their paths.
 
-        ``report``: an already built :meth:`report`, or its typed ``Report`` (built here
-        when None). Each file is
-        written atomically: whole or absent (or the previous one), never cut short.
+        ``report``: one already built (:meth:`typed_report` or :meth:`report`); built here
+        when None. Each file is written atomically: whole or absent (or the previous one),
+        never cut short.
 
         Raises:
             StoreWriteError: a file could not be written (disk full); the episodes are
@@ -100,9 +105,10 @@ class EvaluationResult:
         from saber.reports import to_json, to_markdown
         from saber.reports.model import as_report
 
+        # Typed once: each renderer would convert a JSON document again.
         if report is None:
-            report = self.report(seed=seed, n_resamples=n_resamples)
-        report = as_report(report)  # typed once: each renderer would convert the dict again
+            report = self.typed_report(seed=seed, n_resamples=n_resamples)
+        report = as_report(report)
         json_path, markdown_path = self.directory / "report.json", self.directory / "report.md"
         for path, text in ((json_path, to_json(report)), (markdown_path, to_markdown(report))):
             try:
