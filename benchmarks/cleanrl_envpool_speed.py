@@ -7,15 +7,29 @@
    by docs/rl-libraries.md's diff (the import and ``episodic_life``), in this interpreter.
    The number is the script's own last ``SPS:`` line (agent steps of all envs per second
    since its start: emulation, acting and learning), the number its users see.
-2. An async loop: ``num_envs`` envs, ``batch_size = num_envs // 2``, ``async_reset``, then
+2. The env alone under those scripts: ``envpool.make`` with the scripts' arguments
+   (``env_type="gym"``, 8 envs, ``reward_clip=True``, ``episodic_life`` as each side's
+   script passes it), ``step`` with random actions in a tight loop, each side in its own
+   interpreter (this file run with ``--sync-child``). Env-steps per second.
+3. An async loop: ``num_envs`` envs, ``batch_size = num_envs // 2``, ``async_reset``, then
    ``recv`` / random actions / ``send`` for a fixed number of batches, on saber.envpool
    and on envpool 1.2.5's async mode (in this interpreter: ``pip install envpool==1.2.5``)
    with the settings closest to SABER's (sticky 0.25, 18 actions, bilinear resize, no
-   life signal, ``noop_max=1``: envpool's least). Env-steps per second.
+   life signal, ``noop_max=1``: envpool's least). Env-steps per second. Beside them, the
+   two ceilings, ale-py's engine with no SABER work at all (no resize, stack, rules or
+   info; ``saber.envs.vector.new_vector_engine``'s settings):
+   * "ale-py, saber's arrangement": what saber.envpool's async mode stands on, one
+     synchronous engine per group of ``batch_size`` envs, ``recv`` of the oldest group
+     sent;
+   * "ale-py async mode": one engine of ``num_envs`` envs whose ``recv`` returns the first
+     ``batch_size`` done, as envpool's does. SABER cannot stand on it: ale-py 0.12.1
+     refuses to reset some envs of an async engine and not the others, and SABER's
+     truncations (stuck timeout, cap) need exactly that (a reload with the next seed).
 
-envpool applies its own Atari rules (it is not SABER), so only the rates compare. The
-runs interleave (A B A B ...) so that a machine whose load changes hurts both sides
-alike; each line reports the range over rounds. Run::
+envpool applies its own Atari rules (it is not SABER), so only the rates compare. Every
+comparison interleaves its sides, the order alternating from round to round, so that a
+machine whose speed drifts hurts each side alike; each line reports the range over
+rounds, and the median of the rounds' ratios. Run::
 
     python -m venv /tmp/envpool084 && /tmp/envpool084/bin/pip install torch==2.13.0 \\
         envpool==0.8.4 gym==0.23.1 "numpy<2" tyro tensorboard
@@ -27,11 +41,14 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +74,47 @@ def script_sps(python: str, script: Path, game: str, steps: int) -> float:
     return float(re.findall(r"SPS: (\d+)", done.stdout)[-1])
 
 
+def sync_child(which: str, game: str, steps: int) -> None:
+    """Print the env-steps/s of ``envpool.make`` with CleanRL's arguments, random actions
+    (run in the interpreter of the side timed: ``--sync-child saber|envpool``)."""
+    if which == "saber":
+        from saber import envpool
+
+        episodic_life = False  # docs/rl-libraries.md's diff
+    else:
+        import envpool  # 0.8.4, in its own interpreter
+
+        episodic_life = True  # the scripts' own argument
+    envs = envpool.make(
+        f"{game}-v5",
+        env_type="gym",
+        num_envs=8,
+        episodic_life=episodic_life,
+        reward_clip=True,
+        seed=1,
+    )
+    envs.reset()
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, envs.action_space.n, (steps + 100, 8))
+    for action in actions[:100]:  # warm up
+        envs.step(action)
+    start = time.perf_counter()
+    for action in actions[100:]:
+        envs.step(action)
+    print(f"RATE {steps * 8 / (time.perf_counter() - start):.1f}")
+
+
+def sync_rate(python: str, which: str, game: str, steps: int) -> float:
+    done = subprocess.run(
+        [python, __file__, "--sync-child", which, "--game", game, "--sync-steps", str(steps)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode:
+        raise SystemExit(f"{python} --sync-child {which} failed:\n{done.stderr[-3000:]}")
+    return float(re.findall(r"RATE ([\d.]+)", done.stdout)[-1])
+
+
 def saber_async(game: str, num_envs: int, batches: int) -> float:
     """Env-steps/s of saber.envpool's async mode, random actions."""
     from saber import envpool
@@ -64,7 +122,7 @@ def saber_async(game: str, num_envs: int, batches: int) -> float:
     pool = envpool.make(
         f"{game}-v5", "gymnasium", num_envs=num_envs, batch_size=num_envs // 2, seed=0
     )
-    rate = _async_loop(pool, num_envs // 2, batches)
+    rate = _async_loop(pool.async_reset, pool.recv, pool.send, num_envs // 2, batches)
     pool.close()
     return rate
 
@@ -86,64 +144,172 @@ def envpool_async(game: str, num_envs: int, batches: int) -> float:
         max_episode_steps=10**7,
         seed=0,
     )
-    rate = _async_loop(pool, num_envs // 2, batches)
+    rate = _async_loop(pool.async_reset, pool.recv, pool.send, num_envs // 2, batches)
     pool.close()
     return rate
 
 
-def _async_loop(pool, batch_size: int, batches: int) -> float:
+def ale_groups(game: str, num_envs: int, batches: int) -> float:
+    """Env-steps/s of ale-py's engines as saber.envpool's async mode arranges them (one
+    synchronous engine per group, the oldest group received first), no SABER work."""
+    from saber.envs.factory import resolve_rom_id
+    from saber.envs.vector import new_vector_engine
+    from saber.protocol.settings import SaberSettings
+
+    batch_size = num_envs // 2
+    engines = [
+        new_vector_engine(resolve_rom_id(game), batch_size, SaberSettings()) for _ in range(2)
+    ]
+    strength = np.ones(batch_size, dtype=np.float32)
+    sent: list[int] = []
+
+    def reset() -> None:
+        for engine in engines:
+            engine.reset(
+                np.arange(batch_size, dtype=np.int32), np.arange(batch_size, dtype=np.int32)
+            )
+        sent.extend([0, 1])
+        for engine in engines:
+            engine.send(np.zeros(batch_size, dtype=np.int32), strength)
+
+    def recv() -> tuple[Any, ...]:
+        group = sent.pop(0)
+        sent.append(group)
+        return (*engines[group].recv()[:4], {"env_id": group})
+
+    def send(actions: np.ndarray, group: int) -> None:
+        engines[group].send(actions.astype(np.int32), strength)
+
+    rate = _async_loop(reset, recv, send, batch_size, batches)
+    del engines[:]  # joins the engines' threads
+    return rate
+
+
+def ale_async(game: str, num_envs: int, batches: int) -> float:
+    """Env-steps/s of ale-py's own async mode (one engine, the first ``batch_size`` envs
+    done received), no SABER work: a ceiling SABER cannot use (see the module doc)."""
+    from saber.envs.factory import resolve_rom_id
+    from saber.envs.vector import new_vector_engine
+    from saber.protocol.settings import SaberSettings
+
+    batch_size = num_envs // 2
+    engine = new_vector_engine(
+        resolve_rom_id(game), num_envs, SaberSettings(), batch_size=batch_size
+    )
+    strength = np.ones(batch_size, dtype=np.float32)
+
+    def reset() -> None:
+        engine.reset(np.arange(num_envs, dtype=np.int32), np.arange(num_envs, dtype=np.int32))
+        engine.send(np.zeros(batch_size, dtype=np.int32), strength)  # the other half
+
+    def send(actions: np.ndarray, env_id: Any) -> None:
+        del env_id  # ale-py sends to the envs of the last recv
+        engine.send(actions.astype(np.int32), strength)
+
+    return _async_loop(reset, engine.recv, send, batch_size, batches)
+
+
+def _async_loop(
+    reset: Callable[[], None],
+    recv: Callable[[], tuple[Any, ...]],
+    send: Callable[[np.ndarray, Any], None],
+    batch_size: int,
+    batches: int,
+) -> float:
     rng = np.random.default_rng(0)
-    pool.async_reset()
+    reset()
     for _ in range(20):  # warm up: threads started, first frames resized
-        *_, info = pool.recv()
-        pool.send(rng.integers(0, 18, batch_size), info["env_id"])
+        *_, info = recv()
+        send(rng.integers(0, 18, batch_size), info["env_id"])
     start = time.perf_counter()
     for _ in range(batches):
-        *_, info = pool.recv()
-        pool.send(rng.integers(0, 18, batch_size), info["env_id"])
+        *_, info = recv()
+        send(rng.integers(0, 18, batch_size), info["env_id"])
     elapsed = time.perf_counter() - start
-    pool.recv()
+    recv()
     return batches * batch_size / elapsed
 
 
-def _line(name: str, saber: list[float], envpool: list[float]) -> str:
-    ratios = [a / b for a, b in zip(saber, envpool, strict=True)]
+def interleaved(sides: dict[str, Callable[[], float]], rounds: int, label: str) -> dict:
+    """Each side's rate per round, the sides' order reversed every other round."""
+    rates: dict[str, list[float]] = {name: [] for name in sides}
+    for round_ in range(rounds):
+        order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
+        for name in order:
+            rates[name].append(sides[name]())
+        print(f"{label}: " + ", ".join(f"{n} {rates[n][-1]:.0f}" for n in sides), flush=True)
+    return rates
+
+
+def _line(name: str, ours: list[float], theirs: list[float]) -> str:
+    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
     return (
-        f"| {name} | {min(saber):.0f}-{max(saber):.0f} | {min(envpool):.0f}-{max(envpool):.0f} "
-        f"| {min(ratios):.2f}-{max(ratios):.2f}x |"
+        f"| {name} | {min(ours):.0f}-{max(ours):.0f} | {min(theirs):.0f}-{max(theirs):.0f} "
+        f"| {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] |"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--envpool-python", required=True, help="python with envpool 0.8.4")
+    parser.add_argument("--envpool-python", help="python with envpool 0.8.4 (required)")
     parser.add_argument("--game", default="Breakout")
-    parser.add_argument("--rounds", type=int, default=2, help="A B pairs per comparison")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds per comparison")
     parser.add_argument("--total-timesteps", type=int, default=4096)
+    parser.add_argument("--sync-steps", type=int, default=2000, help="batch steps, env alone")
     parser.add_argument("--num-envs", type=int, default=8, help="of the async loop")
     parser.add_argument("--batches", type=int, default=2000, help="recv/send of the async loop")
+    parser.add_argument("--sync-child", choices=("saber", "envpool"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.sync_child:
+        sync_child(args.sync_child, args.game, args.sync_steps)
+        return
+    if not args.envpool_python:
+        parser.error("--envpool-python is required (an interpreter with envpool 0.8.4)")
 
-    rows = ["| run | saber.envpool | envpool | saber / envpool |", "|---|---|---|---|"]
+    envpool_python, game, steps = args.envpool_python, args.game, args.total_timesteps
+    rows = [
+        "| run | saber side | envpool | saber / envpool: median [rounds] |",
+        "|---|---|---|---|",
+    ]
     with tempfile.TemporaryDirectory() as folder:
         for name in TRAINING_SCRIPTS:
             ours = saber_script(name, Path(folder))
-            saber, theirs = [], []
-            for _ in range(args.rounds):
-                saber.append(script_sps(sys.executable, ours, args.game, args.total_timesteps))
-                theirs.append(
-                    script_sps(args.envpool_python, SCRIPTS / name, args.game, args.total_timesteps)
-                )
-                print(f"{name}: saber {saber[-1]:.0f}, envpool {theirs[-1]:.0f} SPS", flush=True)
-            rows.append(_line(f"{name} (SPS, 8 envs)", saber, theirs))
-    saber, theirs = [], []
-    for _ in range(args.rounds):
-        saber.append(saber_async(args.game, args.num_envs, args.batches))
-        theirs.append(envpool_async(args.game, args.num_envs, args.batches))
-        print(f"async: saber {saber[-1]:.0f}, envpool {theirs[-1]:.0f} env-steps/s", flush=True)
-    rows.append(
-        _line(f"async loop, {args.num_envs} envs, batch {args.num_envs // 2}", saber, theirs)
+            rates = interleaved(
+                {
+                    "saber": lambda ours=ours: script_sps(sys.executable, ours, game, steps),
+                    "envpool": lambda name=name: script_sps(
+                        envpool_python, SCRIPTS / name, game, steps
+                    ),
+                },
+                args.rounds,
+                f"{name} (SPS)",
+            )
+            rows.append(_line(f"{name} (SPS, 8 envs)", rates["saber"], rates["envpool"]))
+    rates = interleaved(
+        {
+            "saber": lambda: sync_rate(sys.executable, "saber", game, args.sync_steps),
+            "envpool": lambda: sync_rate(envpool_python, "envpool", game, args.sync_steps),
+        },
+        args.rounds,
+        "the scripts' env alone (env-steps/s)",
     )
+    rows.append(
+        _line("the scripts' env alone, 8 envs (env-steps/s)", rates["saber"], rates["envpool"])
+    )
+    num_envs, batches = args.num_envs, args.batches
+    rates = interleaved(
+        {
+            "saber.envpool": lambda: saber_async(game, num_envs, batches),
+            "envpool": lambda: envpool_async(game, num_envs, batches),
+            "ale-py, saber's arrangement": lambda: ale_groups(game, num_envs, batches),
+            "ale-py async mode": lambda: ale_async(game, num_envs, batches),
+        },
+        args.rounds,
+        "async loop (env-steps/s)",
+    )
+    shape = f"{num_envs} envs, batch {num_envs // 2}"
+    for name in ("saber.envpool", "ale-py, saber's arrangement", "ale-py async mode"):
+        rows.append(_line(f"async loop, {shape}: {name}", rates[name], rates["envpool"]))
     print("\n".join(rows))
 
 
