@@ -200,7 +200,9 @@ def ale_async(game: str, num_envs: int, batches: int) -> float:
 
     def reset() -> None:
         engine.reset(np.arange(num_envs, dtype=np.int32), np.arange(num_envs, dtype=np.int32))
-        engine.send(np.zeros(batch_size, dtype=np.int32), strength)  # the other half
+        # Actions for the envs the reset returned; the other half's reset results wait in
+        # the engine: then every env is in flight, as after envpool's async_reset.
+        engine.send(np.zeros(batch_size, dtype=np.int32), strength)
 
     def send(actions: np.ndarray, env_id: Any) -> None:
         del env_id  # ale-py sends to the envs of the last recv
@@ -230,7 +232,9 @@ def _async_loop(
     return batches * batch_size / elapsed
 
 
-def interleaved(sides: dict[str, Callable[[], float]], rounds: int, label: str) -> dict:
+def interleaved(
+    sides: dict[str, Callable[[], float]], rounds: int, label: str
+) -> dict[str, list[float]]:
     """Each side's rate per round, the sides' order reversed every other round."""
     rates: dict[str, list[float]] = {name: [] for name in sides}
     for round_ in range(rounds):
