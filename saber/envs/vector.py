@@ -57,21 +57,12 @@ _Prepared = tuple[np.ndarray, np.ndarray, list[int | None]]  # actions, reset ro
 
 
 def new_vector_engine(
-    rom_id: str,
-    num_envs: int,
-    settings: SaberSettings,
-    num_threads: int = 0,
-    batch_size: int = 0,
+    rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int = 0, batch_size: int = 0
 ) -> ale_py.ALEVectorInterface:
     """ale-py's C++ vector engine configured as SABER needs it: frame repeat with max-pooled
     210 x 160 grayscale frames and sticky actions, nothing else (no resize, no no-op or
     FIRE starts, no life signal, no clipping, no cap). ``benchmarks/env_throughput.py``
-    times its vector tight loop on this very engine.
-
-    SABER plays with ``batch_size=0`` (= ``num_envs``: synchronous, results at their env
-    id). ale-py's async mode (``0 < batch_size < num_envs``) cannot reset some envs and
-    not the others, which SABER's truncations need (a reload with the next seed), so only
-    ``benchmarks/cleanrl_envpool_speed.py`` builds it, to time that mode's ceiling."""
+    times its vector tight loop on this very engine."""
     return ale_py.ALEVectorInterface(
         rom_path=rom_path(rom_id),
         num_envs=num_envs,
@@ -89,7 +80,7 @@ def new_vector_engine(
         max_episode_steps=_INT32_MAX,  # frames; the Python side applies SABER's limits
         repeat_action_probability=settings.repeat_action_probability,
         full_action_space=True,
-        batch_size=batch_size,  # 0 = num_envs: synchronous, results at their env id
+        batch_size=batch_size,  # 0 = num_envs, sync: SABER's; async (> 0): benchmarks only
         num_threads=num_threads,
         thread_affinity_offset=-1,
         autoreset_mode="NextStep",
