@@ -1,4 +1,4 @@
-"""PPO on SABER, sized for a 2-core CPU: the training behind saber's built-in Pong agent.
+"""PPO on SABER, sized for a 2-core CPU: the training behind saber's built-in PPO agents.
 
 One file in the style of CleanRL's ppo_atari.py (Huang et al. 2022), on
 ``gymnasium.make_vec("SABER/<Game>")``: sticky actions 0.25, all 18 actions, no life
@@ -10,18 +10,18 @@ and changes what a 2-core CPU and the SABER env need:
 * **16 envs x 64 steps** instead of 8 x 128 (the same 1,024 steps per update): a batch
   of 16 costs less per step to emulate and to act on (measured: 3,190 against 2,870
   frames/s over the same 120k frames).
-* **21M frames**: what about 110 minutes hold at that speed, inside the 2-hour budget.
+* **10M frames** by default: SABER's baselines budget (docs/baselines.md); ``ppo-pong``
+  was trained for 21M (``--total-frames 21M``).
 * **A half-width network** (16-32-32 filters, 256 units instead of 32-64-64 and 512): on
   two cores the Nature CNN's gradient costs 1.6x more per sample, and the policy must
-  ship inside the package under 2 MB (this one: about 1.7 MB in float32).
+  ship inside the package (this one: about 0.9 MB in float16).
 * **Denormal floats flushed to zero** (``torch.set_flush_denormal``): Adam's first moments
   of units that stopped firing decay by 0.9 a step into the denormal range, where x86
-  arithmetic is ~100x slower. Measured in the first attempt at the shipped run: a quarter
-  of the dense layer's moments were denormal after 1M frames, and the run had slowed from
-  3,300 to 2,000 frames/s. Set before any torch thread starts, so the workers inherit it.
+  arithmetic is ~100x slower (a quarter of the dense layer's moments were denormal after
+  1M frames in a first attempt at ppo-pong, which slowed to 60% of its speed). Set before
+  any torch thread starts, so the workers inherit it.
 * **channels_last tensors**: oneDNN's convolutions run 1.7x faster on this CPU with the
-  channels in the last dimension (measured: a batch of 256, forward, backward and Adam,
-  77 ms in NCHW against 44 ms channels_last, 2 threads).
+  channels in the last dimension (a batch of 256, forward, backward and Adam, 2 threads).
 * **NEXT_STEP autoreset done right**: the step after an episode's end returns the first
   observation of the next episode, reward 0, and ignores the action; that transition
   never happened, so it is masked out of the loss and cuts the advantage chain.
@@ -31,29 +31,38 @@ and changes what a 2-core CPU and the SABER env need:
   ``info["saber"]``, and so in the training log, stay raw, as SABER requires.
 
 It logs every training episode with saber's :class:`VectorTrainingRecorder` (so
-``saber training`` and ``saber report`` draw its curve), prints progress every 30 s,
-and checkpoints every ``--checkpoint-every`` seconds and on Ctrl-C or SIGTERM. Run the
-same command again to resume: after Ctrl-C, SIGTERM or kill -9, training goes on from the
-last checkpoint, and the log loses no episode and holds none twice. Episodes still in
-progress at the checkpoint are abandoned (they never ended, so they are in no log);
-their frames stay counted, because the agent learned from them.
+``saber training`` and ``saber report`` draw its curve) and prints progress every 30 s.
 
-Run (the defaults are the shipped agent's training, about 110 minutes on 2 cores):
+**Checkpoints and resuming.** A checkpoint is written each time the frames pass a
+multiple of ``--checkpoint-frames`` (1M), and on Ctrl-C or SIGTERM (then the script exits
+130 or 143); the one before it is kept. Run the same command again to resume: after
+Ctrl-C, SIGTERM or kill -9 at any moment, the training goes on from the last checkpoint
+and ends with the very training log, and the very network, that it would have had
+without the stop. Everything is restored: the network, Adam, the random generators, and
+the environments, whose episodes in progress are played again from their seeds and
+actions (:class:`EpisodeTracks`; every episode is seeded). Lines logged after the
+checkpoint are cut and played again. A damaged last checkpoint falls back to the one
+before it, and says so. A resume under another version of this file, other
+hyperparameters or another seed is refused in one line.
 
-    python examples/ppo_saber.py --out runs/ppo-pong
+Run (the defaults are the baselines' settings: 10M frames, about an hour on 2 cores):
+
+    python examples/ppo_saber.py --game Breakout --seed 1 --out runs/ppo-breakout-1
     python examples/ppo_saber.py --out runs/quick --total-frames 200k   # a quick look
-    saber training runs/ppo-pong/training.jsonl --at 10M,20M
-    saber eval --agent conv-actor:runs/ppo-pong/policy.npz --games pong   # numpy inference
+    saber training runs/ppo-breakout-1/training.jsonl --at 5M,10M
+    saber eval --agent conv-actor:runs/ppo-breakout-1/policy.npz --games breakout
 
-Outputs in ``--out``: ``training.jsonl`` (the log), ``checkpoint.pt`` (everything to
-resume), ``policy.npz`` (the actor for numpy inference, :mod:`saber.agents.convnet`) and
-``summary.json`` (frames, wall time, where it went).
+Outputs in ``--out``: ``training.jsonl`` (the log), ``checkpoint.pt`` and
+``checkpoint.previous.pt`` (everything to resume), ``policy.npz`` (the actor for numpy
+inference, :mod:`saber.agents.convnet`) and ``summary.json`` (provenance: the command,
+commit, versions, frames, wall time, frames/s and where the time went).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -67,6 +76,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ale_py
 import gymnasium as gym
 import numpy as np
 import torch
@@ -89,7 +99,7 @@ class Args:
 
     game: str = field(default="Pong", metadata={"help": "SABER/<game>"})
     seed: int = field(default=1, metadata={"help": "env, network and sampling seed"})
-    total_frames: str = field(default="21M", metadata={"help": "emulator frames (all envs)"})
+    total_frames: str = field(default="10M", metadata={"help": "emulator frames (all envs)"})
     num_envs: int = 16
     num_steps: int = field(default=64, metadata={"help": "steps per env per rollout"})
     learning_rate: float = 2.5e-4
@@ -110,8 +120,9 @@ class Args:
     threads: int = field(
         default=0, metadata={"help": "torch threads (0: every core)", "resume": False}
     )
-    checkpoint_every: float = field(
-        default=120.0, metadata={"help": "seconds between checkpoints", "resume": False}
+    checkpoint_frames: str = field(
+        default="1M",
+        metadata={"help": "frames between checkpoints (0: every iteration)", "resume": False},
     )
 
 
@@ -219,17 +230,49 @@ def fail(message: str) -> SystemExit:
     return SystemExit(2)
 
 
-def load_checkpoint(path: Path, args: Args) -> dict[str, Any]:
-    """The checkpoint at ``path``, refused with one line if foreign, corrupt or mismatched."""
+def script_sha256() -> str:
+    """SHA-256 of this file: a checkpoint resumes only under the script that wrote it."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """The checkpoint at ``path``; ValueError (one line) if unreadable or foreign."""
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many kinds for a damaged file
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise fail(
-            f"{path}: not a readable checkpoint ({first}); delete it to start afresh"
-        ) from None
+        raise ValueError(f"{path}: not a readable checkpoint ({first})") from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-        raise fail(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint; choose another --out")
+        raise ValueError(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint")
+    return state
+
+
+def load_checkpoint(paths: tuple[Path, Path], args: Args) -> dict[str, Any] | None:
+    """The last checkpoint (``paths[0]``), or the one before it (``paths[1]``) if the last
+    is damaged or missing (said on stdout); None if there is none. A checkpoint of another
+    script, other hyperparameters or another seed is refused with one line."""
+    last, previous = paths
+    state = None
+    try:
+        if last.exists():
+            state = read_checkpoint(last)
+    except ValueError as damage:
+        if not previous.exists():
+            raise fail(f"{damage}; delete it to start afresh") from None
+        print(f"{damage}: falling back to the checkpoint before it, {previous}")
+    if state is None and previous.exists():
+        try:
+            state = read_checkpoint(previous)
+        except ValueError as damage:
+            raise fail(f"{damage}, and the last one too; delete both to start afresh") from None
+    if state is None:
+        return None
+    if state["script_sha256"] != script_sha256():
+        raise fail(
+            f"{last.parent}: refusing to resume a training of another script (its SHA-256 "
+            f"{state['script_sha256'][:12]}..., this one {script_sha256()[:12]}...): resume it "
+            "with the script that started it, or use another --out"
+        )
     saved = state["args"]
     wanted = {key: str(value) for key, value in resumable_args(args).items()}
     differences = [
@@ -239,11 +282,87 @@ def load_checkpoint(path: Path, args: Args) -> dict[str, Any]:
     ]
     if differences:
         raise fail(
-            f"{path}: refusing to resume with other hyperparameters ("
+            f"{last.parent}: refusing to resume with other hyperparameters ("
             + "; ".join(differences)
             + "): use the checkpoint's, or another --out"
         )
     return state
+
+
+class EpisodeTracks:
+    """Each sub-env's current episode: the seed it started from and the actions played since.
+
+    ale-py's vector engine cannot save its emulators' states, but a SABER episode seeded at
+    its start replays exactly from its seed and its actions (the rule ``saber verify``
+    checks). So every episode is seeded (``seed_each_episode``), the checkpoint keeps these
+    tracks, and a resume plays them again (:func:`restore_envs`): every sub-env, its frame
+    stack and SABER's counters are then where they were, and the training goes on as if it
+    had never stopped.
+    """
+
+    def __init__(self, seeds: np.ndarray) -> None:
+        self.seeds = [int(seed) for seed in seeds]
+        self.actions: list[list[int]] = [[] for _ in self.seeds]
+
+    def step(self, actions: np.ndarray, resetting: np.ndarray, seeds: np.ndarray) -> None:
+        """One vector step: ``resetting`` rows played their NEXT_STEP reset step (the action
+        ignored, a new episode from ``seeds[row]``), the others ``actions[row]``."""
+        for row, (action, reset) in enumerate(
+            zip(actions.tolist(), resetting.tolist(), strict=True)
+        ):
+            if reset:
+                self.seeds[row] = int(seeds[row])
+                self.actions[row] = []
+            else:
+                self.actions[row].append(action)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "seeds": self.seeds,
+            "actions": [torch.tensor(actions, dtype=torch.uint8) for actions in self.actions],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> EpisodeTracks:
+        tracks = cls(np.asarray(state["seeds"]))
+        tracks.actions = [actions.tolist() for actions in state["actions"]]
+        return tracks
+
+
+def restore_envs(
+    envs: gym.vector.VectorEnv, tracks: EpisodeTracks
+) -> tuple[np.ndarray, np.ndarray]:
+    """Play every sub-env's current episode again (``tracks``); returns the observations and
+    ``episode_frame_number`` after the last action.
+
+    The vector engine steps every sub-env together, so the replays are aligned on their
+    ends: a sub-env whose episode is k steps shorter than the longest starts it (a reset
+    with its seed) k steps later, and the steps it plays before that are overwritten by
+    the reset. Costs the longest episode in progress, every sub-env stepping.
+    """
+    lengths = np.array([len(actions) for actions in tracks.actions])
+    longest = int(lengths.max())
+    starts = longest - lengths
+    seeds = np.array(tracks.seeds, dtype=np.int64)
+    obs, info = envs.reset(seed=seeds)  # the first reset resets every sub-env
+    frames = info["episode_frame_number"]
+    actions = np.zeros(len(seeds), dtype=np.int64)
+    for t in range(longest + 1):
+        begin = starts == t
+        if t > 0 and begin.any():
+            obs, info = envs.reset(seed=seeds[begin], options={"reset_mask": begin})
+            frames = info["episode_frame_number"]
+        if t == longest:
+            break
+        for row in np.flatnonzero(starts <= t).tolist():
+            actions[row] = tracks.actions[row][t - starts[row]]
+        obs, _, _, _, info = envs.step(actions)
+        frames = info["episode_frame_number"]
+    return obs, np.asarray(frames, dtype=np.int64)
+
+
+def digest(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
 def truncate_log(log: Path, size: int) -> int:
@@ -286,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     # Before torch starts its worker threads: they inherit the main thread's FPU mode.
     torch.set_flush_denormal(True)
     total_frames = parse_frames(args.total_frames)
+    checkpoint_frames = parse_frames(args.checkpoint_frames)
     channels = tuple(int(part) for part in args.channels.split(","))
     if len(channels) != 3:
         raise fail(f"--channels takes three filter counts, actually: {args.channels!r}")
@@ -297,14 +417,13 @@ def main(argv: list[str] | None = None) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     log_path = args.out / "training.jsonl"
-    checkpoint_path = args.out / "checkpoint.pt"
-    state: dict[str, Any] | None = None
-    if checkpoint_path.exists():
-        state = load_checkpoint(checkpoint_path, args)
+    checkpoint_paths = (args.out / "checkpoint.pt", args.out / "checkpoint.previous.pt")
+    state = load_checkpoint(checkpoint_paths, args)
+    if state is not None:
         dropped = truncate_log(log_path, state["log_bytes"])
         saved = state["progress"]
         print(
-            f"Resuming {checkpoint_path} at {saved['frames']:,} frames "
+            f"Resuming at {saved['frames']:,} frames "
             f"(iteration {saved['iteration']}/{iterations}, {saved['episodes']} episodes logged"
             + (f"; {dropped} episodes logged after it are played again)" if dropped else ")")
         )
@@ -314,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     generator = torch.Generator().manual_seed(args.seed)
     envs = gym.make_vec(f"SABER/{args.game}", num_envs=args.num_envs, clip_rewards=True)
+    envs.unwrapped.seed_each_episode = True  # every episode replays from its seed (EpisodeTracks)
     num_actions = int(envs.single_action_space.n)
     agent = Agent(channels, args.hidden, num_actions).to(memory_format=torch.channels_last)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
@@ -323,18 +443,39 @@ def main(argv: list[str] | None = None) -> int:
         "frames": 0,
         "episodes": 0,
         "wall_seconds": 0.0,
-        "seconds": {"emulation": 0.0, "acting": 0.0, "learning": 0.0},
+        "seconds": {"emulation": 0.0, "acting": 0.0, "learning": 0.0, "restoring": 0.0},
         "resumes": 0,
     }
-    if state is not None:
+    # Rows whose previous step ended an episode: this step is their autoreset (NEXT_STEP).
+    autoreset = torch.zeros(args.num_envs, dtype=torch.bool)
+    if state is None:
+        obs_np, info = envs.reset(seed=10_000 * args.seed)  # sub-env i: 10,000 * seed + i
+        tracks = EpisodeTracks(envs.unwrapped.episode_seeds)
+        start_frames = 0
+    else:
         agent.load_state_dict(state["agent"])
         optimizer.load_state_dict(state["optimizer"])
         generator.set_state(state["generator"])
         torch.set_rng_state(state["torch_rng"])
         progress = state["progress"]
         progress["resumes"] += 1
+        tick = time.perf_counter()
+        tracks = EpisodeTracks.from_state(state["tracks"])
+        obs_np, frames = restore_envs(envs, tracks)
+        progress["seconds"]["restoring"] += time.perf_counter() - tick
+        if digest(obs_np) != state["obs_sha256"]:
+            raise fail(
+                f"{args.out}: replaying the episodes in progress did not give the checkpoint's "
+                "observations (another ale-py or ROM?); start afresh in another --out"
+            )
+        autoreset = state["autoreset"].clone()
+        # The recorder counts each sub-env's frames from its episode_frame_number, which
+        # restarts with every episode: the frames the episodes in progress played before
+        # the checkpoint are already in progress["frames"], and the recorder will see
+        # them again at its first step. (A row about to autoreset starts from frame 0.)
+        start_frames = progress["frames"] - int(frames[~autoreset.numpy()].sum())
     envs = VectorTrainingRecorder(
-        envs, log_path, start_frames=progress["frames"], start_episodes=progress["episodes"]
+        envs, log_path, start_frames=start_frames, start_episodes=progress["episodes"]
     )
     recent = recent_scores(log_path)
 
@@ -343,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         progress["episodes"] = envs.log.episodes
         payload = {
             "format": CHECKPOINT_FORMAT,
+            "script_sha256": script_sha256(),
             "args": {key: str(value) for key, value in resumable_args(args).items()},
             "agent": agent.state_dict(),
             "optimizer": optimizer.state_dict(),
@@ -350,18 +492,22 @@ def main(argv: list[str] | None = None) -> int:
             "torch_rng": torch.get_rng_state(),
             "progress": progress,
             "log_bytes": log_path.stat().st_size if log_path.exists() else 0,
+            "tracks": tracks.state(),
+            "autoreset": autoreset.clone(),
+            "obs_sha256": digest(obs.numpy()),
         }
-        partial = checkpoint_path.with_name(checkpoint_path.name + ".partial")
+        last, previous = checkpoint_paths
+        partial = last.with_name(last.name + ".partial")
         torch.save(payload, partial)
-        os.replace(partial, checkpoint_path)  # whole or absent: never a torn checkpoint
+        with open(partial, "rb+") as handle:
+            os.fsync(handle.fileno())
+        # Whole or absent, and the one before kept: a kill between the two renames leaves
+        # the previous checkpoint, which load_checkpoint falls back to.
+        if last.exists():
+            os.replace(last, previous)
+        os.replace(partial, last)
 
-    # Each (re)start resets every sub-env with fresh seeds: start s sub-env i gets seed
-    # 10_000 * seed + 100 * resumes + i (saber eval's episode seeds are hashes in
-    # [0, 2**31), see saber.harness.work.episode_seed).
-    obs_np, _ = envs.reset(seed=10_000 * args.seed + 100 * progress["resumes"])
     obs = torch.from_numpy(obs_np)
-    # Rows whose previous step ended an episode: this step is their autoreset (NEXT_STEP).
-    autoreset = torch.zeros(args.num_envs, dtype=torch.bool)
     shape = (args.num_steps, args.num_envs)
     buffer_obs = torch.zeros(shape + envs.single_observation_space.shape, dtype=torch.uint8)
     actions = torch.zeros(shape, dtype=torch.long)
@@ -375,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     stop = Stop()
     started = time.perf_counter() - progress["wall_seconds"]
     session_start_frames, session_start = envs.total_frames, time.perf_counter()
-    last_checkpoint = last_progress = time.perf_counter()
+    last_progress = time.perf_counter()
     seconds = progress["seconds"]
     print(
         f"PPO on SABER/{args.game}: {total_frames:,} frames in {iterations} iterations of "
@@ -383,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         f"torch threads {torch.get_num_threads()}; run directory {args.out}"
     )
     while progress["iteration"] < iterations and stop.signal is None:
+        iteration_frames = envs.total_frames
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (
                 1.0 - progress["iteration"] / iterations
@@ -402,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             obs_np, reward, term, trunc, info = envs.step(action.numpy())
             seconds["acting"] += tock - tick
             seconds["emulation"] += time.perf_counter() - tock
+            tracks.step(action.numpy(), autoreset.numpy(), envs.unwrapped.episode_seeds)
             obs = torch.from_numpy(obs_np)
             rewards[step] = torch.from_numpy(np.asarray(reward, dtype=np.float32))
             terminated[step] = torch.from_numpy(term.astype(np.float32))
@@ -482,23 +630,35 @@ def main(argv: list[str] | None = None) -> int:
                 f" | left {clock((total_frames - frames) / max(rate, 1e-9))}",
                 flush=True,
             )
-        if now - last_checkpoint >= args.checkpoint_every:
-            last_checkpoint = now
+        # A checkpoint each time the frames pass a multiple of --checkpoint-frames.
+        if not checkpoint_frames or (
+            envs.total_frames // checkpoint_frames > iteration_frames // checkpoint_frames
+        ):
             save_checkpoint()
 
     save_checkpoint()
     envs.close()
     provenance = {
         "script": "examples/ppo_saber.py",
+        "script_sha256": script_sha256(),
+        "command": "python examples/ppo_saber.py "
+        + " ".join(sys.argv[1:] if argv is None else argv),
         "commit": git_commit(),
         "saber": saber.__version__,
         "torch": torch.__version__,
+        "versions": {
+            "python": platform.python_version(),
+            "ale_py": ale_py.__version__,
+            "gymnasium": gym.__version__,
+            "numpy": np.__version__,
+        },
         "game": args.game,
         "seed": args.seed,
         "frames": progress["frames"],
         "episodes": progress["episodes"],
         "iterations": progress["iteration"],
         "wall_seconds": round(progress["wall_seconds"], 1),
+        "frames_per_second": round(progress["frames"] / max(progress["wall_seconds"], 1e-9), 1),
         "seconds": {key: round(value, 1) for key, value in seconds.items()},
         "resumes": progress["resumes"],
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.processor() or platform.platform()}",
