@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Train (or resume) every run of the plan in baselines/README.md, in its order; a finished
+# run (its summary.json says all its frames are done) is skipped. Stop it with SIGTERM:
+# the run in progress checkpoints and exits 143, and this script stops with it.
+#   bash baselines/run_plan.sh            # PYTHON=... to choose the interpreter
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python="${PYTHON:-python}"
+runs=(
+    "Breakout 1" "Qbert 1" "BattleZone 1" "DoubleDunk 1" "NameThisGame 1" "Phoenix 1"
+    "Breakout 2" "Breakout 3" "Qbert 2" "Qbert 3"
+)
+for run in "${runs[@]}"; do
+    read -r game seed <<<"$run"
+    out="baselines/runs/ppo-$(echo "$game" | tr '[:upper:]' '[:lower:]')-$seed"
+    if [ -f "$out/summary.json" ] && [ ! -f "$out/checkpoint.pt.partial" ] \
+        && "$python" -c "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s['frames'] < 10_000_000)" "$out/summary.json"; then
+        echo "$out: done"
+        continue
+    fi
+    echo "$out: training"
+    "$python" examples/ppo_saber.py --game "$game" --seed "$seed" --out "$out"
+done
