@@ -51,15 +51,21 @@ OBSERVATION_SHAPE = (4, 84, 84)  # SABER's stacked frames
 
 
 def write_policy_file(
-    path: str | Path, layers: dict[str, np.ndarray], provenance: dict[str, Any]
+    path: str | Path,
+    layers: dict[str, np.ndarray],
+    provenance: dict[str, Any],
+    dtype: type[np.floating] = np.float32,
 ) -> Path:
-    """Write ``layers`` (``"conv1.weight"``: array, ...) as float32 and ``provenance``.
+    """Write ``layers`` (``"conv1.weight"``: array, ...) and ``provenance``.
 
-    Written aside, fsynced and renamed (:func:`saber.protocol.rundir.writing_atomically`):
-    the file is whole or absent.
+    ``dtype``: how the weights are stored, float32 or float16 (half the bytes: the shipped
+    baselines, whose inference reads them back as float32). Written aside, fsynced and
+    renamed (:func:`saber.protocol.rundir.writing_atomically`): whole or absent.
     """
+    if dtype not in (np.float32, np.float16):
+        raise ValueError(f"Expect dtype float32 or float16, actually: {dtype}")
     path = Path(path)
-    arrays = {name: np.asarray(layers[name], dtype=np.float32) for name in _array_names()}
+    arrays = {name: np.asarray(layers[name], dtype=dtype) for name in _array_names()}
     with writing_atomically(path) as temporary, temporary.open("wb") as handle:
         np.savez_compressed(
             handle,

@@ -18,15 +18,28 @@ from typing import Any
 
 from saber.agents.convnet import ConvActorPolicy, PolicyFileError
 
-__all__ = ["PRETRAINED", "Pretrained", "pretrained_policy", "provenance"]
+__all__ = ["MANIFEST", "PRETRAINED", "Pretrained", "pretrained_policy", "provenance"]
+
+
+MANIFEST = "agents.json"  # in saber/agents/data: one entry per shipped agent
 
 
 @dataclass(frozen=True)
 class Pretrained:
-    """A shipped agent: its spec name, what it is, and its files in ``saber/agents/data``."""
+    """A shipped agent: its spec name, what it is, and its files in ``saber/agents/data``.
+
+    Attributes:
+        name: what ``saber eval --agent`` takes (``ppo-breakout``).
+        description: one line for ``saber list``.
+        game: the ale id of the game it was trained on.
+        training_seed: the seed of its training run.
+        policy_file, provenance_file: its files in ``saber/agents/data``.
+    """
 
     name: str
     description: str
+    game: str
+    training_seed: int
     policy_file: str
     provenance_file: str
 
@@ -36,18 +49,15 @@ class Pretrained:
         return Path(str(resources.files("saber.agents") / "data" / self.policy_file))
 
 
-PRETRAINED = {
-    agent.name: agent
-    for agent in (
-        Pretrained(
-            name="ppo-pong",
-            description="PPO trained under SABER on Pong, 21M frames on 2 CPU cores "
-            "(examples/ppo_saber.py; numpy inference, docs/trained-agent.md)",
-            policy_file="ppo_pong.npz",
-            provenance_file="ppo_pong.json",
-        ),
-    )
-}
+def _read_manifest() -> dict[str, Pretrained]:
+    folder = resources.files("saber.agents") / "data"
+    entries = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    return {entry["name"]: Pretrained(**entry) for entry in entries}
+
+
+# The agents are data (scripts/ship_trained_agent.py adds one): a new agent is a manifest
+# entry and its files, no code.
+PRETRAINED = _read_manifest()
 
 
 @cache
