@@ -62,7 +62,8 @@ _references = stacked(
         multiple=True,
         metavar="NAME",
         help="Add a shipped reference's agents beside yours, e.g. saber-paper (the SABER "
-        "paper's Rainbow and Rainbow-IQN) or saber-random. Repeatable; see --list-references.",
+        "paper's Rainbow and Rainbow-IQN), saber-ppo (saber's PPO baselines at 10M frames) "
+        "or saber-random. Repeatable; see --list-references.",
     ),
     click.option(
         "--list-references",

@@ -36,8 +36,9 @@ from saber.errors import SaberError
     default=None,
     metavar="NAME",
     help="Show a reference's training-time scores at the same checkpoints: saber-paper "
-    "(Rainbow-IQN at 10M, 50M, 100M, 200M frames), dopamine or dopamine:<agent> (Dopamine's "
-    "5 runs per agent, every 1M-frame iteration; not SABER, labelled so).",
+    "(Rainbow-IQN at 10M, 50M, 100M, 200M frames), saber-ppo (saber's PPO baselines, 10M "
+    "frames under SABER), dopamine or dopamine:<agent> (Dopamine's 5 runs per agent, every "
+    "1M-frame iteration; not SABER, labelled so).",
 )
 @plot_options("the training-curve figure of each game")
 @force_option

@@ -42,7 +42,7 @@ from saber.reports.training_log import (
     read_training_log,
 )
 from saber.scoring import dopamine
-from saber.scoring.references import training_reference
+from saber.scoring.references import PPO_AGENT, ppo_training_episodes, training_reference
 
 __all__ = [
     "ReferenceCurve",
@@ -122,7 +122,10 @@ def check_training_reference(name: str) -> None:
 
     Those are ``saber-paper`` (Rainbow-IQN) and the Dopamine references.
     """
-    if name.strip().lower() not in dopamine.REFERENCE_NAMES:
+    key = name.strip().lower()
+    if key == "saber-ppo" and ppo_training_episodes():
+        return
+    if key not in dopamine.REFERENCE_NAMES:
         training_reference(name)
 
 
@@ -150,10 +153,56 @@ def _dopamine_cells(
     return cells
 
 
+def _ppo_scores(game: str, frames: Sequence[int]) -> np.ndarray | None:
+    """saber-ppo's training-time scores on ``game``: (runs, len(frames)), NaN where a run
+    had ended no episode by then; None if no run trained on it."""
+    runs = ppo_training_episodes().get(game)
+    if not runs:
+        return None
+    return np.array(
+        [
+            [np.nan if s.mean is None else s.mean for s in game_training_scores(game, e, frames)]
+            for _seed, e in sorted(runs.items())
+        ],
+        dtype=float,
+    )
+
+
+def _ppo_cell(values: np.ndarray, seed: int, resamples: int) -> ReferenceScore | None:
+    """One checkpoint's score over runs (``values``: one per run), its interval over runs
+    where there are several."""
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    if values.size == 1:
+        return ReferenceScore(float(values[0]), False)
+    mean, low, high = dopamine.run_band(values[:, None], seed, resamples)
+    return ReferenceScore(float(mean[0]), False, float(low[0]), float(high[0]), values.size)
+
+
+def _ppo_cells(
+    frames: Iterable[int], games: Iterable[str], seed: int, resamples: int
+) -> dict[str, dict[int, dict[str, ReferenceScore]]]:
+    frames = sorted(frames)
+    cells: dict[int, dict[str, ReferenceScore]] = {f: {} for f in frames}
+    for game in games:
+        values = _ppo_scores(game, frames)
+        if values is None:
+            continue
+        for column, f in enumerate(frames):
+            cell = _ppo_cell(values[:, column], seed, resamples)
+            if cell is not None:
+                cells[f][game] = cell
+    return {PPO_AGENT: cells}
+
+
 def _published(
     reference: str, frames: Iterable[int], games: Iterable[str], seed: int, resamples: int
 ) -> dict[str, dict[int, dict[str, ReferenceScore]]]:
-    agents = dopamine.REFERENCE_NAMES.get(reference.strip().lower())
+    key = reference.strip().lower()
+    if key == "saber-ppo":
+        return _ppo_cells(frames, games, seed, resamples)
+    agents = dopamine.REFERENCE_NAMES.get(key)
     if agents is not None:
         return _dopamine_cells(agents, frames, games, seed, resamples)
     return {
@@ -349,6 +398,8 @@ class TrainingCurve:
 def _reference_curves(
     reference: str, game: str, checkpoints: Sequence[int], seed: int, resamples: int
 ) -> list[ReferenceCurve]:
+    if reference.strip().lower() == "saber-ppo":
+        return _ppo_curves(game, checkpoints, seed, resamples)
     agents = dopamine.REFERENCE_NAMES.get(reference.strip().lower())
     at = _published(reference, checkpoints, [game], seed, resamples)
     curves = []
@@ -371,6 +422,41 @@ def _reference_curves(
         deviations = dopamine.deviation_label()
         curves.append(ReferenceCurve(name, ends, mean, low, high, marks, deviations))
     return curves
+
+
+PPO_CURVE_STEP = 100_000  # frames between the points of saber-ppo's curves
+
+
+def _ppo_curves(
+    game: str, checkpoints: Sequence[int], seed: int, resamples: int
+) -> list[ReferenceCurve]:
+    """saber-ppo's curve on ``game``: the training-time score every 100k frames, the mean
+    over its runs and (several runs) the interval over them."""
+    runs = ppo_training_episodes().get(game)
+    if not runs:
+        return []
+    last = max(e[-1]["frames"] for e in runs.values() if e)
+    frames = list(range(PPO_CURVE_STEP, last + 1, PPO_CURVE_STEP))
+    values = _ppo_scores(game, frames)
+    assert values is not None
+    cells = [_ppo_cell(values[:, column], seed, resamples) for column in range(len(frames))]
+    points = [(f, c) for f, c in zip(frames, cells, strict=True) if c is not None]
+
+    def column(pick: Any) -> np.ndarray:
+        return np.array([np.nan if pick(c) is None else pick(c) for _, c in points], dtype=float)
+
+    marks = _ppo_cells(checkpoints, [game], seed, resamples)[PPO_AGENT]
+    return [
+        ReferenceCurve(
+            PPO_AGENT,
+            np.array([f for f, _ in points], dtype=float),
+            column(lambda c: c.score),
+            column(lambda c: c.low),
+            column(lambda c: c.high),
+            {f: by_game[game] for f, by_game in marks.items() if game in by_game},
+            None,
+        )
+    ]
 
 
 def training_curves(

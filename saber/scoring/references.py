@@ -13,6 +13,10 @@ named ``<agent>@<source>``, to a :class:`~saber.scoring.scoretable.ScoreTable`:
 - ``saber-random``: the built-in random agent evaluated by this package under the full
   protocol (100 episodes per game, ``saber_random_provenance.json``), agent
   ``random@saber``. Episodes, so intervals over episodes.
+- ``saber-ppo``: saber's PPO baselines (``examples/ppo_saber.py``, 10M training frames
+  under the full protocol, docs/baselines.md), each evaluated by this package for 100
+  episodes, agent ``ppo@saber``; a game trained with several seeds has one run per seed
+  (intervals over runs there, over episodes elsewhere). Listed once its data is shipped.
 - ``dopamine`` and ``dopamine:<agent>``: Dopamine's published training curves of DQN,
   C51, Rainbow, IQN, QR-DQN and DQN (Adam + MSE), 5 runs each (:mod:`saber.scoring.dopamine`),
   agents ``<agent>@dopamine-<checkpoint>``; ``@10M``, ``@50M``, ``@100M`` or ``@200M``
@@ -47,15 +51,22 @@ from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 
 __all__ = [
     "PAPER_TRAINING_FRAMES",
+    "PPO_AGENT",
+    "PPO_FRAMES",
     "ReferenceInfo",
     "UnknownReferenceError",
     "list_references",
+    "ppo_runs",
+    "ppo_training_episodes",
     "reference_table",
     "training_reference",
 ]
 
 PAPER_FILE = "saber_paper_agents.csv"
 RANDOM_FILE = "saber_random_episodes.csv"
+PPO_FILE = "saber_ppo_episodes.csv"  # scripts/ship_trained_agent.py writes it
+PPO_AGENT = "ppo@saber"
+PPO_FRAMES = 10_000_000
 # Training frames of the paper's final agents (Table 7); the other rows are Table 6.
 PAPER_TRAINING_FRAMES = 200_000_000
 _PAPER_AGENTS = {"rainbow": "rainbow@saber-paper", "rainbow_iqn": "rainbow-iqn@saber-paper"}
@@ -125,9 +136,60 @@ def _paper_table() -> ScoreTable:
 
 
 def _random_table() -> ScoreTable:
+    table = _episodes_table(RANDOM_FILE, "random@saber", lambda row: "saber")
+    table.sources.append(f"saber/data/{RANDOM_FILE} (--reference saber-random)")
+    table.references = {"random@saber": "saber-random"}
+    return table
+
+
+def _ppo_table() -> ScoreTable:
+    # One run per training seed: where a game has several, its intervals are over runs.
+    table = _episodes_table(PPO_FILE, PPO_AGENT, lambda row: f"seed{row['training_seed']}")
+    table.sources.append(f"saber/data/{PPO_FILE} (--reference saber-ppo)")
+    table.references = {PPO_AGENT: "saber-ppo"}
+    return table
+
+
+def ppo_runs() -> list[dict[str, str]]:
+    """The saber-ppo runs shipped: ``{"agent", "game", "training_seed"}``, one per run."""
+    if not _has_data(PPO_FILE):
+        return []
+    runs = {
+        (row["agent"], row["game"], row["training_seed"])
+        for row in csv.DictReader(io.StringIO(_data_text(PPO_FILE)))
+    }
+    return [
+        {"agent": agent, "game": game, "training_seed": seed} for agent, game, seed in sorted(runs)
+    ]
+
+
+PPO_TRAINING_FILE = "saber_ppo_training.csv"
+
+
+def ppo_training_episodes() -> dict[str, dict[int, list[dict[str, float]]]]:
+    """The saber-ppo runs' training episodes: ``{game: {training_seed: episodes}}``, each
+    episode ``{"episode", "frames", "score"}`` in the order the run logged it (frames:
+    cumulative training frames at its end). Empty until the data is shipped."""
+    if not _has_data(PPO_TRAINING_FILE):
+        return {}
+    runs: dict[str, dict[int, list[dict[str, float]]]] = {}
+    for row in csv.DictReader(io.StringIO(_data_text(PPO_TRAINING_FILE))):
+        episodes = runs.setdefault(row["game"], {}).setdefault(int(row["training_seed"]), [])
+        episodes.append(
+            {"episode": len(episodes), "frames": int(row["frames"]), "score": float(row["score"])}
+        )
+    return runs
+
+
+def _has_data(name: str) -> bool:
+    return resources.files("saber.data").joinpath(name).is_file()
+
+
+def _episodes_table(file: str, agent: str, run: Callable[[dict[str, str]], str]) -> ScoreTable:
+    """A table of harness records shipped as CSV rows (one per episode)."""
     builder = TableBuilder()
-    for line, row in enumerate(csv.DictReader(io.StringIO(_data_text(RANDOM_FILE))), start=2):
-        where = f"saber/data/{RANDOM_FILE}:{line}"
+    for line, row in enumerate(csv.DictReader(io.StringIO(_data_text(file))), start=2):
+        where = f"saber/data/{file}:{line}"
         try:
             record = {
                 "game": row["game"],
@@ -141,11 +203,8 @@ def _random_table() -> ScoreTable:
             }
         except (KeyError, ValueError) as error:
             raise ScoreFileError(f"{where}: not a harness record ({error})") from None
-        add_harness_record(builder, record, where, run="saber", agent="random@saber")
-    table = builder.table
-    table.sources.append(f"saber/data/{RANDOM_FILE} (--reference saber-random)")
-    table.references = {"random@saber": "saber-random"}
-    return table
+        add_harness_record(builder, record, where, run=run(row), agent=agent)
+    return builder.table
 
 
 _REFERENCES: dict[str, tuple[ReferenceInfo, Callable[[], ScoreTable]]] = {
@@ -195,6 +254,25 @@ def _dopamine_info(name: str, agents: tuple[str, ...]) -> ReferenceInfo:
         deviations=dopamine.deviation_label(),
     )
 
+
+if _has_data(PPO_FILE):
+    _REFERENCES["saber-ppo"] = (
+        ReferenceInfo(
+            name="saber-ppo",
+            agents=(PPO_AGENT,),
+            description="saber's PPO baselines: examples/ppo_saber.py (CleanRL's PPO "
+            "settings, a half-width Nature CNN) trained for 10M frames under the full SABER "
+            "protocol on 2 CPU cores, one script and one set of hyperparameters for every "
+            "game, evaluated for 100 episodes per game; "
+            + ", ".join(f"{run['game']} (seed {run['training_seed']})" for run in ppo_runs())
+            + " (docs/baselines.md)",
+            citation="saber/data/saber_ppo_episodes.csv; provenance in "
+            "saber/agents/data/ppo_*.json (scripts/ship_trained_agent.py)",
+            mean_only=False,
+            file=PPO_FILE,
+        ),
+        _ppo_table,
+    )
 
 _DOPAMINE = dopamine.REFERENCE_NAMES
 for _name, _agents in _DOPAMINE.items():
