@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import saber
 from saber.agents import ConvActorPolicy, PolicyFileError, read_policy_file
 from saber.agents.convnet import FORMAT, write_policy_file
 from saber.agents.pretrained import PRETRAINED, provenance
 from saber.cli import main as saber_cli
+from saber.games import get_game
 
 
 def random_layers(
@@ -180,15 +182,29 @@ def test_the_file_holds_float32_and_no_code(policy_file: Path) -> None:
         json.loads(str(archive["provenance"]))
 
 
-def test_the_shipped_agent_is_listed_with_its_checked_provenance() -> None:
+@pytest.mark.parametrize("name", sorted(PRETRAINED))
+def test_every_shipped_agent_is_listed_with_its_checked_provenance(name: str) -> None:
     result = CliRunner().invoke(saber_cli, ["list", "--json"])
     assert result.exit_code == 0
     agents = json.loads(result.output)["agents"]
-    assert "ppo-pong" in agents and "conv-actor:PATH" in agents
-    record = provenance("ppo-pong")  # raises if the hash does not match the file
-    assert PRETRAINED["ppo-pong"].path.stat().st_size <= 2_000_000
+    assert name in agents and "conv-actor:PATH" in agents
+    agent = PRETRAINED[name]
+    record = provenance(name)  # raises if the hash does not match the file
+    assert record["name"] == name and record["policy_file"] == agent.policy_file
+    assert agent.path.stat().st_size <= 2_000_000
     training = record["training"]
     for key in ("script", "commit", "seed", "frames", "wall_seconds", "machine", "seconds"):
         assert key in training
     assert training["script"] == "examples/ppo_saber.py"
-    assert read_policy_file(PRETRAINED["ppo-pong"].path).num_actions == 18
+    assert training["seed"] == agent.training_seed
+    assert get_game(training["game"]).ale_id == agent.game
+    assert read_policy_file(agent.path).num_actions == 18
+
+
+def test_the_installed_package_weighs_under_25_mb() -> None:
+    """Code, game data, references and every shipped agent (docs/baselines.md)."""
+    package = Path(saber.__file__).parent
+    files = [
+        path for path in package.rglob("*") if path.is_file() and "__pycache__" not in path.parts
+    ]
+    assert sum(path.stat().st_size for path in files) < 25_000_000
