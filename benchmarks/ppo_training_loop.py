@@ -71,7 +71,7 @@ def ours(steps: int, shape: tuple[int, int], out: Path) -> list[str]:
         sys.executable,
         str(OURS),
         *("--out", str(out), "--total-frames", str(steps * FRAME_SKIP)),
-        *("--num-envs", str(envs), "--num-steps", str(rollout), "--checkpoint-every", "1e9"),
+        *("--num-envs", str(envs), "--num-steps", str(rollout), "--checkpoint-frames", "1e9"),
     ]
 
 
