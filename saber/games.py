@@ -36,6 +36,7 @@ __all__ = [
     "all_games",
     "atari57_games",
     "game_names",
+    "game_sets",
     "game_title",
     "get_game",
     "normalize_game_key",
@@ -265,6 +266,27 @@ def subset_games(subset: str) -> tuple[GameInfo, ...]:
     return tuple(get_game(row["game"]) for row in rows)
 
 
+@functools.lru_cache(maxsize=1)
+def game_sets() -> dict[str, tuple[GameInfo, ...]]:
+    """Every named set of games, each in its own order: the Atari-N subsets of
+    ``data/atari_subsets.csv`` (``atari1`` ... ``atari10``, ``atari3_val``, ``atari5_val``)
+    in the order of that file, ``atari57`` and ``saber61`` (the 61 games of the SABER
+    paper) alphabetical by ROM id. Their ids are ``SABER/Atari5``, ..., ``SABER/Saber61``.
+
+    >>> [game.ale_id for game in game_sets()["atari5"]]
+    ['battle_zone', 'double_dunk', 'name_this_game', 'phoenix', 'qbert']
+    >>> list(game_sets())
+    ['atari1', 'atari3', 'atari5', 'atari10', 'atari3_val', 'atari5_val', 'atari57', 'saber61']
+    >>> len(game_sets()["atari57"]), len(game_sets()["saber61"])
+    (57, 61)
+    """
+    subsets = dict.fromkeys(row["subset"] for row in read_data_csv("atari_subsets.csv"))
+    sets = {name: subset_games(name) for name in subsets}
+    sets["atari57"] = atari57_games()
+    sets["saber61"] = saber_games()
+    return sets
+
+
 def game_names() -> list[str]:
     """ROM ids of every game with reference scores (:func:`all_games`), for messages and
     completion; :func:`supported_rom_ids` lists every ROM."""
@@ -313,14 +335,14 @@ def unknown_game_message(name: str) -> str:
 
 def resolve_games(spec: str | list[str] | tuple[str, ...]) -> tuple[GameInfo, ...]:
     """Expand a list of games: names (any ROM of ale-py, in any spelling), or ``all`` (the
-    61 SABER games), ``atari57``, ``atari5``, ``atari10`` (and the other Atari-N subsets).
+    61 SABER games; also ``saber61``), ``atari57``, ``atari5``, ``atari10`` (and the other Atari-N subsets).
     A string is split on commas. Duplicates are dropped, first occurrence kept.
     """
     items = [part.strip() for part in spec.split(",")] if isinstance(spec, str) else list(spec)
     found: dict[str, GameInfo] = {}
     for item in _nonempty(items):
         key = item.lower()
-        if key in {"all", "saber"}:
+        if key in {"all", "saber", "saber61"}:
             games: tuple[GameInfo, ...] = saber_games()
         elif key == "atari57":
             games = atari57_games()

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Sequence
 from types import ModuleType
 
-from saber.games import ale_id_to_env_name, supported_rom_ids
+from saber.games import ale_id_to_env_name, game_sets, supported_rom_ids
 
 __all__ = ["env_id", "register_saber_envs", "register_when_gymnasium_loads"]
 
@@ -34,7 +34,10 @@ def env_id(rom_id: str) -> str:
 
 
 def register_saber_envs() -> None:
-    """Register ``SABER/<Game>`` (single: ``gym.make``, vector: ``gym.make_vec``) for every game.
+    """Register ``SABER/<Game>`` (single: ``gym.make``, vector: ``gym.make_vec``) for every
+    game, and the ids of many games in one vector env: ``SABER/<Set>`` for every set of
+    :func:`saber.games.game_sets` (``SABER/Atari5``, ``SABER/Atari57``, ``SABER/Saber61``,
+    ...) and ``SABER/Games`` (``games=[...]``), for ``gym.make_vec`` only.
 
     Safe to call more than once. The 61 games of the SABER paper are among them; the
     others (ale-py ships more ROMs) run under the same protocol but have no SABER baseline.
@@ -52,6 +55,20 @@ def register_saber_envs() -> None:
             vector_entry_point="saber.envs.vector:SaberVectorEnv",
             kwargs={"game": rom_id},
             # Episodes end at game over or by SABER's own frame-based limits, not steps.
+            max_episode_steps=None,
+            nondeterministic=False,
+        )
+    # Many games in one vector env (saber.envs.multigame): a named set's id
+    # (SABER/Atari5, ..., SABER/Saber61) and SABER/Games, whose games the caller gives.
+    # gymnasium.make on them is refused in one line (a set is not one env).
+    for name, game_set in [("SABER/Games", None), *((env_id(s), s) for s in game_sets())]:
+        if name in gym.registry:
+            continue
+        gym.register(
+            id=name,
+            entry_point="saber.envs.multigame:_no_single_env",
+            vector_entry_point="saber.envs.multigame:SaberMultiGameVectorEnv",
+            kwargs={} if game_set is None else {"game_set": game_set},
             max_episode_steps=None,
             nondeterministic=False,
         )

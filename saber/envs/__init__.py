@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from saber.envs.core import SaberAtariEnv
 from saber.envs.factory import make_env, resolve_rom_id, saber_settings, supported_rom_ids
+from saber.envs.multigame import SaberMultiGameVectorEnv
 from saber.envs.vector import SaberVectorEnv
 from saber.envs.wrappers import (
     RAW_REWARD,
@@ -40,6 +41,7 @@ __all__ = [
     "RolloverCorrection",
     "SaberAtariEnv",
     "SaberEpisodeStatistics",
+    "SaberMultiGameVectorEnv",
     "SaberSettings",
     "SaberVectorEnv",
     "TimeLimit",

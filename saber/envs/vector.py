@@ -100,6 +100,11 @@ class _ThreadedEngine:
         self.num_envs = num_envs
         self._strength = np.ones(num_envs, dtype=np.float32)
         self._in_flight = False  # a step sent and not yet received
+        # The engine's frame counter at each row's episode start. ALE plays a game's
+        # starting actions at every reset (Double Dunk: about 20 frames, Name This Game:
+        # about 130, varying with sticky actions) and the engine counts them; the single
+        # env counts from 0 at the reset, and so do SABER's limits and records here.
+        self._start_frames = np.zeros(num_envs, dtype=np.int64)
 
     def close(self) -> None:
         """Stop the engine's threads: ale-py has no stop call, its destructor joins them,
@@ -116,9 +121,10 @@ class _ThreadedEngine:
 
     def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
         seeds = np.array([_NO_SEED if s is None else s for s in ale_seeds], dtype=np.int32)
-        obs = self.ale.reset(rows.astype(np.int32), seeds)[0]
+        obs, info = self.ale.reset(rows.astype(np.int32), seeds)
         # With batch_size == num_envs the engine writes each result at its env id
         # (ale-py 0.12 result_staging.hpp, "ordered mode"): rows come back in order.
+        self._start_frames[rows] = info["episode_frame_number"][rows]
         return obs[rows, 0]
 
     def step(
@@ -135,6 +141,9 @@ class _ThreadedEngine:
         rewards = rewards.astype(np.float64)
         episode_frames = info["episode_frame_number"].astype(np.int64)
         if len(reset_rows):
+            # Rows the engine reset itself start their episode at this step's counter;
+            # rows reloaded here, at their reset's (self.reset, which comes after).
+            self._start_frames[reset_rows] = episode_frames[reset_rows]
             reload = [i for i, seed in enumerate(ale_seeds) if seed is not None]
             if reload:
                 frames = frames.copy()
@@ -143,7 +152,8 @@ class _ThreadedEngine:
                 )
             rewards[reset_rows] = 0.0
             game_over[reset_rows] = False
-            episode_frames[reset_rows] = 0
+        episode_frames -= self._start_frames
+        episode_frames[reset_rows] = 0  # reloaded rows were stepped once more: no frame counts
         return frames, rewards, game_over, episode_frames
 
 
@@ -558,20 +568,7 @@ class SaberVectorEnv(VectorEnv):
             raise RuntimeError(f"{type(self).__name__} is closed: make a new one to play on.")
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,) or array.dtype.kind not in "iu":
-            raise ValueError(
-                f"Expect actions as integers of shape ({self.num_envs},) in [0, {NUM_ACTIONS - 1}], "
-                f"actually: dtype {array.dtype}, shape {array.shape}"
-            )
-        # Seen as unsigned integers of the same size, negative actions are huge: one
-        # comparison and a count (a third of the time of two reductions) catch both ends.
-        if np.count_nonzero(array.view(f"u{array.itemsize}") >= NUM_ACTIONS):
-            raise ValueError(
-                f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
-                f"actually: {array.tolist()}"
-            )
-        return array
+        return _checked_actions(actions, self.num_envs)
 
     def __getstate__(self) -> None:
         refuse_pickling(self)
@@ -582,6 +579,24 @@ class SaberVectorEnv(VectorEnv):
         self._next_step = None  # a step in flight: the engine receives it as it closes
         if engine is not None:
             engine.close()
+
+
+def _checked_actions(actions: Any, num_envs: int) -> np.ndarray:
+    """``actions`` as an integer array of shape (num_envs,) in 0..17, or a one-line error."""
+    array = np.asarray(actions)
+    if array.shape != (num_envs,) or array.dtype.kind not in "iu":
+        raise ValueError(
+            f"Expect actions as integers of shape ({num_envs},) in [0, {NUM_ACTIONS - 1}], "
+            f"actually: dtype {array.dtype}, shape {array.shape}"
+        )
+    # Seen as unsigned integers of the same size, negative actions are huge: one
+    # comparison and a count (a third of the time of two reductions) catch both ends.
+    if np.count_nonzero(array.view(f"u{array.itemsize}") >= NUM_ACTIONS):
+        raise ValueError(
+            f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
+            f"actually: {array.tolist()}"
+        )
+    return array
 
 
 def _per_row_seeds(seed: int | np.ndarray | list[int] | None, count: int) -> list[int | None]:

@@ -219,3 +219,27 @@ def test_step_async_and_step_wait_refuse_misuse_and_close_in_flight() -> None:
     vector.step_async(zeros)
     vector.close()  # the step in flight is received, then the threads joined
     assert not engine & _threads()
+
+
+def test_frames_count_from_the_reset_in_a_game_with_starting_actions() -> None:
+    """ALE plays Double Dunk's starting actions at every reset (about 20 frames) and
+    ale-py's engine counts them; the single env does not, nor do the cap and the records."""
+    overrides = {"max_episode_frames": 400}  # 100 steps: the cap, a reload, the next episode
+    vector = gym.make_vec("SABER/DoubleDunk", num_envs=2, **overrides)
+    singles = [gym.make("SABER/DoubleDunk", **overrides) for _ in range(2)]
+    vector.reset(seed=5)
+    for i, env in enumerate(singles):
+        env.reset(seed=5 + i)
+    ended = [False, False]
+    for _ in range(130):
+        _, _, _, truncated, info = vector.step(np.zeros(2, dtype=np.int64))
+        for i, env in enumerate(singles):
+            expected = ({}, 0.0, False, False, {}) if ended[i] else env.step(0)
+            if ended[i]:
+                env.reset()
+            assert info["episode_frame_number"][i] == expected[4].get("episode_frame_number", 0)
+            assert truncated[i] == expected[3]
+            if expected[3]:
+                assert info["saber"]["frames"][i] == expected[4]["saber"]["frames"] == 400
+            ended[i] = expected[2] or expected[3]
+    vector.close()
