@@ -43,9 +43,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "envpool": {"errors", "protocol", "games", "envs"},
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
     "jax": {"errors", "protocol", "games", "envs", "harness"},
+    # The static results site (saber board): entries verified by replay, ranked like for like.
+    "board": {"errors", "version", "protocol", "games", "scoring", "reports", "replay", "agents"},
     "cli": {
         *("errors", "protocol", "games", "scoring", "reports", "harness", "check"),
-        *("replay", "training"),
+        *("replay", "training", "board"),
     },
     "saber": {"errors", "version", "registration"},  # the rest lazily, by name (importlib)
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from saber.cli.board import board_command
 from saber.cli.check import check_command
 from saber.cli.eval import eval_command
 from saber.cli.export import export_command
@@ -34,6 +35,7 @@ for _command in (
     training,
     eval_command,
     verify_command,
+    board_command,
     repair_command,
     replay_command,
     export_command,

@@ -41,7 +41,7 @@ from saber.reports.tables import (
     top_lines,
 )
 
-__all__ = ["FIGURE_DPI", "FIGURE_TITLES", "to_html"]
+__all__ = ["FIGURE_DPI", "FIGURE_TITLES", "PAGE_STYLE", "to_html"]
 
 FIGURE_DPI = 200  # sharp on a phone's screen at the figure's shown width
 SHOWN_PX_PER_INCH = 144  # figures are shown 1.5x their print size (96 px an inch)
@@ -56,7 +56,9 @@ FIGURE_TITLES = {
     "time_limits": "Median and mean at each time limit",
 }
 
-_STYLE = """
+# The page's style sheet: the layout that never overflows a phone or a laptop (the module
+# docstring); the SABER board (saber.board) builds its pages on it too.
+PAGE_STYLE = """
 :root { color-scheme: light; --ink: #1a1a1a; --muted: #5a5a5a; --rule: #d0d0d0;
   --band: #f4f4f4; --warn: #fff4e5; --warn-rule: #e0a040; }
 * { box-sizing: border-box; }
@@ -244,7 +246,7 @@ def to_html(report: ReportLike, figures: bool = True, dpi: int = FIGURE_DPI) -> 
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>SABER report</title>",
-        f"<style>{_STYLE}</style></head><body><main>",
+        f"<style>{PAGE_STYLE}</style></head><body><main>",
         "<h1>SABER report</h1>",
         f'<p class="meta">saber {_e(report.saber_version)} · '
         f"{_e(report.format)} · scores: {_e(', '.join(sources))}</p>",

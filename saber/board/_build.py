@@ -1,0 +1,210 @@
+"""``saber board``: read the entries, decide their statuses, rank like for like, write the site."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from saber.board._cache import Cache, default_cache_dir, digest
+from saber.board._entries import FAILED, STATUSES, Entry, Reader
+from saber.board._publish import check_out, publish
+from saber.board._ranking import Ranking, Reports, game_sets, rank
+from saber.board._shipped import SHIPPED
+from saber.board._site import Site
+from saber.errors import ScoreFileError
+
+FIGURE_DPI = 100  # the report pages' figures: sharp enough on a screen, a tenth of print's bytes
+_DEFAULT = object()
+
+
+@dataclass
+class Board:
+    """What :func:`build_board` built.
+
+    Attributes:
+        out: the site's folder.
+        entries: every entry read, with its status and the reason (``.label``,
+            ``.given``, ``.status``, ``.reason``).
+        notes: one line per ENTRY that held what another had given (counted once).
+        rankings: the ranking on each set of games (``.game_set``, ``.rows``).
+        default: the set of games of the front page (:func:`_front`).
+        verified_now: runs whose replays were played in this build (the others were
+            found in the cache).
+        reports_computed: reports computed in this build (the others were cached).
+        files: files written; size: their bytes.
+        seconds: wall time of the build.
+    """
+
+    out: Path
+    entries: list[Entry]
+    notes: list[str]
+    rankings: list[Ranking]
+    default: str
+    verified_now: int = 0
+    reports_computed: int = 0
+    files: int = 0
+    size: int = 0
+    seconds: float = 0.0
+    figures: bool = False
+
+    def lines(self) -> list[str]:
+        """One line per entry (``verified: random (runs/a): all 2 replays ...``), then the
+        notes."""
+        return [
+            *(f"{e.status}: {e.label} ({e.given}): {e.reason}" for e in self.entries),
+            *self.notes,
+        ]
+
+    def summary(self) -> str:
+        """One line: what was written, and how much was found in the cache."""
+        counts = ", ".join(
+            f"{n} {s}" for s in STATUSES if (n := sum(e.status == s for e in self.entries))
+        )
+        return (
+            f"wrote {self.out}: {len(self.entries)} entries ({counts}), {self.files} files, "
+            f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s; runs verified now: "
+            f"{self.verified_now}, reports computed: {self.reports_computed}"
+            + ("" if self.figures else "; report pages without figures (no matplotlib)")
+        )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "entry"
+
+
+def _name_pages(entries: list[Entry]) -> None:
+    """Give each entry its page's name: its label and the start of its content hash."""
+    taken: set[str] = set()
+    for entry in entries:
+        base = f"{_slug(entry.label)}-{entry.key[:8]}"
+        name, number = base, 1
+        while name in taken:
+            number += 1
+            name = f"{base}-{number}"
+        taken.add(name)
+        entry.id = name
+
+
+def build_board(
+    entries: Sequence[str | Path],
+    out: str | Path,
+    *,
+    shipped: bool = False,
+    sample: int | None = None,
+    sample_seed: int = 0,
+    workers: int | None = None,
+    resamples: int = 2000,
+    figures: bool | None = None,
+    cache: str | Path | object | None = _DEFAULT,
+) -> Board:
+    """Build the SABER board: a static site of every entry, its status and the rankings.
+
+    Args:
+        entries: run directories of ``saber eval`` (or folders holding several), score
+            tables (CSV, with ``<name>.board.json`` beside giving the citation), names of
+            shipped references (``saber-paper``) or shipped agents (``ppo-pong``).
+        out: the site's folder: new, empty, or a site saber board wrote (replaced whole).
+        shipped: add the entries saber ships (:data:`saber.board._shipped.SHIPPED`).
+        sample: verify this many episodes per run, drawn with ``sample_seed``; None:
+            every one.
+        sample_seed: the seed of the sample.
+        workers: verification worker processes (None: one per core; 0: this process).
+        resamples: bootstrap resamples per interval.
+        figures: draw each report's figures (None: when matplotlib is installed).
+        cache: the cache folder (default: ``$SABER_CACHE_DIR/board``, see
+            :mod:`saber.board._cache`); None keeps nothing.
+
+    Returns:
+        What was built (:class:`Board`).
+
+    Raises:
+        OutputExistsError: ``out`` holds files saber board did not write (checked
+            before any work; nothing is written).
+        ScoreFileError: no entry given.
+        OSError: the site cannot be written (``out`` is left as it was).
+
+    Example:
+        >>> import tempfile
+        >>> site = Path(tempfile.mkdtemp()) / "site"
+        >>> board = build_board(["saber-paper"], site, resamples=10, figures=False, cache=None)
+        >>> [(e.label, e.status) for e in board.entries]
+        [('rainbow@saber-paper', 'published, not verifiable'), ('rainbow-iqn@saber-paper', 'published, not verifiable')]
+        >>> (site / "index.html").is_file(), board.default
+        (True, 'saber61')
+    """
+    started = time.perf_counter()
+    out = Path(out)
+    check_out(out)  # before any work: a folder of someone else's is never touched
+    given = [*(SHIPPED if shipped else ()), *map(str, entries)]
+    if not given:
+        raise ScoreFileError("No entries given: run directories, score tables or shipped names")
+    reader = Reader()
+    for item in given:
+        reader.read(item)
+    found = reader.entries
+    _name_pages(found)
+    store = Cache(default_cache_dir() if cache is _DEFAULT else _path_or_none(cache))
+    from saber.board._status import decide
+
+    verified_now = decide(found, store, sample, sample_seed, workers)
+    reports = Reports(store, resamples)
+    for entry in found:
+        if entry.table is None:
+            continue
+        try:
+            reports.of(entry)
+        except Exception as error:  # an entry's failure is its status, never a crash
+            entry.status, entry.table = FAILED, None
+            entry.reason = f"its report cannot be computed: {' '.join(str(error).split())}"
+    rankings = [rank(found, game_set, reports) for game_set in game_sets(found)]
+    default = _front(rankings)
+    drawn = importlib.util.find_spec("matplotlib") is not None if figures is None else figures
+
+    def report_page(entry: Entry) -> str:
+        from saber.reports.html import to_html
+
+        key = digest("page", reports.key(entry), drawn, FIGURE_DPI)
+        text = store.get_text("page", key, ".html")
+        if text is None:
+            report = reports.of(entry)
+            try:
+                text = to_html(report, figures=drawn, dpi=FIGURE_DPI)
+            except Exception:  # a figure that cannot be drawn: the page without figures
+                text = to_html(report, figures=False)
+            store.put_text("page", key, text, ".html")
+        return text
+
+    built = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    files = Site(found, reader.notes, rankings, default, reports, report_page, built).render()
+    publish(files, out)
+    return Board(
+        out=out,
+        entries=found,
+        notes=reader.notes,
+        rankings=rankings,
+        default=default.game_set.slug,
+        verified_now=verified_now,
+        reports_computed=reports.computed,
+        files=len(files),
+        size=sum(len(text.encode()) for text in files.values()),
+        seconds=time.perf_counter() - started,
+        figures=drawn,
+    )
+
+
+def _front(rankings: list[Ranking]) -> Ranking:
+    """The ranking of the front page: on the most games among those that compare two
+    entries or more (a ranking of one is no comparison); else the one with most entries."""
+    compared = [r for r in rankings if len(r.rows) >= 2]
+    if compared:
+        return max(compared, key=lambda r: len(r.game_set.games))
+    return max(rankings, key=lambda r: len(r.rows))
+
+
+def _path_or_none(cache: object) -> Path | None:
+    return None if cache is None else Path(str(cache))

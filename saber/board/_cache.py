@@ -1,0 +1,100 @@
+"""The board's cache: what a build computed (verifications, reports, report pages), kept
+under a key made of the content it was computed from, never of names or dates.
+
+A second build finds there what the first computed for the entries it had, so adding one
+entry verifies and reports only that one. A copy of a run directory has the same content,
+so it hits the same keys; a run whose files changed gets new keys. The cache is an
+optimisation: a value that cannot be read or written is computed again, never an error.
+
+Where: ``$SABER_CACHE_DIR/board``, else ``$XDG_CACHE_HOME/saber/board``, else
+``~/.cache/saber/board`` (the folder of ``saber check``'s verdicts); ``SABER_CACHE_DIR=off``
+keeps nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from saber.protocol.rundir import write_atomically
+from saber.version import __version__
+
+_OFF = "off"
+
+
+def default_cache_dir() -> Path | None:
+    """The board's cache folder (see the module docstring); None: keep nothing."""
+    chosen = os.environ.get("SABER_CACHE_DIR")
+    if chosen == _OFF:
+        return None
+    if chosen:
+        return Path(chosen) / "board"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "saber" / "board"
+
+
+def digest(*parts: Any) -> str:
+    """SHA-256 (hex) of ``parts`` as canonical JSON, with saber's version: what saber
+    computes may change between versions, so a value of another version is not reused."""
+    text = json.dumps([__version__, *parts], sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Cache:
+    """Values by kind and key: JSON documents (``get``/``put``) and text (``get_text``/
+    ``put_text``) in ``folder/<kind>/<key>``; ``folder`` None keeps nothing.
+
+    Attributes:
+        hits, misses: lookups that found a value, and that did not (for the build's summary).
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, kind: str, key: str, suffix: str) -> Path | None:
+        return None if self.folder is None else self.folder / kind / f"{key}{suffix}"
+
+    def get_text(self, kind: str, key: str, suffix: str = ".txt") -> str | None:
+        """The text kept under ``key``, or None."""
+        path = self._path(kind, key, suffix)
+        try:
+            text = None if path is None else path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+        if text is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return text
+
+    def put_text(self, kind: str, key: str, text: str, suffix: str = ".txt") -> None:
+        """Keep ``text`` under ``key``; a cache that cannot be written is left alone."""
+        path = self._path(kind, key, suffix)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, text)
+        except OSError:
+            pass  # a read-only or full disk: the next build computes it again
+
+    def get(self, kind: str, key: str) -> Any | None:
+        """The JSON value kept under ``key``, or None."""
+        text = self.get_text(kind, key, ".json")
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            self.hits -= 1
+            self.misses += 1
+            return None
+
+    def put(self, kind: str, key: str, value: Any) -> None:
+        """Keep the JSON value ``value`` under ``key``."""
+        self.put_text(kind, key, json.dumps(value, sort_keys=True), ".json")

@@ -1,0 +1,445 @@
+"""The board's entries: what each ENTRY of ``saber board`` is, read into one agent's scores.
+
+An ENTRY is a run directory of ``saber eval`` (or a folder holding several: one entry per
+agent, its runs together), a score table (CSV) whose citation is in ``<name>.board.json``
+beside it, the name of a shipped reference (``saber report --list-references``), or the
+name of a trained agent saber ships (``ppo-pong``: its shipped evaluation). Each becomes
+one :class:`Entry` per agent, keyed by the SHA-256 of its content: a run given twice, or
+copied, counts once (:func:`saber.protocol.rundir.run_key`, the rule of ``saber report``).
+
+Nothing here raises for bad input: an entry that cannot be read is an entry with the
+status ``failed`` and the reason, one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from saber.agents.pretrained import PRETRAINED, provenance
+from saber.errors import SaberError
+from saber.protocol.reading import parse_run_file, read_run_json, run_key
+from saber.protocol.records import EPISODES_FILE, RUN_FILE
+from saber.scoring import ScoreTable, list_references, reference_table
+from saber.scoring.references import PAPER_TRAINING_FRAMES
+from saber.scoring.scorefile import read_score_csv, read_scores
+
+VERIFIED = "verified"
+FAILED = "failed"
+NOT_SABER = "not SABER"
+PUBLISHED = "published, not verifiable"
+# Statuses in the order the board lists them; the ranking takes the first and the last.
+STATUSES = (VERIFIED, PUBLISHED, NOT_SABER, FAILED)
+RANKED = (VERIFIED, PUBLISHED)
+
+METADATA_FILE = "board.json"  # in a run directory; a CSV's is <name>.board.json beside it
+METADATA_KEYS = ("name", "citation", "training_frames", "date")
+RANDOM_PROVENANCE = "saber_random_provenance.json"  # saber-random's, in saber/data
+
+
+@dataclass
+class Entry:
+    """One agent on the board.
+
+    Attributes:
+        given: the ENTRY as given (a path, or a shipped name).
+        kind: ``"run"``, ``"score table"``, ``"reference"`` or ``"shipped agent"``.
+        label: the agent's name as the board shows it.
+        key: SHA-256 of the entry's content (files' bytes, never names or dates): its
+            identity and the key of everything the cache keeps for it.
+        table: its scores (one agent, named ``label``); None when they cannot be read.
+        status: one of :data:`STATUSES`, decided at build time.
+        reason: why that status, one line.
+        citation: where a published table comes from.
+        date: when it was evaluated or published (ISO date, or a year).
+        training_frames: emulator frames of training (None: not said).
+        settings: the env settings it was evaluated with (run.json's).
+        versions: package versions it was evaluated with, and the platform.
+        facts: other provenance, label -> text (run id, sessions, sources).
+        command: the command that reproduces its evaluation.
+        run_dirs: its run directories (a run entry).
+        deviations: its settings that are not SABER's, for people.
+        verification: what verifying its replays found (:mod:`saber.board._status`).
+        same_as: other ENTRYs that held the same content, counted once as this one.
+        id: its page's name on the site.
+    """
+
+    given: str
+    kind: str
+    label: str
+    key: str = ""
+    table: ScoreTable | None = None
+    status: str = FAILED
+    reason: str = ""
+    citation: str | None = None
+    date: str | None = None
+    training_frames: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)
+    command: str | None = None
+    run_dirs: list[Path] = field(default_factory=list)
+    deviations: list[str] = field(default_factory=list)
+    verification: dict[str, Any] | None = None
+    same_as: list[str] = field(default_factory=list)
+    id: str = ""
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the ranking may show it (verified or published, with scores)."""
+        return self.status in RANKED and self.table is not None
+
+
+def _sha256(*chunks: bytes) -> str:
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(hashlib.sha256(chunk).digest())  # one digest a chunk: no ambiguity
+    return digest.hexdigest()
+
+
+def _one_line(error: BaseException | str) -> str:
+    text = str(error).strip() or type(error).__name__
+    return " ".join(text.split())
+
+
+def _renamed(table: ScoreTable, agent: str) -> ScoreTable:
+    """``table`` with every record's agent named ``agent`` (one entry, one agent; a
+    reference's agent stays marked as the reference it comes from)."""
+    records = [dataclasses.replace(r, agent=agent) for r in table.records]
+    reference = next(iter(table.references.values()), None)
+    return dataclasses.replace(
+        table,
+        records=records,
+        mean_only={agent} if table.mean_only else set(),
+        references={} if reference is None else {agent: reference},
+        game_sets={},
+    )
+
+
+def _command_line(command: list[str]) -> str | None:
+    """A recorded command line as one shell line, ``saber`` for the console script's path."""
+    if not command:
+        return None
+    first = Path(str(command[0])).name
+    words = ["saber" if first == "saber" else str(command[0]), *map(str, command[1:])]
+    return shlex.join(words)
+
+
+def _date(text: Any) -> str | None:
+    found = re.match(r"\d{4}(-\d{2}-\d{2})?", str(text or ""))
+    return found.group(0) if found else None
+
+
+def _metadata(path: Path) -> tuple[dict[str, Any], str | None]:
+    """An entry's ``board.json`` (its keys of :data:`METADATA_KEYS`), or why it is unusable."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, None
+    except (OSError, ValueError) as error:
+        return {}, f"{path}: not readable JSON ({_one_line(error)})"
+    if not isinstance(found, dict):
+        return {}, f"{path}: not a JSON object"
+    frames = found.get("training_frames")
+    if frames is not None and (not isinstance(frames, int) or isinstance(frames, bool)):
+        return {}, f"{path}: training_frames must be an integer (emulator frames)"
+    return {k: found[k] for k in METADATA_KEYS if found.get(k) is not None}, None
+
+
+class Reader:
+    """Reads ENTRYs into entries, counting each run, table and reference once.
+
+    Attributes:
+        entries: every entry read, in the order given.
+        notes: one line for each ENTRY that held what another already gave.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.notes: list[str] = []
+        self._seen: dict[str, tuple[str, Entry | None]] = {}  # identity -> (first given, entry)
+
+    def _first(self, identity: str, given: str, what: str) -> bool:
+        """True the first time ``identity`` is met; later, a note and False."""
+        if identity not in self._seen:
+            return True
+        first, entry = self._seen[identity]
+        self.notes.append(f"{given}: {what} as {first}: counted once")
+        if entry is not None:
+            entry.same_as.append(given)
+        return False
+
+    def read(self, given: str) -> None:
+        """Read one ENTRY (never raises for bad input: see the module docstring)."""
+        try:
+            self._read(given)
+        except Exception as error:  # an entry's failure is its status, never a crash
+            self.entries.append(
+                Entry(given, "unknown", given, key=_sha256(given.encode()), reason=_one_line(error))
+            )
+
+    def _read(self, given: str) -> None:
+        path = Path(given)
+        if path.is_dir():
+            self._read_runs(given, path)
+        elif path.is_file():
+            if path.suffix.lower() == ".csv":
+                self._read_csv(given, path)
+            else:
+                self._fail(given, "not a run directory, nor a score table (.csv)")
+        elif given.strip().lower() in {r.name for r in list_references()}:
+            self._read_reference(given, given.strip().lower())
+        elif given in PRETRAINED:
+            self._read_shipped_agent(given)
+        else:
+            self._fail(
+                given,
+                "no such file or directory, nor a shipped reference (saber report "
+                "--list-references) or shipped agent (saber list)",
+            )
+
+    def _fail(self, given: str, reason: str, kind: str = "unknown") -> None:
+        self.entries.append(Entry(given, kind, given, key=_sha256(given.encode()), reason=reason))
+
+    # Run directories ---------------------------------------------------------------------
+
+    def _read_runs(self, given: str, folder: Path) -> None:
+        if (folder / RUN_FILE).is_file() or (folder / EPISODES_FILE).is_file():
+            runs = [folder]
+        else:
+            runs = sorted(p.parent for p in folder.rglob(RUN_FILE) if p.parent != folder)
+            if not runs:
+                self._fail(given, f"holds no run directory (no {RUN_FILE} in it or below)", "run")
+                return
+        by_agent: dict[str, list[Path]] = {}
+        identities: dict[Path, str] = {}
+        for run in runs:
+            shown = given if run == folder else str(run)
+            try:
+                on_disk: dict[str, Any] | None = read_run_json(run)
+            except FileNotFoundError:
+                on_disk = None
+            except SaberError as error:  # a damaged run.json: an entry of its own, failed
+                self._fail(shown, _one_line(error), "run")
+                continue
+            identity = run_key(on_disk, run / EPISODES_FILE)
+            if not self._first(identity, shown, "the same run"):
+                continue
+            self._seen[identity] = (shown, None)
+            identities[run] = identity
+            by_agent.setdefault(str((on_disk or {}).get("agent") or "agent"), []).append(run)
+        for agent, dirs in by_agent.items():
+            entry = self._run_entry(given, agent, dirs)
+            for run in dirs:
+                self._seen[identities[run]] = (self._seen[identities[run]][0], entry)
+            self.entries.append(entry)
+
+    def _run_entry(self, given: str, agent: str, dirs: list[Path]) -> Entry:
+        meta, meta_problem = _metadata(dirs[0] / METADATA_FILE)
+        label = str(meta.get("name") or agent)
+        entry = Entry(given, "run", label, run_dirs=dirs)
+        entry.key = _sha256(*(run_content(run) for run in dirs))
+        runs = []
+        for run in dirs:
+            try:
+                runs.append(parse_run_file(read_run_json(run), run / RUN_FILE))
+            except FileNotFoundError:
+                entry.reason = f"{run}: no {RUN_FILE}, so the run's settings and seeds are unknown"
+                return entry
+            except SaberError as error:
+                entry.reason = _one_line(error)
+                return entry
+        first = runs[0]
+        entry.settings = dict(first.settings)
+        entry.versions = {**first.versions, "platform": first.platform}
+        entry.command = _command_line(first.command)
+        entry.date = _date(min(run.started for run in runs))
+        entry.citation = meta.get("citation")
+        entry.training_frames = meta.get("training_frames", _shipped_frames(agent))
+        entry.facts = {
+            "Runs": ", ".join(str(run) for run in dirs),
+            "Run ids": ", ".join(run.run_id or "(none: saber 0.3 or older)" for run in runs),
+            "Sessions": ", ".join(str(len(run.sessions)) for run in runs),
+            "Base seed": ", ".join(str(run.base_seed) for run in runs),
+        }
+        entry.deviations = sorted(
+            {
+                f"{name} {deviation[1]!r} (SABER: {deviation[0]!r})"
+                if isinstance(deviation, list | tuple) and len(deviation) == 2
+                else f"{name} {deviation!r}"
+                for run in runs
+                for name, deviation in run.deviations.items()
+            }
+        )
+        if meta_problem:
+            entry.reason = meta_problem
+            return entry
+        try:
+            table = read_scores(*dirs)
+        except SaberError as error:
+            entry.reason = _one_line(error)
+            return entry
+        entry.table = _renamed(table, label)
+        return entry
+
+    # Score tables, references, shipped agents --------------------------------------------
+
+    def _read_csv(self, given: str, path: Path) -> None:
+        data = path.read_bytes()
+        meta_path = path.with_name(f"{path.stem}.{METADATA_FILE}")
+        meta, meta_problem = _metadata(meta_path)
+        key = _sha256(data, json.dumps(meta, sort_keys=True).encode())
+        if not self._first(f"csv:{_sha256(data)}", given, "the same score table"):
+            return
+        try:
+            table = read_score_csv(path)
+        except SaberError as error:
+            self._fail(given, _one_line(error), "score table")
+            return
+        agents = table.agents()
+        first: Entry | None = None
+        for agent in agents:
+            label = agent if len(agents) > 1 or not meta.get("name") else str(meta["name"])
+            entry = Entry(given, "score table", label, key=_sha256(key.encode(), agent.encode()))
+            only = dataclasses.replace(
+                table, records=[r for r in table.records if r.agent == agent]
+            )
+            entry.table = _renamed(only, label)
+            entry.citation = meta.get("citation")
+            entry.training_frames = meta.get("training_frames")
+            entry.date = _date(meta.get("date"))
+            entry.facts = {"Score table": str(path)}
+            if meta_problem:
+                entry.reason = meta_problem
+            elif not entry.citation:
+                entry.reason = (
+                    f"a score table without a citation: write {meta_path} with "
+                    '{"citation": "who published these scores, where"}'
+                )
+            else:
+                entry.status = PUBLISHED
+                entry.reason = "a published score table: no replay to play again"
+            self.entries.append(entry)
+            first = first or entry
+        self._seen[f"csv:{_sha256(data)}"] = (given, first)
+
+    def _read_reference(self, given: str, name: str) -> None:
+        if not self._first(f"reference:{name}", given, "the same reference"):
+            return
+        info = next(r for r in list_references() if r.name == name)
+        table = reference_table(name)
+        first: Entry | None = None
+        for agent in table.agents():
+            only = dataclasses.replace(
+                table, records=[r for r in table.records if r.agent == agent]
+            )
+            entry = Entry(given, "reference", agent)
+            entry.key = _sha256(
+                b"reference", name.encode(), agent.encode(), repr(only.records).encode()
+            )
+            entry.table = _renamed(only, agent)
+            entry.citation = info.citation
+            entry.facts = {
+                "Reference": f"{name}: {info.description}",
+                "Data": f"saber/data/{info.file}",
+            }
+            entry.training_frames, entry.date, entry.command = _reference_details(name, agent)
+            if info.deviations:
+                entry.status = NOT_SABER
+                entry.deviations = [info.deviations]
+                entry.reason = f"not evaluated under SABER: {info.deviations}"
+            else:
+                entry.status = PUBLISHED
+                entry.reason = (
+                    "a shipped reference (published per-game means)"
+                    if info.mean_only
+                    else "a shipped reference: per-episode scores, their replays not shipped"
+                )
+            self.entries.append(entry)
+            first = first or entry
+        self._seen[f"reference:{name}"] = (given, first)
+
+    def _read_shipped_agent(self, name: str) -> None:
+        if not self._first(f"agent:{name}", name, "the same shipped agent"):
+            return
+        record = provenance(name)
+        evaluation = record.get("evaluation", {})
+        folder = PRETRAINED[name].path.parent
+        episodes = folder / str(evaluation.get("episodes_file", ""))
+        entry = Entry(name, "shipped agent", name)
+        entry.key = _sha256(b"agent", name.encode(), episodes.read_bytes())
+        run = evaluation.get("run", {})
+        table = read_score_csv(episodes)
+        entry.table = _renamed(table, name)
+        entry.settings = dict(run.get("settings", {}))
+        entry.versions = {
+            k: str(run[k]) for k in ("saber", "ale_py", "gymnasium", "numpy", "python") if k in run
+        } | {"platform": str(run.get("platform", ""))}
+        entry.command = evaluation.get("command")
+        entry.date = _date(run.get("started"))
+        entry.training_frames = _shipped_frames(name)
+        entry.citation = (
+            f"saber/agents/data/{PRETRAINED[name].provenance_file}: {record.get('description', '')}"
+        )
+        entry.facts = {
+            "Policy file": f"saber/agents/data/{PRETRAINED[name].policy_file} (SHA-256 {record.get('sha256')})",
+            "Episodes": f"saber/agents/data/{episodes.name}",
+            "Trained by": str(record.get("training", {}).get("script", "")),
+        }
+        entry.status = PUBLISHED
+        entry.reason = (
+            "shipped per-episode scores of its evaluation, without the replays: run its "
+            "command and give the board that directory to verify it"
+        )
+        self.entries.append(entry)
+        self._seen[f"agent:{name}"] = (name, entry)
+
+
+def run_content(run: Path) -> bytes:
+    """What identifies a run directory's content: ``run.json``, ``episodes.jsonl`` and every
+    replay they name, hashed (the names of the files and their dates do not count)."""
+    parts = []
+    for name in (RUN_FILE, EPISODES_FILE):
+        try:
+            parts.append((run / name).read_bytes())
+        except OSError:
+            parts.append(b"")
+    replays = sorted(set(re.findall(rb'"replay": "([^"]+)"', parts[1])))
+    for relative in replays:
+        try:
+            parts.append((run / relative.decode("utf-8", "replace")).read_bytes())
+        except (OSError, ValueError):
+            parts.append(b"missing")
+    return _sha256(*parts).encode()
+
+
+def _shipped_frames(agent: str) -> int | None:
+    """Training frames of a shipped trained agent (its provenance), else None."""
+    if agent not in PRETRAINED:
+        return None
+    frames = provenance(agent).get("training", {}).get("frames")
+    return int(frames) if isinstance(frames, int) else None
+
+
+def _reference_details(name: str, agent: str) -> tuple[int | None, str | None, str | None]:
+    """Training frames, date and reproducing command of a shipped reference's agent."""
+    if name == "saber-paper":
+        return PAPER_TRAINING_FRAMES, "2019", None
+    if name == "saber-random":
+        found = json.loads(
+            resources.files("saber.data").joinpath(RANDOM_PROVENANCE).read_text(encoding="utf-8")
+        )
+        command = (
+            f"saber eval --agent random --games all --episodes {found.get('episodes', 100)} "
+            f"--seed {found.get('base_seed', 0)}"
+        )
+        return 0, _date(found.get("started")), command
+    found = re.search(r"@dopamine-(\d+)M", agent)
+    return (int(found.group(1)) * 1_000_000 if found else None), None, None

@@ -1,0 +1,149 @@
+"""Like for like: the board ranks entries on one set of games at a time, and says which.
+
+The sets are those saber knows (:mod:`saber.games`): the SABER paper's 61 games, Atari-57,
+Atari-5, and the games every ranked entry has. On each set, an entry that has every game of
+it is ranked by the statistics of :func:`saber.reports.make_report` over those games alone
+(the median, IQM and mean of world-record-normalized scores with their bootstrap
+intervals, and the classes); one that lacks a game is listed with the games it lacks, never
+ranked over other games. Every report is kept in the cache under the entry's content, the
+games and the bootstrap's settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from saber.board._cache import Cache, digest
+from saber.board._entries import Entry
+from saber.games import atari57_games, game_title, saber_games, subset_games
+from saber.reports import Report, make_report
+from saber.reports.model import Section
+
+LIMIT = "saber"  # the ranking's time limit: SABER's own (unlimited, the 100-hour cap)
+
+
+@dataclass(frozen=True)
+class GameSet:
+    """A set of games entries are compared on.
+
+    Attributes:
+        slug: its page's name (``saber61``, ``atari57``, ``atari5``, ``common``).
+        title: for people.
+        games: ale ids, alphabetical.
+    """
+
+    slug: str
+    title: str
+    games: tuple[str, ...]
+
+    def words(self) -> str:
+        """``the 57 games of Atari-57`` / ``Pong``: the sentence's name of the set."""
+        if len(self.games) <= 3:
+            return " and ".join(game_title(g) for g in self.games) or "no game"
+        return f"the {len(self.games)} games of {self.title}"
+
+
+@dataclass
+class Ranking:
+    """The ranking on one set of games.
+
+    Attributes:
+        game_set: the games.
+        rows: (entry, its section over those games), best median first.
+        lacking: entries left out, each with the games it lacks.
+    """
+
+    game_set: GameSet
+    rows: list[tuple[Entry, Section]] = field(default_factory=list)
+    lacking: list[tuple[Entry, list[str]]] = field(default_factory=list)
+
+
+def _games_at_limit(entry: Entry) -> set[str]:
+    assert entry.table is not None
+    return {r.game for r in entry.table.records if r.time_limit == LIMIT}
+
+
+def game_sets(entries: list[Entry]) -> list[GameSet]:
+    """The sets of games the board ranks on, in order (the named sets, then the games
+    every ranked entry has)."""
+    ranked = [e for e in entries if e.ranked]
+    common = set.intersection(*(_games_at_limit(e) for e in ranked)) if ranked else set()
+    return [
+        GameSet("saber61", "the SABER paper's 61 games", tuple(g.ale_id for g in saber_games())),
+        GameSet("atari57", "Atari-57", tuple(g.ale_id for g in atari57_games())),
+        GameSet("atari5", "Atari-5", tuple(sorted(g.ale_id for g in subset_games("atari5")))),
+        GameSet("common", "the games every ranked entry has", tuple(sorted(common))),
+    ]
+
+
+class Reports:
+    """Each entry's report, on all its games or on one set of them, computed once.
+
+    Args:
+        cache: where reports are kept (their JSON documents).
+        resamples: bootstrap resamples per interval.
+        seed: the bootstrap's seed.
+    """
+
+    def __init__(self, cache: Cache, resamples: int, seed: int = 0) -> None:
+        self.cache, self.resamples, self.seed = cache, resamples, seed
+        self.computed = 0
+        self._memo: dict[str, Report] = {}
+
+    def key(self, entry: Entry, games: tuple[str, ...] | None = None) -> str:
+        """The cache key of the report of ``entry`` on ``games`` (None: all its games)."""
+        return digest("report", entry.key, games, self.resamples, self.seed)
+
+    def of(self, entry: Entry, games: tuple[str, ...] | None = None) -> Report:
+        """The report of ``entry`` (which has scores) on ``games`` (None: all its games)."""
+        assert entry.table is not None
+        if games is not None and set(games) == {r.game for r in entry.table.records}:
+            games = None  # the same games: the same report
+        key = self.key(entry, games)
+        if key in self._memo:
+            return self._memo[key]
+        found = self.cache.get("report", key)
+        report = None
+        if found is not None:
+            try:
+                report = Report.from_dict(found)
+            except ValueError:
+                report = None  # another schema: computed again
+        if report is None:
+            table = entry.table
+            if games is not None:
+                kept = set(games)
+                table = dataclasses.replace(
+                    table, records=[r for r in table.records if r.game in kept]
+                )
+            report = make_report(table, seed=self.seed, n_resamples=self.resamples)
+            self.computed += 1
+            self.cache.put("report", key, report.to_dict())
+        self._memo[key] = report
+        return report
+
+
+def _median_key(section: Section) -> tuple[float, float]:
+    wr = section.world_record
+    if wr.median_infinite:
+        return (0.0, -float("inf"))
+    return (0.0 if wr.median is not None else 1.0, -(wr.median or 0.0))
+
+
+def rank(entries: list[Entry], game_set: GameSet, reports: Reports) -> Ranking:
+    """The ranking of the ranked entries on ``game_set`` (see the module docstring)."""
+    ranking = Ranking(game_set)
+    if not game_set.games:
+        return ranking
+    for entry in entries:
+        if not entry.ranked:
+            continue
+        lacking = sorted(set(game_set.games) - _games_at_limit(entry))
+        if lacking:
+            ranking.lacking.append((entry, lacking))
+            continue
+        section = reports.of(entry, game_set.games).agents[entry.label][LIMIT]
+        ranking.rows.append((entry, section))
+    ranking.rows.sort(key=lambda row: _median_key(row[1]))
+    return ranking

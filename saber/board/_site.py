@@ -1,0 +1,577 @@
+"""The board's files: every page and download, as text by path (relative to the site).
+
+The site::
+
+    index.html                 the ranking on the default set of games
+    rankings/<set>.html        the ranking on each set (saber61, atari57, atari5, common)
+    rankings/<set>.csv, .json  its table
+    games/index.html           every game; games/<game>.html: every entry's score on it
+    per-game.csv, .json        every game's table in one
+    entries/index.html         every entry with its status; entries.csv, entries.json
+    entries/<id>/index.html    one entry: status, verification, provenance, settings,
+                               versions, the command that reproduces its evaluation
+    entries/<id>/report.html   its SABER report with figures (saber report --html)
+    entries/<id>/report.json   the report's JSON; entries/<id>/scores.csv: its per-game CSV
+    downloads.html, about.html
+    board.css, sort.js
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from saber.board._entries import FAILED, NOT_SABER, PUBLISHED, STATUSES, VERIFIED, Entry
+from saber.board._pages import (
+    SCRIPT,
+    SCRIPT_FILE,
+    STYLE,
+    STYLE_FILE,
+    Cell,
+    esc,
+    facts,
+    frames,
+    listing,
+    page,
+    pct,
+    status_cell,
+    table,
+    with_interval,
+)
+from saber.board._ranking import LIMIT, Ranking, Reports
+from saber.games import game_title
+from saber.protocol.limits import time_limit
+from saber.reports import to_csv, to_json
+from saber.version import __version__
+
+RANKING_COLUMNS = (
+    "rank", "entry", "entry_id", "status", "median_pct", "median_low", "median_high",
+    "iqm_pct", "iqm_low", "iqm_high", "mean_pct", "mean_low", "mean_high", "failing", "poor",
+    "medium", "fair", "superhuman", "training_frames", "games", "runs", "episodes", "date",
+)  # fmt: skip
+PER_GAME_COLUMNS = (
+    "game", "entry", "entry_id", "status", "score", "infinite", "world_record_pct", "class",
+    "episodes", "runs",
+)  # fmt: skip
+ENTRY_COLUMNS = (
+    "entry", "entry_id", "kind", "status", "reason", "games", "episodes", "training_frames",
+    "date", "citation", "command", "given",
+)  # fmt: skip
+
+STATUS_MEANINGS = {
+    VERIFIED: "every replay of the run (or a seeded sample of them, its size shown with the "
+    "command that checks the rest) played again from its seed reproduces its record exactly: "
+    "score, score at 5 and 30 minutes, frames, steps and how it ended (saber verify)",
+    PUBLISHED: "a score table from a paper or a shipped file: ranked beside the verified "
+    "entries, but nothing can be played again",
+    NOT_SABER: "evaluated with settings that are not SABER's (each one named): shown, never ranked",
+    FAILED: "a replay that does not reproduce its record, a damaged run, a table without a "
+    "citation, a path that does not exist: shown with the reason, never ranked",
+}
+
+
+def _csv(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def _json(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    return json.dumps({"columns": list(columns), "rows": list(rows)}, indent=1) + "\n"
+
+
+def _interval(ci: Sequence[float | None]) -> tuple[float | None, float | None]:
+    low, high = ([*list(ci), None, None])[:2]
+    return low, high
+
+
+class Site:
+    """Renders the board's files (see the module docstring).
+
+    Args:
+        entries: every entry, statuses decided.
+        notes: lines about ENTRYs counted once (the same run given twice).
+        rankings: the ranking on each set of games.
+        default: the one of the front page.
+        reports: each entry's reports.
+        report_page: entry -> its report as one HTML page (with figures or without).
+        built: the build's date, for the footer.
+    """
+
+    def __init__(
+        self,
+        entries: list[Entry],
+        notes: list[str],
+        rankings: list[Ranking],
+        default: Ranking,
+        reports: Reports,
+        report_page: Callable[[Entry], str],
+        built: str,
+    ) -> None:
+        self.entries, self.notes, self.rankings = entries, notes, rankings
+        self.default = default
+        self.reports, self.report_page = reports, report_page
+        self.footer = (
+            f"Built by saber {esc(__version__)} on {esc(built)} with saber board: every "
+            "entry's status decided at build time. Scores are world-record-normalized "
+            f"(percent) at the {esc(time_limit(LIMIT).title)} time limit."
+        )
+        self.files: dict[str, str] = {}
+
+    def render(self) -> dict[str, str]:
+        """Every file of the site, by path."""
+        self.files = {STYLE_FILE: STYLE, SCRIPT_FILE: SCRIPT}
+        default = self.default
+        for ranking in self.rankings:
+            rows = self._ranking_rows(ranking)
+            slug = ranking.game_set.slug
+            self.files[f"rankings/{slug}.csv"] = _csv(RANKING_COLUMNS, rows)
+            self.files[f"rankings/{slug}.json"] = _json(RANKING_COLUMNS, rows)
+            self.files[f"rankings/{slug}.html"] = self._ranking_page(
+                ranking, rows, f"rankings/{slug}.html"
+            )
+        self.files["index.html"] = self._ranking_page(
+            default, self._ranking_rows(default), "index.html"
+        )
+        self._games()
+        self._entries()
+        self.files["downloads.html"] = self._downloads()
+        self.files["about.html"] = self._about()
+        return self.files
+
+    # The ranking -------------------------------------------------------------------------
+
+    def _ranking_rows(self, ranking: Ranking) -> list[dict[str, Any]]:
+        rows = []
+        for number, (entry, section) in enumerate(ranking.rows, 1):
+            wr = section.world_record
+            median_low, median_high = _interval(wr.median_ci)
+            iqm_low, iqm_high = _interval(wr.iqm_ci)
+            mean_low, mean_high = _interval(wr.mean_ci)
+            rows.append(
+                {
+                    "rank": number,
+                    "entry": entry.label,
+                    "entry_id": entry.id,
+                    "status": entry.status,
+                    "median_pct": "inf" if wr.median_infinite else wr.median,
+                    "median_low": median_low,
+                    "median_high": median_high,
+                    "iqm_pct": wr.iqm,
+                    "iqm_low": iqm_low,
+                    "iqm_high": iqm_high,
+                    "mean_pct": wr.mean,
+                    "mean_low": mean_low,
+                    "mean_high": mean_high,
+                    **{
+                        name: wr.classes.get(name, 0)
+                        for name in ("failing", "poor", "medium", "fair", "superhuman")
+                    },
+                    "training_frames": entry.training_frames,
+                    "games": wr.games,
+                    "runs": max(len(section.runs), 1),
+                    "episodes": section.episodes,
+                    "date": entry.date,
+                }
+            )
+        return rows
+
+    def _ranking_page(self, ranking: Ranking, rows: list[dict[str, Any]], path: str) -> str:
+        root = "../" * path.count("/")
+        game_set = ranking.game_set
+        sets = []
+        for other in self.rankings:
+            target = f"{root}rankings/{other.game_set.slug}.html"
+            count = len(other.game_set.games)
+            name = (
+                f"{other.game_set.title} ({count} game{'s' * (count != 1)}, "
+                f"{len(other.rows)} ranked)"
+            )
+            current = ' aria-current="page"' if other is ranking and path != "index.html" else ""
+            sets.append(f'<li><a href="{target}"{current}>{esc(name)}</a></li>')
+        parts = [
+            f"<p>Entries compared like for like on {esc(game_set.words())} "
+            f"({esc(game_set.title)}): each one's statistics over these games alone, at the "
+            f"{esc(time_limit(LIMIT).title)} time limit. Median, interquartile mean (IQM) and "
+            "mean of world-record-normalized scores, percent, with 95% bootstrap intervals; "
+            "games per SABER class. An entry that lacks a game of the set is not ranked on "
+            "it.</p>",
+            '<nav aria-label="Sets of games"><p class="sets-title">Rank on:</p><ul class="sets">'
+            + "".join(sets)
+            + "</ul></nav>",
+        ]
+        if not game_set.games:
+            parts.append("<p>No game is common to every ranked entry.</p>")
+        elif not rows:
+            parts.append("<p>No entry has every game of this set.</p>")
+        else:
+            parts.append(self._ranking_table(ranking, rows, root))
+        if game_set.games and len(game_set.games) <= 10:
+            titles = ", ".join(
+                f'<a href="{root}games/{g}.html">{esc(game_title(g))}</a>' for g in game_set.games
+            )
+            parts.append(f"<p>The games: {titles}.</p>")
+        if ranking.lacking:
+            parts.append("<h2>Not ranked on these games</h2>")
+            parts.append(
+                listing(
+                    [
+                        f"{entry.label} ({entry.given}): lacks {len(lacking)} of "
+                        f"{len(game_set.games)} games"
+                        + (f" ({', '.join(lacking)})" if len(lacking) <= 5 else "")
+                        for entry, lacking in ranking.lacking
+                    ]
+                )
+            )
+        unranked = [e for e in self.entries if not e.ranked]
+        if unranked:
+            parts.append("<h2>Entries never ranked</h2>")
+            parts.append(
+                table(
+                    "Entries not ranked, with the reason",
+                    ["Entry", "Status", "Reason"],
+                    [
+                        [
+                            Cell(e.label, href=f"{root}entries/{e.id}/index.html"),
+                            status_cell(e),
+                            Cell(e.reason),
+                        ]
+                        for e in unranked
+                    ],
+                )
+            )
+        if self.notes:
+            parts += ["<h2>Given twice</h2>", listing(self.notes)]
+        title = "SABER board" if path == "index.html" else f"Ranking on {game_set.title}"
+        return page(title, path, "\n".join(parts), self.footer)
+
+    def _ranking_table(self, ranking: Ranking, rows: list[dict[str, Any]], root: str) -> str:
+        header = [
+            "Entry", "Rank", "Status", "Median [95% CI]", "IQM [95% CI]", "Mean [95% CI]",
+            "Failing", "Poor", "Medium", "Fair", "Superhuman", "Training frames", "Games",
+            "Runs", "Date",
+        ]  # fmt: skip
+        cells = []
+        for (entry, section), row in zip(ranking.rows, rows, strict=True):
+            wr = section.world_record
+            median_sort = float("inf") if wr.median_infinite else wr.median
+            cells.append(
+                [
+                    Cell(entry.label, href=f"{root}entries/{entry.id}/index.html"),
+                    Cell(str(row["rank"]), sort=row["rank"]),
+                    status_cell(entry),
+                    Cell(
+                        with_interval(wr.median, wr.median_ci, wr.median_infinite),
+                        sort=_num(median_sort),
+                    ),
+                    Cell(with_interval(wr.iqm, wr.iqm_ci), sort=_num(wr.iqm)),
+                    Cell(with_interval(wr.mean, wr.mean_ci), sort=_num(wr.mean)),
+                    *(
+                        Cell(str(row[c]), sort=row[c])
+                        for c in ("failing", "poor", "medium", "fair", "superhuman")
+                    ),
+                    Cell(frames(entry.training_frames), sort=_num(entry.training_frames)),
+                    Cell(f"{wr.games} of {len(ranking.game_set.games)}", sort=wr.games),
+                    Cell(str(row["runs"]), sort=row["runs"]),
+                    Cell(entry.date or "–", sort=entry.date or ""),
+                ]
+            )
+        caption = (
+            f"Ranking on {ranking.game_set.title}: world-record-normalized scores at the "
+            f"{time_limit(LIMIT).title} time limit, best median first"
+        )
+        return table(caption, header, cells)
+
+    # Games -------------------------------------------------------------------------------
+
+    def _game_rows(self) -> dict[str, list[tuple[Entry, dict[str, Any]]]]:
+        by_game: dict[str, list[tuple[Entry, dict[str, Any]]]] = {}
+        for entry in self.entries:
+            if entry.table is None:
+                continue
+            sections = self.reports.of(entry).agents[entry.label]
+            if LIMIT not in sections:
+                continue
+            for game, score in sections[LIMIT].per_game.items():
+                row = {
+                    "game": game,
+                    "entry": entry.label,
+                    "entry_id": entry.id,
+                    "status": entry.status,
+                    "score": score.score,
+                    "infinite": score.infinite,
+                    "world_record_pct": score.world_record_pct,
+                    "class": score.class_,
+                    "episodes": score.episodes,
+                    "runs": score.runs,
+                }
+                by_game.setdefault(game, []).append((entry, row))
+        for rows in by_game.values():  # ranked entries first, best score first
+            rows.sort(key=lambda item: (not item[0].ranked, STATUSES.index(item[0].status),
+                                        -_ordered(item[1])))  # fmt: skip
+        return dict(sorted(by_game.items()))
+
+    def _games(self) -> None:
+        by_game = self._game_rows()
+        flat = [row for rows in by_game.values() for _, row in rows]
+        self.files["per-game.csv"] = _csv(PER_GAME_COLUMNS, flat)
+        self.files["per-game.json"] = _json(PER_GAME_COLUMNS, flat)
+        index_rows = []
+        for game, rows in by_game.items():
+            ranked = [row for entry, row in rows if entry.ranked]
+            best = ranked[0] if ranked else None
+            index_rows.append(
+                [
+                    Cell(game_title(game), sort=game_title(game), href=f"{game}.html"),
+                    Cell(str(len(rows)), sort=len(rows)),
+                    Cell(best["entry"] if best else "–"),
+                    Cell(
+                        pct(best["world_record_pct"], best["infinite"]) if best else "–",
+                        sort=_num(_ordered(best) if best else None),
+                    ),
+                ]
+            )
+            self.files[f"games/{game}.html"] = self._game_page(game, rows)
+        body = table(
+            "Every game with a score on the board",
+            ["Game", "Entries", "Best ranked entry", "Its world-record-normalized score"],
+            index_rows,
+        )
+        self.files["games/index.html"] = page("Games", "games/index.html", body, self.footer)
+
+    def _game_page(self, game: str, rows: list[tuple[Entry, dict[str, Any]]]) -> str:
+        cells = [
+            [
+                Cell(entry.label, href=f"../entries/{entry.id}/index.html"),
+                status_cell(entry),
+                Cell("∞" if row["infinite"] else _score(row["score"]), sort=_num(_raw(row))),
+                Cell(pct(row["world_record_pct"], row["infinite"]), sort=_num(_ordered(row))),
+                Cell(row["class"] or "–"),
+                Cell(str(row["episodes"]), sort=row["episodes"]),
+                Cell(str(row["runs"]), sort=row["runs"]),
+            ]
+            for entry, row in rows
+        ]
+        title = game_title(game)
+        body = (
+            f"<p>Every entry's mean score on {esc(title)} (<code>{esc(game)}</code>) at the "
+            f"{esc(time_limit(LIMIT).title)} time limit, ranked entries first.</p>"
+            + table(
+                f"{title}: every entry's score",
+                [
+                    "Entry",
+                    "Status",
+                    "Score",
+                    "World-record-normalized",
+                    "Class",
+                    "Episodes",
+                    "Runs",
+                ],
+                cells,
+            )
+        )
+        return page(title, f"games/{game}.html", body, self.footer)
+
+    # Entries -----------------------------------------------------------------------------
+
+    def _entry_row(self, entry: Entry) -> dict[str, Any]:
+        games = len({r.game for r in entry.table.records}) if entry.table else 0
+        episodes = (
+            sum(1 for r in entry.table.records if r.time_limit == LIMIT) if entry.table else 0
+        )
+        return {
+            "entry": entry.label,
+            "entry_id": entry.id,
+            "kind": entry.kind,
+            "status": entry.status,
+            "reason": entry.reason,
+            "games": games,
+            "episodes": episodes,
+            "training_frames": entry.training_frames,
+            "date": entry.date,
+            "citation": entry.citation,
+            "command": entry.command,
+            "given": entry.given,
+        }
+
+    def _entries(self) -> None:
+        rows = [self._entry_row(entry) for entry in self.entries]
+        self.files["entries.csv"] = _csv(ENTRY_COLUMNS, rows)
+        self.files["entries.json"] = _json(ENTRY_COLUMNS, rows)
+        cells = [
+            [
+                Cell(entry.label, href=f"{entry.id}/index.html"),
+                status_cell(entry),
+                Cell(entry.kind),
+                Cell(str(row["games"]), sort=row["games"]),
+                Cell(entry.reason),
+            ]
+            for entry, row in zip(self.entries, rows, strict=True)
+        ]
+        counts = ", ".join(f"{sum(e.status == s for e in self.entries)} {s}" for s in STATUSES)
+        body = f"<p>{len(self.entries)} entries: {esc(counts)}.</p>" + table(
+            "Every entry and its status", ["Entry", "Status", "Kind", "Games", "Why"], cells
+        )
+        if self.notes:
+            body += "<h2>Given twice</h2>" + listing(self.notes)
+        self.files["entries/index.html"] = page("Entries", "entries/index.html", body, self.footer)
+        for entry in self.entries:
+            self._entry_files(entry)
+
+    def _entry_files(self, entry: Entry) -> None:
+        folder = f"entries/{entry.id}"
+        links = []
+        if entry.table is not None:
+            report = self.reports.of(entry)
+            self.files[f"{folder}/report.html"] = self.report_page(entry)
+            self.files[f"{folder}/report.json"] = to_json(report)
+            self.files[f"{folder}/scores.csv"] = to_csv(report)
+            links = [
+                '<a href="report.html">its SABER report, with figures</a>',
+                '<a href="report.json">the report as JSON</a>',
+                '<a href="scores.csv">per-game scores (CSV)</a>',
+            ]
+        parts = [
+            f"<p>{status_cell(entry).inner()}: {esc(entry.reason)}</p>",
+        ]
+        if links:
+            parts.append("<p>" + " · ".join(links) + "</p>")
+        about = [
+            ("Kind", esc(entry.kind)),
+            ("Given as", f"<code>{esc(entry.given)}</code>"),
+            ("Content SHA-256", f"<code>{esc(entry.key)}</code>"),
+            ("Date", esc(entry.date or "not said")),
+            ("Training frames", esc(frames(entry.training_frames))),
+        ]
+        if entry.citation:
+            about.append(("Citation", esc(entry.citation)))
+        about += [(k, esc(v)) for k, v in entry.facts.items()]
+        if entry.same_as:
+            about.append(("Also given as", esc(", ".join(entry.same_as)) + " (counted once)"))
+        parts += ["<h2>Provenance</h2>", facts(about)]
+        if entry.verification is not None:
+            parts += ["<h2>Verification</h2>", self._verification(entry)]
+        if entry.deviations:
+            parts += ["<h2>Settings that are not SABER's</h2>", listing(entry.deviations)]
+        parts.append("<h2>Reproduce its evaluation</h2>")
+        parts.append(
+            f"<pre><code>{esc(entry.command)}</code></pre>"
+            if entry.command
+            else "<p>No command: these scores were published, not evaluated by saber.</p>"
+        )
+        if entry.settings:
+            parts.append(
+                table(
+                    "Settings of its evaluation",
+                    ["Setting", "Value"],
+                    [[Cell(k), Cell(repr(v))] for k, v in entry.settings.items()],
+                    sortable=False,
+                )
+            )
+        if entry.versions:
+            parts.append(
+                table(
+                    "Versions it was evaluated with",
+                    ["Package", "Version"],
+                    [[Cell(k), Cell(str(v))] for k, v in entry.versions.items()],
+                    sortable=False,
+                )
+            )
+        self.files[f"{folder}/index.html"] = page(
+            entry.label, f"{folder}/index.html", "\n".join(parts), self.footer
+        )
+
+    def _verification(self, entry: Entry) -> str:
+        found = entry.verification or {}
+        checked, finished = found.get("checked", 0), found.get("finished", 0)
+        if found.get("sample") is not None and checked < finished:
+            what = (
+                f"A seeded sample of {checked} of {finished} finished episodes was played "
+                f"again (--sample {found['sample']}, seed {found['seed']}); to check every "
+                "episode:"
+            )
+        else:
+            what = f"{checked} of {finished} finished episodes were played again; to check them yourself:"
+        commands = "\n".join(found.get("check_rest", []))
+        parts = [f"<p>{esc(what)}</p>", f"<pre><code>{esc(commands)}</code></pre>"]
+        for run in found.get("runs", []):
+            lines = [*run.get("problems", []), *(f"note: {n}" for n in run.get("notes", []))]
+            if lines:
+                parts.append(f"<p><code>{esc(run['directory'])}</code>:</p>" + listing(lines))
+        return "\n".join(parts)
+
+    # Downloads and about -----------------------------------------------------------------
+
+    def _downloads(self) -> str:
+        items = []
+        for ranking in self.rankings:
+            slug = ranking.game_set.slug
+            items.append(
+                f"<li>Ranking on {esc(ranking.game_set.title)}: "
+                f'<a href="rankings/{slug}.csv">CSV</a>, <a href="rankings/{slug}.json">JSON</a></li>'
+            )
+        items += [
+            '<li>Every game\'s table: <a href="per-game.csv">CSV</a>, '
+            '<a href="per-game.json">JSON</a></li>',
+            '<li>Every entry and its status: <a href="entries.csv">CSV</a>, '
+            '<a href="entries.json">JSON</a></li>',
+            "<li>Each entry's report: <code>entries/&lt;id&gt;/report.json</code> and "
+            "<code>scores.csv</code>, linked from its page</li>",
+        ]
+        body = (
+            "<p>Every table of the board as CSV and JSON (percent; empty for none).</p>"
+            f"<ul>{''.join(items)}</ul>"
+        )
+        return page("Downloads", "downloads.html", body, self.footer)
+
+    def _about(self) -> str:
+        statuses = "".join(
+            f"<dt>{status_cell(Entry('', '', '', status=s)).inner()}</dt><dd>{esc(m)}</dd>"
+            for s, m in STATUS_MEANINGS.items()
+        )
+        body = (
+            "<p>The SABER board shows results of the SABER Atari benchmark (Toromanoff, "
+            "Wirbel and Moutarde, 2019) built with <code>saber board</code>. Every episode "
+            "saber evaluates keeps a replay (its seed and actions); the board plays each "
+            "entry's replays again, without the policy, and shows whether they reproduce the "
+            "scores on file.</p>"
+            "<h2>Statuses</h2>"
+            f'<dl class="facts">{statuses}</dl>'
+            "<h2>Like for like</h2><p>A median over 5 games is not a median over 57. Each "
+            "ranking compares entries on one set of games, named above it, and leaves out "
+            "an entry that lacks one of them.</p>"
+            "<h2>What verification proves</h2><p>That the recorded play produces the "
+            "recorded scores under the recorded settings on this emulator; not that a given "
+            "policy produced the play.</p>"
+            "<h2>Add an entry</h2><p>Evaluate with <code>saber eval</code> (replays are "
+            "recorded by default), then open a pull request that adds the run directory; "
+            "or build a board of your own: <code>saber board RUN_DIR --out SITE</code>.</p>"
+        )
+        return page("About the board", "about.html", body, self.footer)
+
+
+def _num(value: float | int | None) -> float | str:
+    return "" if value is None else float(value)
+
+
+def _score(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.1f}"
+
+
+def _raw(row: dict[str, Any]) -> float | None:
+    return float("inf") if row["infinite"] else row["score"]
+
+
+def _ordered(row: dict[str, Any] | None) -> float:
+    """A row's world-record-normalized score to order by (infinite first, none last)."""
+    if row is None:
+        return -float("inf")
+    if row["infinite"]:
+        return float("inf")
+    value = row["world_record_pct"]
+    return -float("inf") if value is None else float(value)

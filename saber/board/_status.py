@@ -1,0 +1,111 @@
+"""Each entry's status, decided at build time: a run is verified by playing its replays
+again (:func:`saber.replay.verify.verify_run`, what ``saber verify`` runs), every one or a
+seeded sample; a run whose settings deviate is "not SABER"; a published table is
+"published, not verifiable" (read so by :mod:`saber.board._entries`).
+
+A verification is kept in the cache under the run's content (its files' bytes), the
+sample asked for, and the versions of saber and ale-py here (a replay is checked on this
+emulator): a second build verifies only the runs it has not seen.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from saber.board._cache import Cache, digest
+from saber.board._entries import FAILED, NOT_SABER, VERIFIED, Entry, run_content
+from saber.errors import SaberError
+
+SHOWN_PROBLEMS = 20  # mismatch lines kept per run; past that, counted
+
+
+def _verify_one(run: Any, sample: int | None, seed: int, workers: int | None) -> dict[str, Any]:
+    """What :func:`verify_run` finds in one run directory, as a JSON document."""
+    from saber.replay.verify import verify_run
+
+    try:
+        result = verify_run(run, sample=sample, seed=seed, workers=workers)
+    except SaberError as error:
+        return {
+            "ok": False,
+            "checked": 0,
+            "finished": 0,
+            "problems": [" ".join(str(error).split())],
+        }
+    problems = result.lines()
+    return {
+        "ok": result.ok,
+        "checked": len(result.checks),
+        "finished": result.finished,
+        "problems": problems[:SHOWN_PROBLEMS],
+        "problem_count": len(problems),
+        "summary": result.summary(),
+        "notes": result.versions,
+    }
+
+
+def decide(
+    entries: list[Entry], cache: Cache, sample: int | None, seed: int, workers: int | None
+) -> int:
+    """Decide the status of each run entry (the others were decided on reading).
+
+    Args:
+        entries: the board's entries; their ``status``, ``reason`` and ``verification``
+            are set.
+        cache: where verifications are kept.
+        sample: replays to verify per run, drawn with ``seed``; None: every one.
+        seed: the seed of the sample.
+        workers: verification worker processes (None: one per core).
+
+    Returns:
+        The number of runs verified now (not found in the cache).
+    """
+    from saber.replay.verify import versions_here
+
+    verified_now = 0
+    here = versions_here()
+    for entry in entries:
+        if entry.kind != "run" or entry.table is None:
+            continue
+        if entry.deviations:
+            entry.status = NOT_SABER
+            entry.reason = "settings that are not SABER's: " + "; ".join(entry.deviations)
+            continue
+        runs = []
+        for run in entry.run_dirs:
+            key = digest("verify", run_content(run).decode(), sample, seed, here)
+            found = cache.get("verify", key)
+            if found is None:
+                found = _verify_one(run, sample, seed, workers)
+                verified_now += 1
+                cache.put("verify", key, found)
+            runs.append({"directory": str(run), **found})
+        checked = sum(run["checked"] for run in runs)
+        finished = sum(run["finished"] for run in runs)
+        entry.verification = {
+            "runs": runs,
+            "checked": checked,
+            "finished": finished,
+            "sample": sample,
+            "seed": seed,
+            "check_rest": [f"saber verify {shlex.quote(run['directory'])}" for run in runs],
+        }
+        bad = [run for run in runs if not run["ok"]]
+        if bad:
+            first = bad[0]
+            problem = first["problems"][0] if first["problems"] else first.get("summary", "")
+            more = sum(run.get("problem_count", len(run["problems"])) for run in bad) - 1
+            entry.status = FAILED
+            entry.reason = f"{first['directory']}: {problem}" + (
+                f" (and {more} more problem(s))" if more > 0 else ""
+            )
+            continue
+        entry.status = VERIFIED
+        of = (
+            f"a seeded sample of {checked} of {finished}"
+            if checked < finished
+            else f"all {checked}"
+        )
+        entry.reason = f"{of} replays reproduce their records"
+    return verified_now

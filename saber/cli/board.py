@@ -1,0 +1,101 @@
+"""``saber board``: the SABER board, a static site of verified results (:mod:`saber.board`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from saber.cli.errors import saber_errors_as_messages
+
+
+@click.command("board")
+@click.argument("entries", nargs=-1, metavar="ENTRY...")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The site's folder: new, empty, or a site saber board wrote (replaced whole).",
+)
+@click.option(
+    "--shipped",
+    is_flag=True,
+    help="Add the entries saber ships: the SABER paper's agents, its random agent, its "
+    "trained agents.",
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Verify N episodes of each run, drawn at random with --sample-seed; each entry's "
+    "page shows the sample's size and the command that checks the rest "
+    "[default: every episode].",
+)
+@click.option("--sample-seed", default=0, show_default=True, help="Seed of the --sample draw.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Verification worker processes [default: one per core]; 0 verifies in this process.",
+)
+@click.option(
+    "--resamples", type=click.IntRange(min=1), default=2000, show_default=True,
+    help="Bootstrap resamples per interval.",
+)  # fmt: skip
+@click.option(
+    "--figures/--no-figures",
+    default=None,
+    help="Draw each entry's figures on its report page [default: when matplotlib is installed].",
+)
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep verifications and reports here, by the entries' content, so that a second "
+    "build verifies only new runs [default: $SABER_CACHE_DIR/board, else "
+    "~/.cache/saber/board; SABER_CACHE_DIR=off keeps none].",
+)
+@saber_errors_as_messages
+def board_command(
+    entries: tuple[str, ...],
+    out: Path,
+    shipped: bool,
+    sample: int | None,
+    sample_seed: int,
+    workers: int | None,
+    resamples: int,
+    figures: bool | None,
+    cache: Path | None,
+) -> None:
+    """Build the SABER board into --out: a static site that ranks the entries like for like,
+    each with its status decided now.
+
+    ENTRY: a run directory of saber eval (or a folder holding several), a score table
+    (CSV) with its citation in NAME.board.json beside it, or the name of a shipped
+    reference (saber report --list-references) or agent (saber list). A run is verified by
+    playing its replays again (saber verify); a run with settings that are not SABER's, a
+    damaged one, a table without a citation or a path that does not exist is shown with
+    its status and reason, never ranked. Prints one line per entry, then what it wrote.
+    """
+    from saber.board import build_board
+
+    if not entries and not shipped:
+        raise click.UsageError(
+            "Missing argument 'ENTRY...': run directories, score tables or shipped names "
+            "(or --shipped alone, for the entries saber ships)"
+        )
+    options = {} if cache is None else {"cache": cache}
+    board = build_board(
+        entries,
+        out,
+        shipped=shipped,
+        sample=sample,
+        sample_seed=sample_seed,
+        workers=workers,
+        resamples=resamples,
+        figures=figures,
+        **options,
+    )
+    for line in board.lines():
+        click.echo(line, err=True)
+    click.echo(board.summary())
