@@ -56,7 +56,9 @@ def training(
 ) -> None:
     """Training-time scores from LOG, the log of a saber.training recorder (.jsonl, or
     .jsonl.gz): a Markdown table on stdout (game, checkpoint, mean of 100 episodes; a
-    checkpoint past the log's last frames reads "not reached")."""
+    checkpoint past the log's last frames reads "not reached"); for a log of several games,
+    a second table of the median and mean over games of the world-record-normalized
+    scores."""
     import json
 
     from saber.reports.training import (
@@ -65,7 +67,11 @@ def training(
         format_training_comparison,
         training_csv,
     )
-    from saber.reports.training_log import format_training_scores, training_scores
+    from saber.reports.training_log import (
+        format_over_games,
+        format_training_scores,
+        training_scores,
+    )
 
     if reference is not None:
         check_training_reference(reference)  # an unknown name fails before any work
@@ -92,6 +98,9 @@ def training(
         else format_training_comparison(compared),
         nl=False,
     )
+    over_games = format_over_games(scores)  # a log of many games (a multi-game env's)
+    if over_games:
+        click.echo("\n" + over_games, nl=False)
     rows = compared or scores
     if json_out is not None:
         text = json.dumps([row.as_dict() for row in rows], indent=2) + "\n"

@@ -43,6 +43,7 @@ __all__ = [
     "CheckpointScore",
     "TrainingLogError",
     "episodes_cell",
+    "format_over_games",
     "format_training_scores",
     "game_training_scores",
     "mean_cell",
@@ -344,3 +345,54 @@ def format_training_scores(scores: Sequence[CheckpointScore]) -> str:
         episodes = episodes_cell(score.episodes, score.reached)
         lines.append(f"| {score.game} | {score.at_frames:,} | {mean} | {episodes} |")
     return "\n".join(lines) + "\n" + not_reached_note(scores)
+
+
+def format_over_games(scores: Sequence[CheckpointScore]) -> str:
+    """The median and mean over games of the world-record-normalized mean scores at each
+    checkpoint, for a log of several games (a multi-game env's): a Markdown table, empty
+    for a log of one game. A checkpoint counts the games with a score there; games
+    without a world record (Double Dunk, Elevator Action, Tennis) are named under it.
+
+    >>> rows = [CheckpointScore(g, 10**7, m, 100, 0, 99, True, 10**7)
+    ...         for g, m in [("pong", 0.0), ("breakout", 100.0), ("tennis", 0.0)]]
+    >>> print(format_over_games(rows), end="")
+    | frames | games | median WR-normalized | mean WR-normalized |
+    |---:|---:|---:|---:|
+    | 10,000,000 | 2 | 30.3% | 30.3% |
+    <BLANKLINE>
+    Over games: each game's mean score normalized by the world record, in percent; without a world record (left out): tennis.
+    """
+    from saber.errors import UnknownGameError
+    from saber.scoring.normalize import has_baseline, normalize
+
+    games = list(dict.fromkeys(score.game for score in scores))
+    if len(games) < 2:
+        return ""
+    normalized: dict[str, bool] = {}
+    for game in games:
+        try:
+            normalized[game] = has_baseline(game, "world_record")
+        except UnknownGameError:
+            normalized[game] = False
+    lines = [
+        "| frames | games | median WR-normalized | mean WR-normalized |",
+        "|---:|---:|---:|---:|",
+    ]
+    for checkpoint in dict.fromkeys(score.at_frames for score in scores):
+        rows = [
+            s
+            for s in scores
+            if s.at_frames == checkpoint and normalized[s.game] and s.mean is not None
+        ]
+        if not rows:
+            lines.append(f"| {checkpoint:,} | 0 | n/a | n/a |")
+            continue
+        values = normalize([[s.mean for s in rows]], [s.game for s in rows], "world_record")[0]
+        lines.append(
+            f"| {checkpoint:,} | {len(rows)} | {np.median(values):,.1f}% | "
+            f"{np.mean(values):,.1f}% |"
+        )
+    left_out = [game for game in games if not normalized[game]]
+    note = "\nOver games: each game's mean score normalized by the world record, in percent"
+    note += f"; without a world record (left out): {', '.join(left_out)}." if left_out else "."
+    return "\n".join(lines) + "\n" + note + "\n"

@@ -186,10 +186,14 @@ class FrameCounter:
 
     def played(self, frames: Any) -> int:
         """Frames played since the last call; a number below the last one is a new episode."""
+        return int(self.played_rows(frames).sum())
+
+    def played_rows(self, frames: Any) -> np.ndarray:
+        """:meth:`played`, env by env (int64, (num_envs,))."""
         now = np.asarray(frames, dtype=np.int64).reshape(self.last.shape)
         played = np.where(now >= self.last, now - self.last, now)
         self.last = now
-        return int(played.sum())
+        return played
 
     def restart(self, rows: Any = slice(None)) -> None:
         """``rows`` start a new episode from frame 0."""
@@ -274,6 +278,71 @@ class TrainingLog:
             self._fd = None
 
 
+class _GameLogs:
+    """The :class:`TrainingLog` of each game of a multi-game vector env
+    (``gymnasium.make_vec("SABER/Atari5", ...)``), all appending to one file.
+
+    Each game's lines carry the frames that game has played (``frames``) and its own
+    episode numbers, so that each game's curve and checkpoints read as a training of that
+    game alone would (``saber training`` reads the log game by game).
+    """
+
+    def __init__(
+        self, path: str | Path | None, row_games: list[str], checkpoints: Iterable[int]
+    ) -> None:
+        games = list(dict.fromkeys(row_games))
+        self.path = None if path is None else Path(path)
+        self.game = ",".join(games)
+        self.logs = {game: TrainingLog(path, game, 0, checkpoints) for game in games}
+        self._row_logs = [self.logs[game] for game in row_games]
+        self._row_index = np.array([games.index(game) for game in row_games])
+
+    @property
+    def frames(self) -> int:
+        """Frames played by every game together."""
+        return sum(log.frames for log in self.logs.values())
+
+    @property
+    def episodes(self) -> int:
+        return sum(log.episodes for log in self.logs.values())
+
+    def advance_rows(self, played: np.ndarray) -> None:
+        """Each row played ``played[row]`` more frames (its game's log counts them)."""
+        per_game = np.bincount(self._row_index, weights=played, minlength=len(self.logs))
+        for log, frames in zip(self.logs.values(), per_game.tolist(), strict=True):
+            log.advance(int(frames))
+
+    def write(
+        self, episode: dict[str, Any], row: int | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
+        assert row is not None  # a vector env's episode always has its row
+        self._row_logs[row].write(episode, row=row, extra=extra)
+
+    def metrics(self) -> dict[str, float]:
+        """Each game's :meth:`TrainingMetrics.as_dict` under ``saber/<game>/...``, then
+        ``saber/frames`` and ``saber/episodes`` (all games) and the median and mean over
+        games of the world-record-normalized mean score (``saber/median_wr_normalized``,
+        ``saber/mean_wr_normalized``: games with a record and an episode ended)."""
+        metrics: dict[str, float] = {}
+        normalized = []
+        for game, log in self.logs.items():
+            game_metrics = log.metrics.as_dict()
+            for key, value in game_metrics.items():
+                metrics[key.replace("saber/", f"saber/{game}/", 1)] = value
+            if "saber/mean_score_wr_normalized" in game_metrics:
+                normalized.append(game_metrics["saber/mean_score_wr_normalized"])
+        metrics["saber/frames"] = float(self.frames)
+        metrics["saber/episodes"] = float(self.episodes)
+        if normalized:
+            metrics["saber/median_wr_normalized"] = float(np.median(normalized))
+            metrics["saber/mean_wr_normalized"] = float(np.mean(normalized))
+        return metrics
+
+    def close(self) -> None:
+        for log in self.logs.values():
+            log.close()
+
+
 def _frame_numbers(info: dict[str, Any]) -> Any:
     if "episode_frame_number" not in info:
         raise SaberError(
@@ -298,9 +367,31 @@ class _EpisodeLogging:
     ) -> None:
         super().__init__(env)  # type: ignore[call-arg]  # the gym wrapper's
         rows = self._prepare_rows(env)
-        self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
+        row_games = getattr(env.unwrapped, "row_games", None)  # a multi-game vector env's
+        self.log: TrainingLog | _GameLogs
+        if row_games is None:
+            self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
+        else:
+            saber_settings(env)  # raises TypeError for an env saber did not make
+            if replays or start_frames or start_episodes:
+                raise SaberError(
+                    "A multi-game env's training recorder keeps no replays and does not "
+                    "resume (replays=False, start_frames=0, start_episodes=0)"
+                )
+            self.log = _GameLogs(path, [str(game) for game in row_games], checkpoints)
         self._counter = FrameCounter(rows)
-        self.replays = _replays(env, self.log, rows) if replays else None
+        self.replays = None
+        if replays:
+            assert isinstance(self.log, TrainingLog)  # refused above for many games
+            self.replays = _replays(env, self.log, rows)
+
+    def _advance(self, info: dict[str, Any]) -> None:
+        """Count the frames the step played (each game's own, in a multi-game env)."""
+        frames = _frame_numbers(info)
+        if isinstance(self.log, _GameLogs):
+            self.log.advance_rows(self._counter.played_rows(frames))
+        else:
+            self.log.advance(self._counter.played(frames))
 
     def _prepare_rows(self, env: Any) -> int:
         """The rows of ``env`` (a single env: 1); a recorder with per-row state sets it up."""
@@ -312,7 +403,11 @@ class _EpisodeLogging:
         return self.log.frames
 
     def metrics(self) -> dict[str, float]:
-        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`)."""
+        """SABER's training-time numbers so far (:meth:`TrainingMetrics.as_dict`; of a
+        multi-game env, each game's under ``saber/<game>/`` and the median and mean over
+        games of the world-record-normalized scores)."""
+        if isinstance(self.log, _GameLogs):
+            return self.log.metrics()
         return self.log.metrics.as_dict()
 
 
@@ -340,7 +435,7 @@ class TrainingRecorder(_EpisodeLogging, gym.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self.log.advance(self._counter.played(_frame_numbers(info)))
+        self._advance(info)
         if self.replays is not None:
             self.replays.add([int(action)])
         record = saber_record(info)
@@ -360,6 +455,9 @@ class VectorTrainingRecorder(_EpisodeLogging, gym.vector.VectorWrapper):
     """Log every episode of a SABER vector env (any autoreset mode) with cumulative frames.
 
     Episodes are numbered in the order they end; ``env`` in each line is the sub-env.
+    Over a multi-game env (``gymnasium.make_vec("SABER/Atari5", ...)``) each line's
+    ``game`` is its sub-env's, and its ``frames`` and ``episode`` count that game's alone
+    (each game's curve reads as a training of that game would).
 
     Args:
         env: ``SaberVectorEnv`` or ``gymnasium.make_vec("SABER/<Game>", ...)``.
@@ -395,7 +493,7 @@ class VectorTrainingRecorder(_EpisodeLogging, gym.vector.VectorWrapper):
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        self.log.advance(self._counter.played(_frame_numbers(info)))
+        self._advance(info)
         replays = self.replays
         if replays is not None:
             resetting = self._resetting
