@@ -209,7 +209,8 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
     """A factory of fresh envs for a ``saber check`` target.
 
     Args:
-        target: a registered id (``"SABER/Pong"``, ``"ALE/Pong-v5"``) or
+        target: a registered id (``"SABER/Pong"``, ``"ALE/Pong-v5"``; a set id such as
+            ``"SABER/Atari5"`` is made with ``make_vec``, one sub-env per game) or
             ``"module:factory"``, a callable returning an env or a vector env.
         game: passed to the factory (``factory(game)``), or for an id with a game
             argument (``"SABER/Pong"`` is Pong whatever ``game`` says: an error).
@@ -246,12 +247,17 @@ def resolve_target(target: str, game: str | None = None) -> Callable[[], Any]:
     try:
         if colon:  # "module:Env-id": Gymnasium imports the module, which registers the id
             importlib.import_module(module_name)
-        gym.spec(attribute if colon else target)
+        spec = gym.spec(attribute if colon else target)
     except (gym.error.Error, ImportError) as error:
         raise SaberError(
             f"No registered env {target!r} ({error}). Expect an id such as 'SABER/Pong' or "
             "'ALE/Pong-v5', or 'module:factory'."
         ) from error
+    game_set = spec.kwargs.get("game_set")
+    if game_set is not None:  # SABER/Atari5 and the other sets: a vector env, one row a game
+        from saber.games import game_sets
+
+        return lambda: gym.make_vec(target, num_envs=len(game_sets()[game_set]))
     return lambda: gym.make(target)
 
 

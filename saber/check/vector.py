@@ -157,7 +157,9 @@ class SaberVectorSeams:
 
 def saber_vector_under(env: Any) -> Any | None:
     """The ``SaberVectorEnv`` under ``env`` (through Gymnasium wrappers, SB3 ``VecEnv``
-    wrappers and adapters holding one as ``venv``, ``envs``, ``env`` or ``vec_env``), or None."""
+    wrappers and adapters holding one as ``venv``, ``envs``, ``env`` or ``vec_env``; of a
+    ``SaberMultiGameVectorEnv``, its first game's, which holds row 0), or None."""
+    from saber.envs.multigame import SaberMultiGameVectorEnv
     from saber.envs.vector import SaberVectorEnv
 
     seen: set[int] = set()
@@ -166,6 +168,8 @@ def saber_vector_under(env: Any) -> Any | None:
         unwrapped = getattr(env, "unwrapped", env)
         if isinstance(unwrapped, SaberVectorEnv):
             return unwrapped
+        if isinstance(unwrapped, SaberMultiGameVectorEnv):  # row 0: its first game's row 0
+            return unwrapped.vector_envs[0] if unwrapped.vector_envs else None
         env = next(
             (
                 inner

@@ -255,3 +255,29 @@ def test_envpool_async_is_followed_by_its_ram_and_fails_what_its_defaults_break(
     assert rules["fire_start"].measured == "FIRE at the start"
     assert "INTER_AREA" in (rules["observation"].measured or "")
     assert result.exit_code == 1
+
+
+# ------------------------------------------------------------ many games, one vector env
+def test_a_multi_game_env_is_followed_through_its_first_games_engine() -> None:
+    env = gym.make_vec("SABER/Games", 4, games=["breakout", "skiing"])
+    subject = subject_of(env)
+    assert isinstance(subject, VectorSubject) and subject.followable
+    assert subject.rom_id == "seaquest" and "the env played breakout" in subject.game_text
+    assert env.unwrapped.vector_envs[0].rom_id == "seaquest"  # row 0 is the first game's
+    result = probe_stuck_clock(subject)
+    assert result[0].status is Status.PASS and result[0].measured == "truncated at 18,000 frames"
+    subject.close()
+
+
+def test_saber_check_makes_a_set_id_with_one_sub_env_per_game() -> None:
+    from saber.check.subject import resolve_target
+
+    env = resolve_target("SABER/Atari5")()
+    assert env.num_envs == 5 and env.unwrapped.games[0] == "battle_zone"
+    env.close()
+
+
+@pytest.mark.slow
+def test_a_set_id_passes_every_rule() -> None:
+    result = check(lambda: gym.make_vec("SABER/Atari5", 5))
+    assert result.passed and result.exit_code == 0, result
