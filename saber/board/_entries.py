@@ -27,6 +27,7 @@ from saber.agents.pretrained import PRETRAINED, provenance
 from saber.errors import SaberError
 from saber.protocol.reading import parse_run_file, read_run_json, run_key
 from saber.protocol.records import EPISODES_FILE, RUN_FILE
+from saber.protocol.runfile import RunFile
 from saber.scoring import ScoreTable, list_references, reference_table
 from saber.scoring.references import PAPER_TRAINING_FRAMES
 from saber.scoring.scorefile import read_score_csv, read_scores
@@ -130,6 +131,16 @@ def _command_line(command: list[str]) -> str | None:
     first = Path(str(command[0])).name
     words = ["saber" if first == "saber" else str(command[0]), *map(str, command[1:])]
     return shlex.join(words)
+
+
+def _eval_command(run: RunFile, directory: Path) -> str:
+    """The ``saber eval`` that plays the run's episodes again from its ``run.json`` (the
+    recorded command may be a script's, for a run made with ``saber.evaluate``)."""
+    words = ["saber", "eval", "--agent", run.agent, "--games", ",".join(run.games)]
+    words += ["--episodes", str(run.episodes), "--seed", str(run.base_seed)]
+    if run.run is not None:
+        words += ["--run", run.run]
+    return shlex.join([*words, "--out", str(directory)])
 
 
 def _date(text: Any) -> str | None:
@@ -259,7 +270,8 @@ class Reader:
         first = runs[0]
         entry.settings = dict(first.settings)
         entry.versions = {**first.versions, "platform": first.platform}
-        entry.command = _command_line(first.command)
+        entry.command = _eval_command(first, dirs[0])
+        recorded = _command_line(first.command)
         entry.date = _date(min(run.started for run in runs))
         entry.citation = meta.get("citation")
         entry.training_frames = meta.get("training_frames", _shipped_frames(agent))
@@ -268,6 +280,7 @@ class Reader:
             "Run ids": ", ".join(run.run_id or "(none: saber 0.3 or older)" for run in runs),
             "Sessions": ", ".join(str(len(run.sessions)) for run in runs),
             "Base seed": ", ".join(str(run.base_seed) for run in runs),
+            "Recorded command": recorded or "(none)",
         }
         entry.deviations = sorted(
             {

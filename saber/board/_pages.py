@@ -50,7 +50,9 @@ th button:focus-visible { outline: 2px solid #0072b2; }
 th[aria-sort="ascending"] button::after { content: " ▲"; }
 th[aria-sort="descending"] button::after { content: " ▼"; }
 .status { border-left: 0.3rem solid; padding-left: 0.35rem; display: inline-block; }
-main table { font-size: 0.85rem; }
+main { max-width: 84rem; }  /* the ranking's 16 columns fit a 1366 px laptop */
+body > header nav, footer { max-width: 84rem; }
+main table { font-size: 0.82rem; }
 main th, main td { padding: 0.3rem 0.45rem; }
 .sets-title { margin-bottom: 0.25rem; }
 .s-verified { border-color: #0072b2; }

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 
 from saber.board._cache import Cache, digest
 from saber.board._entries import Entry
-from saber.games import atari57_games, game_title, saber_games, subset_games
+from saber.games import game_sets as named_sets
 from saber.reports import Report, make_report
 from saber.reports.model import Section
 
+# The named sets the board ranks on (saber.games.game_sets' names), largest first.
+NAMED_SETS = {"saber61": "the SABER paper's games", "atari57": "Atari-57", "atari5": "Atari-5"}
 LIMIT = "saber"  # the ranking's time limit: SABER's own (unlimited, the 100-hour cap)
 
 
@@ -38,10 +40,9 @@ class GameSet:
     games: tuple[str, ...]
 
     def words(self) -> str:
-        """``the 57 games of Atari-57`` / ``Pong``: the sentence's name of the set."""
-        if len(self.games) <= 3:
-            return " and ".join(game_title(g) for g in self.games) or "no game"
-        return f"the {len(self.games)} games of {self.title}"
+        """``Atari-5 (5 games)``: the set as a sentence names it."""
+        count = len(self.games)
+        return f"{self.title} ({count} game{'s' * (count != 1)})"
 
 
 @dataclass
@@ -69,10 +70,12 @@ def game_sets(entries: list[Entry]) -> list[GameSet]:
     every ranked entry has)."""
     ranked = [e for e in entries if e.ranked]
     common = set.intersection(*(_games_at_limit(e) for e in ranked)) if ranked else set()
+    named = named_sets()
     return [
-        GameSet("saber61", "the SABER paper's 61 games", tuple(g.ale_id for g in saber_games())),
-        GameSet("atari57", "Atari-57", tuple(g.ale_id for g in atari57_games())),
-        GameSet("atari5", "Atari-5", tuple(sorted(g.ale_id for g in subset_games("atari5")))),
+        *(
+            GameSet(slug, title, tuple(sorted(g.ale_id for g in named[slug])))
+            for slug, title in NAMED_SETS.items()
+        ),
         GameSet("common", "the games every ranked entry has", tuple(sorted(common))),
     ]
 

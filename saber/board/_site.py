@@ -187,16 +187,12 @@ class Site:
         sets = []
         for other in self.rankings:
             target = f"{root}rankings/{other.game_set.slug}.html"
-            count = len(other.game_set.games)
-            name = (
-                f"{other.game_set.title} ({count} game{'s' * (count != 1)}, "
-                f"{len(other.rows)} ranked)"
-            )
+            name = f"{other.game_set.words()[:-1]}, {len(other.rows)} ranked)"
             current = ' aria-current="page"' if other is ranking and path != "index.html" else ""
             sets.append(f'<li><a href="{target}"{current}>{esc(name)}</a></li>')
         parts = [
-            f"<p>Entries compared like for like on {esc(game_set.words())} "
-            f"({esc(game_set.title)}): each one's statistics over these games alone, at the "
+            f"<p>Entries compared like for like on {esc(game_set.words())}: each one's "
+            "statistics over these games alone, at the "
             f"{esc(time_limit(LIMIT).title)} time limit. Median, interquartile mean (IQM) and "
             "mean of world-record-normalized scores, percent, with 95% bootstrap intervals; "
             "games per SABER class. An entry that lacks a game of the set is not ranked on "

@@ -1,0 +1,224 @@
+"""``saber board``: each entry's status decided at build time, like-for-like rankings, a
+site that holds together offline, and a cache that spares a second build the work."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from saber.board import Board, build_board
+from saber.errors import OutputExistsError
+from tests.board.conftest import another_run, build
+
+
+def _by_given(board: Board) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for entry in board.entries:
+        found.setdefault(Path(entry.given).name, []).append(entry)
+    return found
+
+
+def test_each_entry_gets_its_status_and_reason(
+    site: tuple[Path, Board], inputs: dict[str, Path]
+) -> None:
+    _, board = site
+    entries = _by_given(board)
+    (good,) = entries["good"]
+    assert (good.status, good.reason) == ("verified", "all 2 replays reproduce their records")
+    (cheat,) = entries["cheat"]
+    assert cheat.status == "failed"
+    assert re.search(
+        r"cheat: pong episode \d+: score: -?\d+\.0 in the record, -?\d+\.0 replayed", cheat.reason
+    )
+    (damaged,) = entries["damaged"]
+    assert damaged.status == "failed" and "saber repair" in damaged.reason, damaged.reason
+    (deviating,) = entries["deviating"]
+    assert deviating.status == "not SABER"
+    assert deviating.reason == (
+        "settings that are not SABER's: repeat_action_probability 0.0 (SABER: 0.25)"
+    )
+    (table,) = entries["paper.csv"]
+    assert (table.label, table.status, table.citation) == (
+        "my-dqn",
+        "published, not verifiable",
+        "A. Author (2024), Table 3",
+    )
+    (uncited,) = entries["uncited.csv"]
+    assert uncited.status == "failed" and "without a citation" in uncited.reason
+    assert "uncited.board.json" in uncited.reason
+    (missing,) = entries["no-such-run"]
+    assert missing.status == "failed" and missing.reason.startswith("no such file or directory")
+    paper = entries["saber-paper"]
+    assert [e.status for e in paper] == ["published, not verifiable"] * 2
+    assert "copy" not in entries  # the same run as good: counted once
+    assert board.notes == [f"{inputs['copy']}: the same run as {good.given}: counted once"]
+    assert good.same_as == [str(inputs["copy"])]
+    assert len(board.lines()) == len(board.entries) + len(board.notes)
+
+
+def test_the_ranking_compares_like_for_like_and_says_on_which_games(
+    site: tuple[Path, Board],
+) -> None:
+    folder, board = site
+    rankings = {r.game_set.slug: r for r in board.rankings}
+    # Ranked: verified and published entries only; the failed and the not SABER never.
+    common = rankings["common"]
+    assert common.game_set.games == ("pong",)
+    ranked = {entry.label for entry, _ in common.rows}
+    assert ranked == {"random", "my-dqn", "rainbow@saber-paper", "rainbow-iqn@saber-paper"}
+    # On the paper's 61 games only the paper's agents have every game; the others are
+    # listed with what they lack, never ranked over fewer games.
+    saber61 = rankings["saber61"]
+    assert {entry.label for entry, _ in saber61.rows} == {
+        "rainbow@saber-paper",
+        "rainbow-iqn@saber-paper",
+    }
+    assert {entry.label: len(lacking) for entry, lacking in saber61.lacking} == {
+        "random": 60,
+        "my-dqn": 59,
+    }
+    assert board.default == "saber61"
+    index = (folder / "index.html").read_text()
+    assert "compared like for like on the SABER paper&#x27;s games (61 games)" in index
+    assert "random (" in index and "lacks 60 of 61 games" in index
+    pong = (folder / "rankings" / "common.html").read_text()
+    assert "compared like for like on the games every ranked entry has (1 game)" in pong
+    assert '<a href="../games/pong.html">Pong</a>' in pong
+
+
+def test_every_table_is_downloadable_and_matches_the_pages(site: tuple[Path, Board]) -> None:
+    folder, board = site
+    for ranking in board.rankings:
+        slug = ranking.game_set.slug
+        rows = list(csv.DictReader((folder / "rankings" / f"{slug}.csv").open()))
+        document = json.loads((folder / "rankings" / f"{slug}.json").read_text())
+        assert [r["entry"] for r in rows] == [e.label for e, _ in ranking.rows]
+        assert [r["entry"] for r in document["rows"]] == [r["entry"] for r in rows]
+    entries = list(csv.DictReader((folder / "entries.csv").open()))
+    assert [(r["entry"], r["status"]) for r in entries] == [
+        (e.label, e.status) for e in board.entries
+    ]
+    per_game = json.loads((folder / "per-game.json").read_text())["rows"]
+    assert {"pong", "breakout"} <= {r["game"] for r in per_game}
+    assert any(r["entry"] == "random" and r["status"] == "verified" for r in per_game)
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+        self.tables = self.captions = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        self.links += [value for key, value in attrs if key in ("href", "src") and value]
+        if found.get("id"):
+            self.ids.add(str(found["id"]))
+        self.tables += tag == "table"
+        self.captions += tag == "caption"
+
+
+def test_every_link_resolves_and_nothing_comes_from_the_network(
+    site: tuple[Path, Board],
+) -> None:
+    folder, _ = site
+    pages = sorted(folder.rglob("*.html"))
+    assert len(pages) > 10
+    broken, external = [], []
+    for page in pages:
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        if page.name != "report.html":  # saber report's own page: tables captioned hidden
+            assert parser.tables == parser.captions, page
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme == "data" or link.startswith("#"):
+                continue
+            if parts.scheme or parts.netloc:
+                external.append(f"{page}: {link}")
+                continue
+            target = (page.parent / unquote(parts.path)).resolve()
+            if not target.is_file() or folder.resolve() not in target.parents:
+                broken.append(f"{page.relative_to(folder)}: {link}")
+    assert broken == [] and external == []
+
+
+def test_an_entry_page_shows_provenance_and_how_to_check_it(site: tuple[Path, Board]) -> None:
+    folder, board = site
+    (good,) = _by_given(board)["good"]
+    text = (folder / "entries" / good.id / "index.html").read_text()
+    assert "saber eval" in text  # the command that reproduces its evaluation
+    assert f"saber verify {good.given}" in text
+    assert "repeat_action_probability" in text and "ale_py" in text
+    assert (folder / "entries" / good.id / "report.html").is_file()
+    (missing,) = _by_given(board)["no-such-run"]
+    text = (folder / "entries" / missing.id / "index.html").read_text()
+    assert "no such file or directory" in text
+
+
+def test_a_second_build_verifies_only_the_new_run(
+    tmp_path: Path, good_run: Path, site: tuple[Path, Board]
+) -> None:
+    """The cache is keyed by content: the first build's verification of ``good`` is found
+    by a build that names it by another path (a copy), and only the new run is played."""
+    cache = tmp_path / "cache"
+    first = build([good_run, "saber-paper"], tmp_path / "site", cache)
+    assert first.verified_now == 1
+    copy = tmp_path / "elsewhere"
+    import shutil
+
+    shutil.copytree(good_run, copy)
+    new = another_run(good_run, tmp_path / "new")
+    second = build([copy, new, "saber-paper"], tmp_path / "site", cache)
+    assert second.verified_now == 1
+    assert [e.status for e in second.entries[:2]] == ["verified", "verified"]
+    assert second.reports_computed < first.reports_computed + 4
+
+
+def test_a_folder_of_runs_is_read_as_their_entries(tmp_path: Path, inputs: dict) -> None:
+    board = build([inputs["good"].parent], tmp_path / "site", tmp_path / "cache")
+    assert [(e.label, e.status) for e in board.entries] == [("random", "verified")]
+
+
+def test_the_site_is_written_whole_and_never_over_files_it_did_not_make(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputExistsError, match="holds files saber board did not write"):
+        build_board(["saber-paper"], out, resamples=10, figures=False, cache=None)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    (out / "notes.txt").unlink()
+    build_board(["saber-paper"], out, resamples=10, figures=False, cache=None)
+    first = {p.relative_to(out) for p in out.rglob("*")}
+    # A site of its own is replaced whole: the pages of an entry no longer given go.
+    build_board(["saber-random"], out, resamples=10, figures=False, cache=None)
+    second = {p.relative_to(out) for p in out.rglob("*")}
+    assert not any("rainbow" in str(p) for p in second) and first != second
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]  # nothing left aside
+    # A file put into a site saber wrote is not saber's: refused, kept.
+    (out / "entries" / "mine.html").write_text("mine")
+    with pytest.raises(OutputExistsError, match=r"entries/mine\.html"):
+        build_board(["saber-paper"], out, resamples=10, figures=False, cache=None)
+    assert (out / "entries" / "mine.html").read_text() == "mine"
+
+
+def test_the_shipped_board_ranks_the_paper_and_saber_agents(tmp_path: Path) -> None:
+    """The project's own board (built in CI, linked from the docs)."""
+    board = build_board(
+        [], tmp_path / "site", shipped=True, resamples=10, figures=False, cache=None
+    )
+    labels = [e.label for e in board.entries]
+    assert labels == ["rainbow@saber-paper", "rainbow-iqn@saber-paper", "random@saber", "ppo-pong"]
+    assert {e.status for e in board.entries} == {"published, not verifiable"}
+    assert board.default == "saber61"
+    ranked = [entry.label for entry, _ in board.rankings[0].rows]
+    assert ranked[-1] == "random@saber" and len(ranked) == 3
