@@ -8,13 +8,14 @@ and it imports none of them.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from typing import Protocol
 
 from saber.errors import BackendError
 from saber.harness.work import Event, WorkUnit
 
-__all__ = ["DASK_EXTRA_HINT", "Backend", "BackendError", "timeout_message"]
+__all__ = ["DASK_EXTRA_HINT", "Backend", "BackendError", "death_cause", "timeout_message"]
 
 DASK_EXTRA_HINT = (
     'pip install "saber-ale[dask]"' + """ (or, from a checkout, pip install ".[dask]")"""
@@ -28,6 +29,29 @@ def timeout_message(seconds: float) -> str:
         f"no frame progress for {seconds:g} s (the unit deadline, --unit-timeout): the "
         "policy or the worker hung, and the worker was stopped"
     )
+
+
+# What a user can do about the signals a worker process dies of most often.
+_SIGNAL_MEANINGS = {
+    signal.SIGSEGV: "a segmentation fault: the policy, or a library it calls, crashed",
+    signal.SIGKILL: "killed: kill -9, or the system's out-of-memory killer",
+    signal.SIGABRT: "aborted: a library it calls gave up",
+    signal.SIGBUS: "a bus error: a crash in native code, or a full /dev/shm",
+    signal.SIGTERM: "terminated: SIGTERM from outside, or Dask's memory limit",
+}
+
+
+def death_cause(exit_code: int) -> str:
+    """How a worker process ended, named: ``exit code 3``, or ``exit code -11: killed by
+    SIGSEGV, a segmentation fault: ...`` for a signal (a negative exit code)."""
+    if exit_code >= 0:
+        return f"exit code {exit_code}"
+    try:
+        number = signal.Signals(-exit_code)
+    except ValueError:
+        return f"exit code {exit_code}: killed by signal {-exit_code}"
+    meaning = _SIGNAL_MEANINGS.get(number)
+    return f"exit code {exit_code}: killed by {number.name}" + (f", {meaning}" if meaning else "")
 
 
 class Backend(Protocol):

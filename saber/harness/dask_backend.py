@@ -5,15 +5,25 @@ Records stream back as Dask events while a unit runs and again with its result
 (duplicates are dropped by the caller), so none is lost if an event is. Before the first
 unit, every connected worker checks that it can load the policy (one clear error instead
 of a failure per unit). TLS: a ``tls://`` address with a ``distributed.Security`` (or
-Dask's ``distributed.comm.tls`` configuration). A unit that sends nothing for
-``unit_timeout`` seconds is reported as a ``timeout`` failure, and its Dask worker is
-restarted through its nanny.
+Dask's ``distributed.comm.tls`` configuration).
+
+Faults (:mod:`saber.harness.dask_faults` names them):
+
+* A unit that sends nothing for ``unit_timeout`` seconds is reported as a ``timeout``
+  failure, and its Dask worker is killed through its nanny (which starts a new one),
+  from a thread of its own: a stopped worker never holds up the others' episodes.
+* Workers that die running a unit (Dask's ``KilledWorker``) fail it with a reason that
+  names the signal and nothing that changes from unit to unit (no task key, no address).
+* A lost scheduler ends the run (:class:`BackendError`) once Dask has tried to reconnect
+  for ``timeout`` seconds; units in flight are not failed (nothing of theirs failed), and
+  the same command on a cluster that works resumes them.
+* :meth:`DaskBackend.close` never raises and never waits on a scheduler that is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import logging
 import queue
 import time
 import uuid
@@ -21,6 +31,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from saber.harness.backend_base import DASK_EXTRA_HINT, BackendError, timeout_message
+from saber.harness.dask_faults import (
+    killed_worker_reason,
+    scheduler_lost_message,
+    stop_worker_in_background,
+)
 from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.work import (
     EpisodeDone,
@@ -33,6 +48,10 @@ from saber.harness.work import (
 )
 
 __all__ = ["DaskBackend"]
+
+# Seconds beyond --dask-timeout that the client may stay "connecting" before the run ends
+# anyway: Dask closes the client after its own reconnect attempts of that length.
+_RECONNECT_MARGIN = 5.0
 
 
 def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
@@ -58,18 +77,25 @@ def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
     return events
 
 
-async def _exit_worker_process() -> None:
-    """Run on a Dask worker whose task hangs: end its process at once (a coroutine, so
-    that the scheduler does not wait for an answer that cannot come)."""
-
-    os._exit(1)
-
-
 def _dask_check_policy(job: Job) -> None:
     """Run on every Dask worker before the first unit: the job arrived (so the policy
     unpickles there) and a spec's module imports there."""
     if isinstance(job.policy, str):
         resolve_spec(job.policy)
+
+
+@contextlib.contextmanager
+def _quiet_dask_client() -> Iterator[None]:
+    """Dask's client-side loggers silenced (and restored after)."""
+    loggers = [logging.getLogger(name) for name in ("distributed.client", "distributed.utils")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _security(security: Any) -> Any:
@@ -118,6 +144,7 @@ class DaskBackend:
             ) from error
         security = _security(security)
         self.unit_timeout = unit_timeout
+        self.timeout = timeout
         self._cluster = None
         if address is None:
             self._cluster = LocalCluster(
@@ -161,8 +188,14 @@ class DaskBackend:
         # Sent with each task, not scattered: a worker stopped at the unit deadline would
         # take scattered data with it. Large models belong in a module:attr factory.
         self._job = job
+        self.address = str(self.client.scheduler.address)
+        self._units: dict[int, WorkUnit] = {}  # submitted and not ended
         self._futures: dict[int, Any] = {}
         self._running: dict[int, tuple[str, float]] = {}  # unit -> (worker, last message)
+        # Units whose futures Dask cancelled when it lost the scheduler: submitted again
+        # if the client reconnects (a scheduler restarted at the same address).
+        self._lost: dict[int, WorkUnit] = {}
+        self._lost_since: float | None = None  # when the client stopped running
 
     def _check_workers(self, job: Job) -> None:
         """One clear error, before any unit runs, if a worker cannot load the policy."""
@@ -185,6 +218,10 @@ class DaskBackend:
             )
 
     def submit(self, unit: WorkUnit) -> None:
+        self._units[unit.unit_id] = unit
+        if self.client.status != "running":  # reconnecting: submitted once it is back
+            self._lost[unit.unit_id] = unit
+            return
         future = self.client.submit(
             _dask_run_unit,
             unit,
@@ -204,7 +241,7 @@ class DaskBackend:
                 self._queue.get(timeout=timeout) if timeout else self._queue.get_nowait()
             )
         except queue.Empty:
-            yield from self._stop_hung_units()
+            yield from self._after_messages()
             return
         while True:
             yield from self._translate(kind, payload)
@@ -212,7 +249,34 @@ class DaskBackend:
                 kind, payload = self._queue.get_nowait()
             except queue.Empty:
                 break
+        yield from self._after_messages()
+
+    def _after_messages(self) -> Iterator[Event]:
+        """Check the scheduler (raise if it is gone), then the unit deadlines."""
+        self._check_scheduler()
         yield from self._stop_hung_units()
+
+    def _check_scheduler(self) -> None:
+        """Raise :class:`BackendError` once the scheduler is lost for good; submit the lost
+        units again once the client has reconnected."""
+        status = self.client.status
+        if status == "running":
+            self._lost_since = None
+            if self._lost:
+                lost, self._lost = self._lost, {}
+                # A new scheduler knows nothing of this client's topic.
+                self.client.subscribe_topic(
+                    self._topic, lambda event: self._queue.put(("event", event))
+                )
+                for unit in lost.values():
+                    self.submit(unit)
+            return
+        now = time.monotonic()
+        if self._lost_since is None:
+            self._lost_since = now
+        if status == "connecting" and now - self._lost_since < self.timeout + _RECONNECT_MARGIN:
+            return  # Dask is still trying; it gives up after `timeout` seconds
+        raise BackendError(scheduler_lost_message(self.address, self.timeout))
 
     def _translate(self, kind: str, payload: Any) -> Iterator[Event]:
         if kind == "event":
@@ -226,15 +290,35 @@ class DaskBackend:
             elif "frames" in message:
                 yield FramesPlayed(unit_id, message["frames"])
             return
-        self._running.pop(payload, None)
-        future = self._futures.pop(payload, None)
-        if future is None or future.status == "cancelled":
+        unit_id = payload
+        self._running.pop(unit_id, None)
+        future = self._futures.pop(unit_id, None)
+        if future is None:  # cancelled here (its deadline), or already reported
+            return
+        unit = self._units.pop(unit_id)
+        if future.status == "cancelled":
+            if self.client.status != "running":
+                self._lost[unit_id] = unit  # the scheduler is gone: nothing of it failed
+                return
+            yield UnitFailed(
+                unit_id,
+                "worker",
+                "the Dask scheduler cancelled the unit (another client cancelled it, or the "
+                "scheduler restarted)",
+            )
             return
         if future.status == "finished":
             yield from future.result()
             return
-        error = future.exception()
-        yield UnitFailed(payload, "worker", f"{type(error).__name__}: {error}")
+        yield UnitFailed(unit_id, "worker", self._failure_reason(future.exception()))
+
+    def _failure_reason(self, error: BaseException) -> str:
+        """The same reason for the same cause (no task key or worker address in it)."""
+        from distributed import KilledWorker
+
+        if isinstance(error, KilledWorker):
+            return killed_worker_reason(self.client, error)
+        return f"{type(error).__name__}: {error}"
 
     def _stop_hung_units(self) -> Iterator[Event]:
         if self.unit_timeout is None:
@@ -247,24 +331,33 @@ class DaskBackend:
         ]
         for unit_id, worker in hung:
             del self._running[unit_id]
+            self._units.pop(unit_id, None)
             future = self._futures.pop(unit_id, None)
             if future is not None:
-                self.client.cancel([future], force=True)
-            # A thread cannot be stopped: its worker process exits, and its nanny starts a
-            # new one (without a nanny, the worker is gone).
-            with contextlib.suppress(Exception):
-                self.client.run(_exit_worker_process, workers=[worker], wait=False)
+                # The scheduler answers a cancel itself; it does not wait on the worker.
+                with contextlib.suppress(Exception):
+                    self.client.cancel([future], force=True)
+            # A thread cannot be stopped: its worker process is killed, and its nanny
+            # starts a new one (without a nanny, the worker is gone).
+            if worker:
+                stop_worker_in_background(self.client, worker)
             yield UnitFailed(unit_id, "timeout", timeout_message(self.unit_timeout))
 
     def close(self) -> None:
+        """Cancel what runs and disconnect; never raises (it runs on the way out of an
+        error or Ctrl-C, which it must not replace), never waits on a lost scheduler."""
         futures = list(getattr(self, "_futures", {}).values())
         self._futures = {}
-        try:
-            if futures:
-                self.client.cancel(futures, force=True)
-            if hasattr(self, "_topic"):
-                self.client.unsubscribe_topic(self._topic)
-        finally:
-            self.client.close()
-            if self._cluster is not None:
+        if self.client.status == "running":
+            with contextlib.suppress(Exception):
+                if futures:
+                    self.client.cancel(futures, force=True)
+                if hasattr(self, "_topic"):
+                    self.client.unsubscribe_topic(self._topic)
+        # Closing a client that is reconnecting cancels its attempts, which Dask logs as
+        # an error with a traceback: the run has said what happened in its own line.
+        with contextlib.suppress(Exception), _quiet_dask_client():
+            self.client.close(timeout=self.timeout)
+        if self._cluster is not None:
+            with contextlib.suppress(Exception):
                 self._cluster.close()

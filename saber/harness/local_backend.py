@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from saber.harness import work
-from saber.harness.backend_base import BackendError, timeout_message
+from saber.harness.backend_base import BackendError, death_cause, timeout_message
 from saber.harness.child import become_child_process
 from saber.harness.policies import PolicyError, resolve_spec
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
@@ -319,7 +319,7 @@ class LocalBackend:
         elif worker.units:
             failure, waiting = worker.failure(
                 "worker",
-                f"the worker process died (exit code {exit_code}) while running this episode",
+                f"the worker process died ({death_cause(exit_code)}) while running this episode",
             )
             self._pending.extendleft(reversed(waiting))
             yield failure

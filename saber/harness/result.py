@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from saber.protocol.rundir import FailureSummary, StoreWriteError, write_atomically
+from saber.protocol.rundir import (
+    REPORT_FILES,
+    FailureSummary,
+    StoreWriteError,
+    write_atomically,
+)
 
 if TYPE_CHECKING:
     from saber.reports.model import Report, ReportLike
@@ -109,7 +114,7 @@ class EvaluationResult:
         if report is None:
             report = self.typed_report(seed=seed, n_resamples=n_resamples)
         report = as_report(report)
-        json_path, markdown_path = self.directory / "report.json", self.directory / "report.md"
+        json_path, markdown_path = (self.directory / name for name in REPORT_FILES)
         for path, text in ((json_path, to_json(report)), (markdown_path, to_markdown(report))):
             try:
                 write_atomically(path, text)

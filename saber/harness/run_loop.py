@@ -6,17 +6,20 @@ are retried once alone in a new unit; a failure that ends several units sharing 
 vector env fails each of them, and counts once. The same failure ending
 :data:`REPEATED_FAILURES` units in a row, with no episode finishing in between, stops
 the run (:class:`RepeatedFailureError`). A policy that breaks the policy protocol, or a
-worker that cannot build the policy or the env, stops the run at once.
+worker that cannot build the policy or the env, stops the run at once, and so does a
+backend that cannot go on (:class:`BackendError`: a lost Dask scheduler), with what is on
+disk added to its message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Sequence
 
 from saber.errors import RepeatedFailureError, SaberError
-from saber.harness.backend_base import Backend
+from saber.harness.backend_base import Backend, BackendError
 from saber.harness.policies import PolicyError
 from saber.harness.store import ResultsStore
 from saber.harness.work import (
@@ -162,12 +165,17 @@ class RunLoop:
             self.progress.bar.update(len(unfinished))
 
     def run(self) -> None:
-        while self.outstanding:
-            for event in self.backend.events(_POLL_SECONDS):
-                self.handle(event)
+        try:
+            while self.outstanding:
+                for event in self.backend.events(_POLL_SECONDS):
+                    self.handle(event)
+        except BackendError as error:
+            raise BackendError(f"{str(error).rstrip('.')}. {self._on_disk()}.") from None
 
     def drain(self) -> None:
-        """Store the records that already arrived (after Ctrl-C), without waiting."""
-        for event in self.backend.events(0):
-            if isinstance(event, EpisodeDone):
-                self.handle(event)
+        """Store the records that already arrived (after Ctrl-C), without waiting; a
+        backend that cannot go on (a lost scheduler) has nothing more to give."""
+        with contextlib.suppress(BackendError):
+            for event in self.backend.events(0):
+                if isinstance(event, EpisodeDone):
+                    self.handle(event)

@@ -1,0 +1,118 @@
+"""What goes wrong on a Dask cluster, in the harness's words: a worker that died (and of
+what), a worker that hangs (ended without waiting for it), a scheduler that is gone.
+
+The Dask backend (:mod:`saber.harness.dask_backend`) reports these; this module turns
+Dask's own objects (``KilledWorker``, a nanny's log) into reasons that are the same for
+the same cause, so that the repeated-failure stop (:mod:`saber.harness.run_loop`)
+compares causes, not task keys or worker addresses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import threading
+import time
+from typing import Any
+
+from saber.harness.backend_base import death_cause
+
+__all__ = [
+    "NANNY_LOG_WAIT",
+    "killed_worker_reason",
+    "scheduler_lost_message",
+    "stop_worker_in_background",
+]
+
+NANNY_LOG_WAIT = 3.0  # seconds to look for a dead worker's exit status in its nanny's log
+_LOG_POLL = 0.25  # seconds between two looks (the nanny logs the death once it notices it)
+
+
+def scheduler_lost_message(address: str, timeout: float) -> str:
+    """The one line for a scheduler that is gone (the run loop adds what is on disk)."""
+    return (
+        f"Lost the Dask scheduler at {address} (no answer within {timeout:g} s of trying to "
+        "reconnect, --dask-timeout): start it and its workers again, or another cluster, "
+        "and run the same command (with that cluster's --address) to resume"
+    )
+
+
+def killed_worker_reason(client: Any, error: Any) -> str:
+    """The reason recorded for a unit whose Dask workers died running it
+    (``distributed.KilledWorker``): the same text for the same cause on any worker.
+
+    The signal or exit status comes from the nanny of the last worker that died (Dask's
+    scheduler does not know it); without a nanny, or if it does not answer within
+    :data:`NANNY_LOG_WAIT` seconds, the reason says so.
+    """
+    worker = error.last_worker
+    tries = error.allowed_failures + 1
+    exit_code = _exit_code_from_nanny(client, worker.nanny, worker.pid) if worker.nanny else None
+    cause = death_cause(exit_code) if exit_code is not None else "cause not known to its nanny"
+    return (
+        f"the Dask worker process died ({cause}) while running this episode; Dask ran the "
+        f"unit on {tries} worker(s), and each died"
+    )
+
+
+def _exit_code_from_nanny(client: Any, nanny: str, pid: int | None) -> int | None:
+    """The exit code (-N: signal N) that ``nanny`` logged for its worker process ``pid``."""
+    if pid is None:
+        return None
+    pattern = re.compile(
+        rf"Worker process {pid} (was killed by signal (\d+)|exited with status (\d+))"
+    )
+
+    async def logs() -> list[Any]:
+        return await asyncio.wait_for(client.rpc(nanny).get_logs(n=200), NANNY_LOG_WAIT)
+
+    deadline = time.monotonic() + NANNY_LOG_WAIT
+    while True:
+        try:
+            entries = client.sync(logs)
+        except Exception:  # a nanny gone or mute: the cause stays unknown
+            return None
+        for entry in entries:
+            found = pattern.search(str(entry[-1]))
+            if found:
+                return -int(found[2]) if found[2] else int(found[3])
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(_LOG_POLL)
+
+
+def _kill_worker_from_its_nanny(dask_worker: Any) -> None:
+    """Run on a nanny (``client.run(..., nanny=True)`` passes it as ``dask_worker``): kill
+    its worker process with SIGKILL, which ends a stopped (SIGSTOP) process too; the
+    nanny then starts a new one."""
+    process = getattr(getattr(dask_worker, "process", None), "process", None)
+    if process is not None and process.pid is not None:
+        os.kill(process.pid, signal.SIGKILL)
+
+
+async def _exit_worker_process() -> None:
+    """Run on a Dask worker without a nanny: end its process at once (a coroutine, so
+    that the scheduler does not wait for an answer that cannot come)."""
+    os._exit(1)
+
+
+def stop_worker_in_background(client: Any, worker: str) -> None:
+    """End the Dask worker at ``worker`` (its unit hung) without waiting for it.
+
+    Its nanny kills it (the scheduler then removes it, and its queued tasks go to other
+    workers); without a nanny it is asked to exit. Either call waits on a machine that
+    may not answer (a stopped worker, a lost network), so it runs in a daemon thread:
+    the run goes on storing the other workers' episodes meanwhile.
+    """
+
+    def stop() -> None:
+        try:
+            client.run(_kill_worker_from_its_nanny, workers=[worker], nanny=True)
+        except Exception:  # no nanny (dask worker --no-nanny), or it did not answer
+            with contextlib.suppress(Exception):
+                client.run(_exit_worker_process, workers=[worker], wait=False)
+
+    threading.Thread(target=stop, name=f"saber-stop-{worker}", daemon=True).start()

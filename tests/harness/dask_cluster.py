@@ -1,0 +1,168 @@
+"""A real Dask cluster on loopback for the fault tests: a ``dask scheduler`` and ``dask
+worker`` processes started here, killed and stopped for real; and the policies those
+tests run (importable by the workers as ``tests.harness.dask_cluster:...``).
+
+Every process is started in a session of its own, so that the whole group (a worker's
+nanny and its worker process) is killed at the end, even when a test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tests.harness.helpers import PixelsAndDice, wait_for
+
+ROOT = Path(__file__).parents[2]
+AGENT = "tests.harness.dask_cluster:slow_dice"
+AGENT_NAME = "dice"  # the same name in the reference run and the cluster's
+STEP_SECONDS = 0.02  # a policy call's sleep: episodes last seconds, so faults land mid-run
+SHORT = {"max_frames_without_reward": 400}  # episodes end in seconds (not SABER)
+
+
+class SlowDice(PixelsAndDice):
+    """:class:`PixelsAndDice` (the same actions in any batch) that sleeps on each call."""
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        time.sleep(STEP_SECONDS)
+        return super().__call__(observations)
+
+
+def slow_dice() -> SlowDice:
+    """A factory for ``--agent``."""
+    return SlowDice()
+
+
+def segfault() -> Any:
+    """A factory for ``--agent``: a policy whose every call crashes its process (SIGSEGV)."""
+
+    def policy(observations: np.ndarray) -> np.ndarray:
+        ctypes.string_at(0)  # reads address 0: a segmentation fault
+        return np.zeros(len(observations), dtype=np.int64)
+
+    return policy
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """This environment, with the repository importable (the policies above). Dask's
+    logging stays at its default: a nanny's log names the signal its worker died of."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+class LoopbackCluster:
+    """``dask scheduler`` and ``workers`` ``dask worker`` processes (one thread each, with
+    a nanny) on 127.0.0.1, each in a session of its own.
+
+    Args:
+        folder: where the scheduler file and the processes' logs go.
+        workers: worker processes.
+        allowed_failures: Dask's ``distributed.scheduler.allowed-failures`` (how many
+            worker deaths a task survives; 0 fails it at the first).
+    """
+
+    def __init__(self, folder: Path, workers: int = 2, allowed_failures: int = 3) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.processes: list[subprocess.Popen] = []
+        self.scheduler_file = folder / "scheduler.json"
+        self.scheduler_file.unlink(missing_ok=True)  # an earlier cluster's
+        self.scheduler = self._start(
+            "scheduler", ["--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                          "--scheduler-file", str(self.scheduler_file)],
+            DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=str(allowed_failures),
+        )  # fmt: skip
+        if not wait_for(self.scheduler_file.exists, 60):
+            self.close()
+            raise AssertionError(f"no scheduler: {self.log('scheduler')}")
+        self.address = json.loads(self.scheduler_file.read_text())["address"]
+        for index in range(workers):
+            self._start(f"worker-{index}", [self.address, "--host", "127.0.0.1", "--nthreads",
+                                            "1", "--no-dashboard", "--death-timeout", "60",
+                                            "--local-directory", str(folder)])  # fmt: skip
+        if not wait_for(lambda: len(self.workers()) == workers, 120):
+            self.close()
+            raise AssertionError(f"workers did not connect: {self.log('worker-0')}")
+
+    def _start(self, name: str, arguments: list[str], **extra: str) -> subprocess.Popen:
+        command = [sys.executable, "-m", f"distributed.cli.dask_{name.split('-')[0]}"]
+        with open(self.folder / f"{name}.log", "wb") as log:
+            process = subprocess.Popen(
+                command + arguments, cwd=ROOT, env=environment(**extra), stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        self.processes.append(process)
+        return process
+
+    def log(self, name: str) -> str:
+        """The last lines of a process's output (for a failing test's message)."""
+        path = self.folder / f"{name}.log"
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+    def workers(self) -> dict[str, int]:
+        """The workers connected to the scheduler: address -> process id."""
+        from distributed import Client
+
+        try:
+            with Client(self.address, timeout=10) as client:
+                return dict(client.run(os.getpid))
+        except (OSError, TimeoutError):
+            return {}
+
+    def kill_scheduler(self) -> None:
+        """kill -9 of the scheduler process."""
+        os.kill(self.scheduler.pid, signal.SIGKILL)
+        self.scheduler.wait(timeout=30)
+
+    def close(self) -> None:
+        """Kill every process of the cluster (stopped ones included) and reap them."""
+        for process in self.processes:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        for process in self.processes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=30)
+
+    def __enter__(self) -> LoopbackCluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def eval_command(address: str, out: Path, episodes: int, *more: str) -> list[str]:
+    """``saber eval`` of :func:`slow_dice` on Breakout on the cluster at ``address``."""
+    return [sys.executable, "-m", "saber.cli", "eval", "--agent", AGENT, "--agent-name",
+            AGENT_NAME, "--games", "breakout", "--episodes", str(episodes), "--backend",
+            "dask", "--address", address, "--envs-per-worker", "1", "--out", str(out),
+            "--no-report", "--allow-non-saber",
+            *[arg for key, value in SHORT.items() for arg in ("--env-option", f"{key}={value}")],
+            *more]  # fmt: skip
+
+
+def start_eval(command: list[str], folder: Path) -> subprocess.Popen:
+    """``command`` in the background, its stderr in ``folder/eval.err`` (append)."""
+    with open(folder / "eval.err", "ab") as err:
+        return subprocess.Popen(
+            command, cwd=ROOT, env=environment(), stdout=subprocess.DEVNULL, stderr=err,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+def finished_lines(out: Path) -> int:
+    """Finished episodes in ``out/episodes.jsonl`` so far."""
+    path = out / "episodes.jsonl"
+    if not path.exists():
+        return 0
+    lines = path.read_text().splitlines()
+    return sum('"error"' not in line for line in lines if line.strip())

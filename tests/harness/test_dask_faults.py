@@ -1,0 +1,189 @@
+"""The Dask path under real faults, on a cluster of separate processes on loopback
+(:class:`tests.harness.dask_cluster.LoopbackCluster`): the scheduler killed (-9) with
+Ctrl-C and SIGTERM during the reconnect, and without; a worker killed (-9) and a worker
+stopped (SIGSTOP) mid-unit; a policy that segfaults on every worker. Each run's records
+are compared, field for field, with an uninterrupted run of the same seeds, every
+episode exactly once, and ``saber verify`` passes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from saber.harness import EnvOptions, Inline, evaluate
+from tests.harness.dask_cluster import (
+    AGENT_NAME,
+    ROOT,
+    SHORT,
+    LoopbackCluster,
+    eval_command,
+    finished_lines,
+    start_eval,
+)
+from tests.harness.helpers import PixelsAndDice, read_records, strip_timing, wait_for
+
+pytest.importorskip("distributed")
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="kill -9, SIGSTOP and process groups are POSIX"
+)
+
+DASK_TIMEOUT = 3  # --dask-timeout: how long the client tries to reconnect to a lost scheduler
+# The bound on a lost scheduler: Dask's reconnect attempts, the backend's margin beyond
+# them (saber.harness.dask_backend), and the command's own stop (the records' fsync).
+LOST_SCHEDULER_BOUND = DASK_TIMEOUT + 5 + 10
+
+
+def _reference(folder: Path, episodes: int) -> list[str]:
+    """The records of an uninterrupted run of the same seeds, in this process."""
+    result = evaluate(PixelsAndDice(), "breakout", episodes, out=folder, agent=AGENT_NAME,
+                      backend=Inline(envs_per_worker=1), progress=False,
+                      env_options=EnvOptions(SHORT, allow_non_saber=True))  # fmt: skip
+    assert result.finished == episodes
+    return strip_timing(result.records)
+
+
+def _check_run(out: Path, reference: list[str]) -> list[dict]:
+    """Every episode finished exactly once, each record as the reference's (wall time
+    aside), ``saber verify`` passes; the failed attempts, for the caller to check."""
+    records = read_records(out)
+    finished = [record for record in records if "error" not in record]
+    counts = Counter((record["game"], record["episode"]) for record in finished)
+    assert set(counts.values()) == {1}, counts
+    assert strip_timing(finished) == reference
+    verify = subprocess.run([sys.executable, "-m", "saber.cli", "verify", str(out)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert verify.returncode == 0, verify.stderr[-2000:]
+    return [record for record in records if "error" in record]
+
+
+def _last_session(out: Path) -> dict:
+    return json.loads((out / "run.json").read_text())["sessions"][-1]
+
+
+def _stopped(process: subprocess.Popen, seconds: float) -> int:
+    """Wait up to ``seconds`` for ``process`` to end (an AssertionError after them): its
+    exit status."""
+    try:
+        return process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
+        raise AssertionError(f"still running after {seconds} s") from None
+
+
+def _errors(folder: Path) -> str:
+    text = (folder / "eval.err").read_text(errors="replace")
+    (folder / "eval.err").unlink()
+    return text
+
+
+def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_once(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C and SIGTERM during the reconnect end as interrupted (130, 143); left alone,
+    the run ends within LOST_SCHEDULER_BOUND naming the scheduler (1, failed); a new
+    cluster, where a worker is killed -9 mid-run, finishes every episode exactly once."""
+    episodes = 8
+    reference = _reference(tmp_path / "reference", episodes)
+    out = tmp_path / "run"
+    timeout = ("--dask-timeout", str(DASK_TIMEOUT))
+    for name, stop, code in (("ctrl-c", signal.SIGINT, 130), ("sigterm", signal.SIGTERM, 143),
+                             ("alone", None, 1)):  # fmt: skip
+        with LoopbackCluster(tmp_path / name) as cluster:
+            before = finished_lines(out)
+            process = start_eval(eval_command(cluster.address, out, episodes, *timeout), tmp_path)
+            try:
+                assert wait_for(lambda n=before: finished_lines(out) > n, 120), _errors(tmp_path)
+                cluster.kill_scheduler()
+                if stop is not None:
+                    time.sleep(1)  # inside the reconnect attempts (DASK_TIMEOUT)
+                    process.send_signal(stop)
+                status = _stopped(process, LOST_SCHEDULER_BOUND)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=30)
+        errors = _errors(tmp_path)
+        assert status == code, errors
+        assert "Traceback" not in errors and "ClosedClientError" not in errors, errors
+        session = _last_session(out)
+        assert session["status"] == ("failed" if stop is None else "interrupted")
+        if stop is None:
+            last = errors.strip().splitlines()[-1]
+            assert last.startswith(f"Error: Lost the Dask scheduler at {cluster.address} "), last
+            assert "run the same command (with that cluster's --address) to resume." in last
+            assert last.endswith(f"finished episodes are on disk in {out}."), last
+    with LoopbackCluster(tmp_path / "new") as cluster:
+        process = start_eval(eval_command(cluster.address, out, episodes), tmp_path)
+        try:
+            before = finished_lines(out)
+            assert wait_for(lambda: finished_lines(out) > before, 120), _errors(tmp_path)
+            os.kill(next(iter(cluster.workers().values())), signal.SIGKILL)
+            status = _stopped(process, 240)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+    assert status == 0, _errors(tmp_path)
+    assert _last_session(out)["status"] == "finished"
+    _check_run(out, reference)
+
+
+def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(tmp_path: Path) -> None:
+    """A worker stopped (SIGSTOP) mid-unit and never woken: at --unit-timeout its nanny
+    kills it, its unit's episodes fail once (timeout) and run on another worker, and the
+    run finishes long before Dask's worker TTL (5 minutes) would have noticed."""
+    episodes, unit_timeout = 6, 8
+    reference = _reference(tmp_path / "reference", episodes)
+    out = tmp_path / "run"
+    with LoopbackCluster(tmp_path / "cluster") as cluster:
+        command = eval_command(cluster.address, out, episodes, "--workers", "2",
+                               "--envs-per-worker", "3", "--unit-timeout", str(unit_timeout))  # fmt: skip
+        process = start_eval(command, tmp_path)
+        try:
+            # Two units of three episodes, one per worker: at the first record both run.
+            assert wait_for(lambda: finished_lines(out) > 0, 120), _errors(tmp_path)
+            stopped = next(iter(cluster.workers().values()))
+            os.kill(stopped, signal.SIGSTOP)
+            status = _stopped(process, 180)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+    errors = _errors(tmp_path)
+    assert status == 0, errors
+    failures = _check_run(out, reference)
+    assert failures and {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
+
+
+def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_signal(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    with LoopbackCluster(tmp_path / "cluster", allowed_failures=0) as cluster:
+        command = eval_command(cluster.address, out, 8)
+        command[command.index("--agent") + 1] = "tests.harness.dask_cluster:segfault"
+        process = start_eval(command, tmp_path)
+        try:
+            status = _stopped(process, 180)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+    errors = _errors(tmp_path)
+    assert status == 1, errors
+    last = errors.strip().splitlines()[-1]
+    assert last.startswith("Error: Stopped: the same failure ended 3 work units in a row"), last
+    assert "killed by SIGSEGV, a segmentation fault" in last, last
+    assert "tcp://" not in last and "saber-unit-" not in last, last
+    records = read_records(out)
+    assert len({record["error"] for record in records}) == 1
+    assert _last_session(out)["status"] == "failed"
