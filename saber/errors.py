@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 def shown(value: object) -> str:
     """A value from a file (a path, a version) as an error message shows it: as it is, or
@@ -77,6 +79,12 @@ def os_error_remedy(error: OSError) -> str:
     command again"``)."""
     import errno
 
+    link = _dangling_link(error.filename) if error.errno in (errno.EEXIST, errno.ENOENT) else None
+    if link is not None:  # the system's "File exists" would point at the wrong cause
+        return (
+            f"{shown(link)} is a symbolic link to {shown(os.readlink(link))}, which does not "
+            "exist; create that, remove the link, or choose another path"
+        )
     said = error.strerror or str(error) or type(error).__name__
     remedy = _REMEDIES.get(errno.errorcode.get(error.errno or 0, ""))
     return f"{said}; {remedy}" if remedy else said
@@ -96,6 +104,26 @@ def os_error_message(error: OSError) -> str:
         return f"Cannot write{where}: {error}"
     writing = errno.errorcode.get(error.errno, "") in _WRITING
     return f"Cannot {'write' if writing else 'use'}{where}: {os_error_remedy(error)}"
+
+
+def _dangling_link(path: object) -> str | None:
+    """``path`` or the first of its parents that is a symbolic link to nothing, or None."""
+    if path is None:
+        return None
+    current = os.fspath(path) if isinstance(path, (str, bytes, os.PathLike)) else None
+    if not isinstance(current, str):
+        return None
+    while current:
+        try:
+            if os.path.islink(current) and not os.path.exists(current):
+                return current
+        except (OSError, ValueError):  # a NUL in the path, say
+            return None
+        parent = os.path.dirname(current.rstrip(os.sep))
+        if parent == current or not parent:
+            return None
+        current = parent
+    return None
 
 
 class EnvPoolError(SaberError, ValueError):

@@ -13,6 +13,7 @@ The JSON keys are those of saber 0.2 (and 0.1), so old directories read.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,6 +31,7 @@ __all__ = [
     "EPISODES_FILE",
     "IDENTITY_KEYS",
     "LOCK_FILE",
+    "REPORT_FILES",
     "RUN_FILE",
     "RUN_FORMAT",
     "SESSION_STATUSES",
@@ -51,6 +53,8 @@ __all__ = [
 EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
+# What saber eval writes beside the records, made from them: stale once they change.
+REPORT_FILES = ("report.json", "report.md")
 RUN_FORMAT = "saber-run/1"  # additions (run names, failure records, sessions) keep version 1
 TORN_ERROR = (
     "incomplete record: the process stopped in the middle of writing it (a crash or a "
@@ -66,11 +70,13 @@ SESSION_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "fail
 
 
 def repair_advice(directory: str | Path, what: str) -> str:
-    """The one advice for a damaged run directory (one line), after ``what`` is wrong."""
+    """The one advice for a damaged run directory (one line), after ``what`` is wrong; the
+    directory quoted as a shell needs it (a path with spaces), so the command can be
+    copied."""
     return (
-        f"{what}. Run saber repair {directory}: it keeps every intact episode, sets the "
-        "damaged files aside (*.damaged-<time>) and says what it dropped; the run's saber "
-        "eval command then re-runs the dropped episodes."
+        f"{what}. Run saber repair {shlex.quote(str(directory))}: it keeps every intact "
+        "episode, sets the damaged files aside (*.damaged-<time>) and says what it dropped; "
+        "the run's saber eval command then re-runs the dropped episodes."
     )
 
 

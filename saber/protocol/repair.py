@@ -10,9 +10,15 @@ What it does, in this order, under the directory's lock (so that no run writes m
    records of crashes), dropping the damaged ones (:data:`~saber.protocol.damage.DAMAGE_KINDS`)
    and a last line cut short by a crash;
 3. writes each damaged original aside first, as ``<name>.damaged-<UTC time>`` (evidence is
-   never deleted), then ``run.json`` with one more session (status ``"repaired"``, what
-   was dropped, and the checkpoint of the repaired file), then the repaired
-   ``episodes.jsonl`` (each written aside, fsynced, renamed: whole or absent).
+   never deleted), removes the run's reports (``report.json``, ``report.md``: made from
+   the records as they were, they would describe episodes it drops; ``saber report``
+   makes them again), then writes ``run.json`` with one more session (status
+   ``"repaired"``, what was dropped, and the checkpoint of the repaired file), then the
+   repaired ``episodes.jsonl`` (each written aside, fsynced, renamed: whole or absent).
+
+Before anything, it removes the temporary files of writes cut short (``<name>.tmp`` of
+the run's files and of their damaged originals): a repair killed at any write leaves
+them, and the lock means no writer is using them.
 
 A crash at any point leaves whole files: the originals, or the damaged ``episodes.jsonl``
 under the new checkpoint, which it breaks (the lines repair drops are still in it), so
@@ -22,7 +28,10 @@ them again. A ``run.json`` of another run is not damage and is not repaired.
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
+import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,6 +42,7 @@ from saber.protocol.durable import lock_directory, write_atomically, write_run_f
 from saber.protocol.reading import check_episodes_log, checkpoint_of, parse_run_file
 from saber.protocol.records import (
     EPISODES_FILE,
+    REPORT_FILES,
     RUN_FILE,
     FailureSummary,
     RunDirectoryError,
@@ -59,6 +69,8 @@ class RepairResult:
         set_aside: the damaged originals, as they now are named.
         missing: episodes the run asks for that are not finished now, or None (no
             ``run.json``).
+        reports_removed: the run's reports it removed (they described dropped records).
+        temporary_removed: temporary files of writes cut short that it removed.
     """
 
     directory: Path
@@ -67,12 +79,22 @@ class RepairResult:
     other: int = 0
     set_aside: list[Path] = field(default_factory=list)
     missing: int | None = None
+    reports_removed: list[Path] = field(default_factory=list)
+    temporary_removed: list[Path] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """For people: one line per kind of damage, then what is kept and what to do."""
+        cleaned = (
+            [
+                f"removed {len(self.temporary_removed)} temporary file(s) of a write cut "
+                f"short: {', '.join(path.name for path in self.temporary_removed)}"
+            ]
+            if self.temporary_removed
+            else []
+        )
         if not self.dropped:
-            return [f"{self.directory}: nothing to repair; its files are whole"]
-        lines = [
+            return [*cleaned, f"{self.directory}: nothing to repair; its files are whole"]
+        lines = cleaned + [
             f"found {clause}: the records in those bytes are lost"
             if kind == "cut"
             else f"rebuilt {clause}"
@@ -85,6 +107,18 @@ class RepairResult:
             f"(failed attempts, records of crashes) in {self.directory / EPISODES_FILE}"
         )
         lines += [f"the damaged original is kept as {path}" for path in self.set_aside]
+        if self.reports_removed:
+            names = " and ".join(path.name for path in self.reports_removed)
+            remake = " ".join(
+                shlex.quote(str(part))
+                for part in ("saber", "report", self.directory, "--json",
+                             self.directory / REPORT_FILES[0], "--markdown",
+                             self.directory / REPORT_FILES[1])
+            )  # fmt: skip
+            lines.append(
+                f"removed {names}: made from the records before the repair, they described "
+                f"episodes it dropped; {remake} makes them again"
+            )
         if self.missing:
             lines.append(
                 f"{self.missing} episode(s) the run asks for are not finished: run its saber "
@@ -185,6 +219,39 @@ def _set_aside(path: Path, data: bytes, stamp: str) -> Path:
     return aside
 
 
+def _remove_temporary_files(directory: Path) -> list[Path]:
+    """Remove what writes cut short left (``<name>.tmp`` of the run's files and of their
+    damaged originals); the caller holds the directory's lock."""
+    names = [f"{name}.tmp" for name in (RUN_FILE, EPISODES_FILE, *REPORT_FILES)]
+    found = [directory / name for name in names if (directory / name).is_file()]
+    for name in (RUN_FILE, EPISODES_FILE):
+        found += sorted(directory.glob(f"{glob.escape(name)}.damaged-*.tmp"))
+    removed = []
+    for path in found:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _remove_reports(directory: Path) -> list[Path]:
+    """Remove the run's reports (they describe the records before the repair)."""
+    removed = []
+    for name in REPORT_FILES:
+        path = directory / name
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise StoreWriteError(
+                f"Cannot remove {path}, which describes the records before the repair: "
+                f"{error.strerror or error}; the records are intact: run saber repair again"
+            ) from error
+        removed.append(path)
+    return removed
+
+
 def _kept(found: Examination) -> bytes:
     """The lines of intact records, each with its line end."""
     return b"".join(
@@ -248,12 +315,15 @@ def repair_run(directory: str | Path, command: list[str] | None = None) -> Repai
 
 def _repair(directory: Path, command: list[str] | None) -> RepairResult:
     run_path, episodes_path = directory / RUN_FILE, directory / EPISODES_FILE
+    temporary = _remove_temporary_files(directory)
     run, damaged_run = _read_run(run_path)
     run_file = None if run is None else parse_run_file(run, run_path)
     found = examine(directory, run)
     if found.foreign and run is not None:
         check_episodes_log(run, episodes_path)  # another run's run.json: not repairable
-    result = RepairResult(directory, dropped=found.clauses(crash_torn=True))
+    result = RepairResult(
+        directory, dropped=found.clauses(crash_torn=True), temporary_removed=temporary
+    )
     if damaged_run is not None:
         result.dropped = {
             "run_json": f"{run_path} from its whole part (it was cut short or damaged)",
@@ -274,6 +344,8 @@ def _repair(directory: Path, command: list[str] | None) -> RepairResult:
         result.set_aside.append(_set_aside(episodes_path, original, stamp))
     if damaged_run is not None:
         result.set_aside.append(_set_aside(run_path, damaged_run, stamp))
+    if rewrite:
+        result.reports_removed = _remove_reports(directory)
     # run.json before episodes.jsonl: a crash between the two leaves the damaged file
     # under a checkpoint it breaks, which every command then calls damage again.
     if run_file is not None:

@@ -301,3 +301,17 @@ def test_workers_print_no_ale_banner(tmp_path: Path) -> None:
     process = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert process.returncode == 0, process.stderr
     assert "A.L.E" not in process.stderr and "Stella" not in process.stderr
+
+
+def test_out_under_a_dangling_symbolic_link_names_the_link(tmp_path: Path) -> None:
+    (tmp_path / "runs").symlink_to(tmp_path / "mounted-disk")  # a disk not mounted, say
+    out = tmp_path / "runs" / "run"
+    args = ["eval", "--agent", "noop", "--games", "pong", "--episodes", "1", "--workers", "0",
+            "--out", str(out), "--no-report"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: Cannot create the run directory {out}: {tmp_path / 'runs'} is a symbolic link "
+        f"to {tmp_path / 'mounted-disk'}, which does not exist; create that, remove the link, "
+        "or choose another path"
+    )

@@ -260,3 +260,78 @@ def test_a_run_json_cut_inside_its_settings_is_refused(clean_run: Path, tmp_path
     assert result.exit_code == 1 and "damaged before the run's settings end" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()} == before
+
+
+def _write_reports(directory: Path) -> None:
+    args = ["report", str(directory), "--json", str(directory / "report.json"),
+            "--markdown", str(directory / "report.md")]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+
+
+def test_repair_removes_the_reports_of_records_it_dropped_and_says_how_to_remake_them(
+    clean_run: Path, tmp_path: Path
+) -> None:
+    directory = Path(shutil.copytree(clean_run, tmp_path / "run"))
+    _write_reports(directory)
+    before = json.loads((directory / "report.json").read_text())
+    assert before["agents"]["random"]["saber"]["episodes"] == EPISODES
+    _torn_last_line(directory)
+    repaired = CliRunner().invoke(main, ["repair", str(directory)])
+    assert repaired.exit_code == 0, repaired.output
+    assert not (directory / "report.json").exists() and not (directory / "report.md").exists()
+    said = [line for line in repaired.output.splitlines() if line.startswith("removed report")]
+    assert len(said) == 1, repaired.output
+    assert said[0].startswith("removed report.json and report.md: made from the records before")
+    remake = said[0].split("; ")[-1].removesuffix(" makes them again").split()
+    assert remake[:2] == ["saber", "report"]
+    assert CliRunner().invoke(main, remake[1:]).exit_code == 0
+    report = json.loads((directory / "report.json").read_text())
+    assert report["agents"]["random"]["saber"]["episodes"] == EPISODES - 1
+    # A repair that drops nothing leaves the reports alone.
+    again = CliRunner().invoke(main, ["repair", str(directory)])
+    assert "nothing to repair" in again.output and (directory / "report.json").exists()
+
+
+_KILL_AT_WRITE = """
+import os, signal, sys
+from saber.protocol import durable
+from saber.protocol.repair import repair_run
+real, calls = durable._write_all, []
+def dies(fd, data):
+    calls.append(fd)
+    if len(calls) == int(sys.argv[2]):
+        real(fd, data[: len(data) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(fd, data)
+durable._write_all = dies
+repair_run(sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("write", [1, 2, 3])  # the original set aside, run.json, episodes.jsonl
+def test_a_repair_killed_at_a_write_leaves_temporary_files_that_the_next_one_removes(
+    clean_run: Path, tmp_path: Path, write: int
+) -> None:
+    import subprocess
+    import sys
+
+    directory = Path(shutil.copytree(clean_run, tmp_path / "run"))
+    _nul_bytes(directory)
+    killed = subprocess.run([sys.executable, "-c", _KILL_AT_WRITE, str(directory), str(write)],
+                            capture_output=True, timeout=120)  # fmt: skip
+    assert killed.returncode == -9, killed.stderr
+    left = sorted(path.name for path in directory.glob("*.tmp"))
+    assert len(left) == 1, left  # a kill -9 leaves the file it was writing
+    repaired = CliRunner().invoke(main, ["repair", str(directory)])
+    assert repaired.exit_code == 0, repaired.output
+    assert f"removed 1 temporary file(s) of a write cut short: {left[0]}" in repaired.output
+    assert not list(directory.glob("*.tmp"))
+    assert "nothing to repair" in CliRunner().invoke(main, ["repair", str(directory)]).output
+
+
+def test_the_advice_quotes_a_directory_with_spaces(clean_run: Path, tmp_path: Path) -> None:
+    directory = Path(shutil.copytree(clean_run, tmp_path / "my runs" / "run 1"))
+    _torn_last_line(directory)
+    said = CliRunner().invoke(main, ["report", str(directory)]).output
+    assert f"Run saber repair '{directory}': it keeps" in said, said
