@@ -26,7 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from saber.envs.emulator import refuse_pickling
-from saber.envs.vector import SaberVectorEnv, _checked_actions, _per_row_seeds
+from saber.envs.vector import SaberVectorEnv, _checked_actions, _per_row_seeds, _reset_mask
 from saber.envs.wrappers import RAW_REWARD
 from saber.errors import SaberError, UnknownGameError
 from saber.games import GameInfo, game_sets, resolve_games
@@ -173,14 +173,9 @@ class SaberMultiGameVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
         self._check_open()
-        mask = np.ones(self.num_envs, dtype=bool)
-        if options and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"])
-            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
-                raise ValueError(
-                    f"Expect `reset_mask` to be a bool array of shape ({self.num_envs},), "
-                    f"actually: {mask.dtype} {mask.shape}"
-                )
+        mask = _reset_mask(options, self.num_envs)
+        if mask is None:
+            mask = np.ones(self.num_envs, dtype=bool)
         # The seed of each reset row, in row order (s + k for the k-th, as a single game's
         # vector env gives), dealt out to the games' envs by row.
         seeds = _per_row_seeds(seed, int(np.count_nonzero(mask)))
@@ -224,14 +219,12 @@ class SaberMultiGameVectorEnv(VectorEnv):
         if not self._in_flight:
             raise RuntimeError("step_wait() without step_async(): start a step first")
         self._in_flight = False
-        results: list[_StepResult | None] = [None] * len(self.games)
-        for g in self._wait_order:
-            results[g] = self.vector_envs[g].step_wait()
-        done = [result for result in results if result is not None]
+        waited = {g: self.vector_envs[g].step_wait() for g in self._wait_order}
+        results = [waited[g] for g in range(len(self.games))]
         obs, rewards, terminated, truncated = (
-            self._gather([result[part] for result in done]) for part in range(4)
+            self._gather([result[part] for result in results]) for part in range(4)
         )
-        infos = [result[4] for result in done]
+        infos = [result[4] for result in results]
         info: dict[str, Any] = {
             "episode_frame_number": self._gather([i["episode_frame_number"] for i in infos]),
             GAME: self.row_games.copy(),

@@ -330,13 +330,8 @@ class SaberVectorEnv(VectorEnv):
         if self._next_step is not None:
             raise RuntimeError("reset() while a step is in flight: call step_wait() first")
         rows = np.arange(self.num_envs)
-        if options and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"])
-            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
-                raise ValueError(
-                    f"Expect `reset_mask` to be a bool array of shape ({self.num_envs},), "
-                    f"actually: {mask.dtype} {mask.shape}"
-                )
+        mask = _reset_mask(options, self.num_envs)
+        if mask is not None:
             if not self._started.all() and not mask.all():
                 raise ValueError("The first reset must reset every sub-env (no `reset_mask`)")
             rows = np.flatnonzero(mask)
@@ -579,6 +574,19 @@ class SaberVectorEnv(VectorEnv):
         self._next_step = None  # a step in flight: the engine receives it as it closes
         if engine is not None:
             engine.close()
+
+
+def _reset_mask(options: dict[str, Any] | None, num_envs: int) -> np.ndarray | None:
+    """``options["reset_mask"]`` (bool, (num_envs,)), checked; None when not given."""
+    if not options or "reset_mask" not in options:
+        return None
+    mask = np.asarray(options["reset_mask"])
+    if mask.dtype != np.bool_ or mask.shape != (num_envs,):
+        raise ValueError(
+            f"Expect `reset_mask` to be a bool array of shape ({num_envs},), "
+            f"actually: {mask.dtype} {mask.shape}"
+        )
+    return mask
 
 
 def _checked_actions(actions: Any, num_envs: int) -> np.ndarray:
