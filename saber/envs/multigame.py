@@ -162,7 +162,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
     @property
     def episode_seeds(self) -> np.ndarray:
         """Each sub-env's current episode seed (int64, (num_envs,)), -1 where it has none."""
-        return self._gather([env.episode_seeds for env in self.vector_envs])
+        return self._gather([env.episode_seeds.copy() for env in self.vector_envs])
 
     # ------------------------------------------------------------------ reset
     def reset(
@@ -238,6 +238,8 @@ class SaberMultiGameVectorEnv(VectorEnv):
     # ---------------------------------------------------------------- helpers
     def _gather(self, parts: list[np.ndarray]) -> np.ndarray:
         """One array of all rows from each game's rows (game ``g``'s are rows g::G)."""
+        if len(parts) == 1:  # one game: its rows are all rows (its env's arrays are fresh)
+            return parts[0]
         first = parts[0]
         out = np.empty((self.num_envs, *first.shape[1:]), dtype=first.dtype)
         count = len(parts)

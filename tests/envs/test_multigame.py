@@ -247,3 +247,21 @@ def test_the_sub_envs_are_the_games_own_vector_envs() -> None:
     assert all(isinstance(env, SaberVectorEnv) for env in envs.vector_envs)
     assert [env.uses_threads for env in envs.vector_envs] == [True, False]
     envs.close()
+
+
+def test_a_set_of_one_game_plays_that_games_envs() -> None:
+    """SABER/Atari1 is Name This Game alone (ALE plays ~130 starting frames at its reset)."""
+    envs = gym.make_vec("SABER/Atari1", num_envs=2)
+    singles = [gym.make("SABER/NameThisGame") for _ in range(2)]
+    obs, _ = envs.reset(seed=4)
+    for i, env in enumerate(singles):
+        np.testing.assert_array_equal(obs[i], env.reset(seed=4 + i)[0])
+    for actions in np.random.default_rng(2).integers(0, 18, (60, 2)):
+        obs, rewards, _, _, info = envs.step(actions)
+        for i, env in enumerate(singles):
+            expected = env.step(int(actions[i]))
+            np.testing.assert_array_equal(obs[i], expected[0])
+            assert rewards[i] == expected[1]
+            assert info["episode_frame_number"][i] == expected[4]["episode_frame_number"]
+    assert info["game"].tolist() == ["name_this_game"] * 2
+    envs.close()
