@@ -50,3 +50,18 @@ nitpick_ignore = [
     if entry.name != "docs" and not entry.name.startswith(".")
     for target in (f"../{entry.name}", str(entry.with_suffix("")))
 ]
+
+
+def _board() -> list[str]:
+    """The project's own board (``saber board --shipped``), built beside the pages so that
+    docs/board.md links it (``board/index.html``): the site's extra files."""
+    import tempfile
+
+    from saber.board import build_board
+
+    folder = Path(tempfile.mkdtemp(prefix="saber-docs-board-"))
+    build_board([], folder / "board", shipped=True)
+    return [str(folder)]
+
+
+html_extra_path = _board()

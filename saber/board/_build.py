@@ -69,7 +69,7 @@ class Board:
             f"wrote {self.out}: {len(self.entries)} entries ({counts}), {self.files} files, "
             f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s; runs verified now: "
             f"{self.verified_now}, reports computed: {self.reports_computed}"
-            + ("" if self.figures else "; report pages without figures (no matplotlib)")
+            + ("" if self.figures else "; report pages without figures")
         )
 
 

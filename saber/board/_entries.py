@@ -113,7 +113,9 @@ def _one_line(error: BaseException | str) -> str:
 def _renamed(table: ScoreTable, agent: str) -> ScoreTable:
     """``table`` with every record's agent named ``agent`` (one entry, one agent; a
     reference's agent stays marked as the reference it comes from)."""
-    records = [dataclasses.replace(r, agent=agent) for r in table.records]
+    records = table.records
+    if any(r.agent != agent for r in records):
+        records = [dataclasses.replace(r, agent=agent) for r in records]
     reference = next(iter(table.references.values()), None)
     return dataclasses.replace(
         table,

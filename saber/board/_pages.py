@@ -53,6 +53,7 @@ th[aria-sort="descending"] button::after { content: " ▼"; }
 main { max-width: 84rem; }  /* the ranking's 16 columns fit a 1366 px laptop */
 body > header nav, footer { max-width: 84rem; }
 main table { font-size: 0.82rem; }
+tbody th { text-align: left; }
 main th, main td { padding: 0.3rem 0.45rem; }
 .sets-title { margin-bottom: 0.25rem; }
 .s-verified { border-color: #0072b2; }

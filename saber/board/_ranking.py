@@ -99,7 +99,8 @@ class Reports:
         return digest("report", entry.key, games, self.resamples, self.seed)
 
     def of(self, entry: Entry, games: tuple[str, ...] | None = None) -> Report:
-        """The report of ``entry`` (which has scores) on ``games`` (None: all its games)."""
+        """The report of ``entry`` (which has scores): on all its games at every time limit
+        (``games`` None, or its own games), else on ``games`` at the ranking's limit."""
         assert entry.table is not None
         if games is not None and set(games) == {r.game for r in entry.table.records}:
             games = None  # the same games: the same report
@@ -115,10 +116,11 @@ class Reports:
                 report = None  # another schema: computed again
         if report is None:
             table = entry.table
-            if games is not None:
+            if games is not None:  # a ranking's: its games at its time limit (a third of the work)
                 kept = set(games)
                 table = dataclasses.replace(
-                    table, records=[r for r in table.records if r.game in kept]
+                    table,
+                    records=[r for r in table.records if r.game in kept and r.time_limit == LIMIT],
                 )
             report = make_report(table, seed=self.seed, n_resamples=self.resamples)
             self.computed += 1

@@ -454,6 +454,8 @@ class Site:
             parts += ["<h2>Verification</h2>", self._verification(entry)]
         if entry.deviations:
             parts += ["<h2>Settings that are not SABER's</h2>", listing(entry.deviations)]
+        if entry.table is not None and entry.table.warnings:  # an unfinished run, failed episodes
+            parts += ["<h2>Notes on its scores</h2>", listing(entry.table.warnings)]
         parts.append("<h2>Reproduce its evaluation</h2>")
         parts.append(
             f"<pre><code>{esc(entry.command)}</code></pre>"

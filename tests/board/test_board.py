@@ -182,6 +182,18 @@ def test_a_second_build_verifies_only_the_new_run(
     assert second.reports_computed < first.reports_computed + 4
 
 
+def test_a_sample_says_its_size_and_how_to_check_the_rest(tmp_path: Path, good_run: Path) -> None:
+    board = build([good_run], tmp_path / "site", tmp_path / "cache", sample=1)
+    (entry,) = board.entries
+    assert entry.status == "verified"
+    assert entry.reason == "a seeded sample of 1 of 2 replays reproduce their records"
+    page = (tmp_path / "site" / "entries" / entry.id / "index.html").read_text()
+    assert (
+        "A seeded sample of 1 of 2 finished episodes was played again (--sample 1, seed 0)" in page
+    )
+    assert f"saber verify {good_run}" in page
+
+
 def test_a_folder_of_runs_is_read_as_their_entries(tmp_path: Path, inputs: dict) -> None:
     board = build([inputs["good"].parent], tmp_path / "site", tmp_path / "cache")
     assert [(e.label, e.status) for e in board.entries] == [("random", "verified")]

@@ -1,0 +1,141 @@
+"""How long ``saber board`` takes on a board of 100 entries over 57 games, once verified.
+
+The entries are run directories of 57 of the SABER games, ``--episodes`` per game, made
+from the records of saber's random agent under SABER (``saber/data/saber_random_episodes.csv``:
+real records, their seeds the run's), each entry its own run (its own ``run_id`` and agent,
+its scores scaled by 1 + i/100 so that no two entries are alike). Their replays are not
+made: playing 100 x 57 x 100 episodes takes days, and verifying them is ``saber verify``'s
+cost (benchmarks/replay_overhead.py), not the board's. Instead the verification each run
+would have had is put in the cache, as a first build leaves it ("once verified"), and the
+builds measured are what follows:
+
+1. **cold**: every verification found in the cache; every report, ranking, figure page
+   and file computed;
+2. **again**: the same entries again (everything found in the cache: a rebuild);
+3. **one more**: one entry added (its report and page computed, the others found).
+
+The goal (issue 43): a board of 100 entries over 57 games builds in under a minute on 2
+cores once verified, and a build that adds one entry does not verify the others again.
+
+    python benchmarks/board_build.py [--entries 100] [--episodes 100] [--no-figures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import tempfile
+import time
+import uuid
+from importlib import resources
+from pathlib import Path
+
+from saber.board import build_board
+from saber.board._cache import Cache, digest
+from saber.board._entries import run_content
+from saber.games import saber_games
+from saber.protocol.reading import episodes_log_checkpoint
+from saber.protocol.records import EPISODES_FILE
+from saber.protocol.rundir import write_run_file
+from saber.protocol.runfile import RunFile, Session
+from saber.protocol.seeds import SEED_SCHEME
+from saber.protocol.settings import SaberSettings
+from saber.replay.verify import versions_here
+
+GAMES = 57
+
+
+def _random_records(games: list[str], episodes: int) -> list[dict]:
+    text = resources.files("saber.data").joinpath("saber_random_episodes.csv").read_text()
+    wanted = set(games)
+    return [
+        row for row in csv.DictReader(text.splitlines())
+        if row["game"] in wanted and int(row["episode"]) < episodes
+    ]  # fmt: skip
+
+
+def make_entry(folder: Path, index: int, rows: list[dict], games: list[str], episodes: int) -> Path:
+    """One run directory: the random agent's records, scaled, under agent ``agent-<i>``."""
+    run = folder / f"entry-{index:03d}"
+    run.mkdir(parents=True)
+    agent = f"agent-{index:03d}"
+    scale = 1 + index / 100
+    lines = []
+    for row in rows:
+        record = {
+            "game": row["game"], "episode": int(row["episode"]), "seed": int(row["seed"]),
+            "agent": agent, "score": float(row["score"]) * scale,
+            "score_5min": float(row["score_5min"]) * scale,
+            "score_30min": float(row["score_30min"]) * scale, "frames": int(row["frames"]),
+            "steps": int(row["steps"]), "end": row["end"], "rollovers": int(row["rollovers"]),
+            "infinite": row["infinite"] == "true", "seconds": 1.0,
+        }  # fmt: skip
+        lines.append(json.dumps(record) + "\n")
+    (run / EPISODES_FILE).write_text("".join(lines))
+    started = "2026-11-28T00:00:00+00:00"
+    command = ["saber", "eval", "--agent", agent, "--out", str(run)]
+    session = Session(
+        command=command, started=started, versions=dict(versions_here()), ended=started,
+        status="finished", counts={"episodes_finished": len(rows), "attempts_failed": 0},
+        episodes_log=episodes_log_checkpoint(run / EPISODES_FILE),
+    )  # fmt: skip
+    write_run_file(
+        run,
+        RunFile(
+            settings=SaberSettings().as_dict(), deviations={}, agent=agent, games=games,
+            episodes=episodes, base_seed=0, seed_scheme=SEED_SCHEME, command=command,
+            started=started, versions=dict(versions_here()), run_id=uuid.uuid4().hex,
+            sessions=[session],
+        ),
+    )  # fmt: skip
+    return run
+
+
+def mark_verified(cache: Path, run: Path, episodes: int) -> None:
+    """Put in the cache what verifying ``run`` would have kept: every replay reproduced."""
+    key = digest("verify", run_content(run).decode(), None, 0, versions_here())
+    Cache(cache).put(
+        "verify",
+        key,
+        {"ok": True, "checked": episodes, "finished": episodes, "problems": [],
+         "problem_count": 0, "summary": "(benchmark: marked verified)", "notes": []},
+    )  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=100)
+    parser.add_argument("--episodes", type=int, default=100, help="episodes per game")
+    parser.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--keep", type=Path, default=None, help="build here and keep it")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="board-bench-"))
+    games = [g.ale_id for g in saber_games()][:GAMES]
+    rows = _random_records(games, args.episodes)
+    cache = folder / "cache"
+    started = time.perf_counter()
+    runs = [
+        make_entry(folder / "runs", i, rows, games, args.episodes) for i in range(args.entries + 1)
+    ]
+    for run in runs:
+        mark_verified(cache, run, len(rows))
+    made = time.perf_counter() - started
+    print(f"{args.entries} entries + 1 over {len(games)} games, {len(rows)} episodes each "
+          f"({made:.1f} s to make; {os.cpu_count()} cores); figures: {args.figures}")  # fmt: skip
+    results = []
+    for name, given in (("cold", runs[:-1]), ("again", runs[:-1]), ("one more", runs)):
+        board = build_board(given, folder / "site", figures=args.figures, cache=cache)
+        results.append((name, board))
+        print(f"{name}: {board.summary()}", flush=True)
+    print("\n| build | entries | runs verified | reports computed | files | MB | seconds |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, board in results:
+        print(f"| {name} | {len(board.entries)} | {board.verified_now} | "
+              f"{board.reports_computed} | {board.files} | {board.size / 1e6:.1f} | "
+              f"{board.seconds:.1f} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
