@@ -44,7 +44,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
     "jax": {"errors", "protocol", "games", "envs", "harness"},
     # The static results site (saber board): entries verified by replay, ranked like for like.
-    "board": {"errors", "version", "protocol", "games", "scoring", "reports", "replay", "agents"},
+    "board": {
+        *("errors", "version", "protocol", "games", "scoring", "reports", "replay", "agents"),
+        "check",  # the cache's folder, saber check's
+    },
     "cli": {
         *("errors", "protocol", "games", "scoring", "reports", "harness", "check"),
         *("replay", "training", "board"),

@@ -15,25 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from saber.check.verdicts import cache_dir
 from saber.protocol.rundir import write_atomically
 from saber.version import __version__
-
-_OFF = "off"
 
 
 def default_cache_dir() -> Path | None:
     """The board's cache folder (see the module docstring); None: keep nothing."""
-    chosen = os.environ.get("SABER_CACHE_DIR")
-    if chosen == _OFF:
-        return None
-    if chosen:
-        return Path(chosen) / "board"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "saber" / "board"
+    root = cache_dir()
+    return None if root is None else root / "board"
 
 
 def digest(*parts: Any) -> str:
