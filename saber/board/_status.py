@@ -10,7 +10,11 @@ emulator): a second build verifies only the runs it has not seen.
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+import os
 import shlex
+from pathlib import Path
 from typing import Any
 
 from saber.board._cache import Cache, digest
@@ -63,8 +67,8 @@ def decide(
     """
     from saber.replay.verify import versions_here
 
-    verified_now = 0
     here = versions_here()
+    deciding = []
     for entry in entries:
         if entry.kind != "run" or entry.table is None:
             continue
@@ -72,15 +76,19 @@ def decide(
             entry.status = NOT_SABER
             entry.reason = "settings that are not SABER's: " + "; ".join(entry.deviations)
             continue
-        runs = []
-        for run in entry.run_dirs:
-            key = digest("verify", run_content(run).decode(), sample, seed, here)
-            found = cache.get("verify", key)
-            if found is None:
-                found = _verify_one(run, sample, seed, workers)
-                verified_now += 1
-                cache.put("verify", key, found)
-            runs.append({"directory": str(run), **found})
+        deciding.append(entry)
+    keys = {
+        run: digest("verify", run_content(run).decode(), sample, seed, here)
+        for entry in deciding
+        for run in entry.run_dirs
+    }
+    found = {run: cache.get("verify", key) for run, key in keys.items()}
+    pending = [run for run, value in found.items() if value is None]
+    for run, value in zip(pending, _verify_all(pending, sample, seed, workers), strict=True):
+        found[run] = value
+        cache.put("verify", keys[run], value)
+    for entry in deciding:
+        runs = [{"directory": str(run), **found[run]} for run in entry.run_dirs]
         checked = sum(run["checked"] for run in runs)
         finished = sum(run["finished"] for run in runs)
         entry.verification = {
@@ -108,4 +116,19 @@ def decide(
             else f"all {checked}"
         )
         entry.reason = f"{of} replays reproduce their records"
-    return verified_now
+    return len(pending)
+
+
+def _verify_all(
+    runs: list[Path], sample: int | None, seed: int, workers: int | None
+) -> list[dict[str, Any]]:
+    """Verify ``runs``: one run at a time with ``workers`` processes each, or, for many
+    runs, the runs side by side in ``workers`` processes (each starts its emulator once,
+    where a pool per run would start it again for every run)."""
+    count = (os.cpu_count() or 1) if workers is None else workers
+    if count <= 1 or len(runs) <= 1:
+        return [_verify_one(run, sample, seed, workers) for run in runs]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(min(count, len(runs)), context) as pool:
+        jobs = [pool.submit(_verify_one, run, sample, seed, 0) for run in runs]
+        return [job.result() for job in jobs]
