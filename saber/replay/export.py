@@ -11,30 +11,39 @@ the dataset's env spec is ``SABER/<Game>`` with the run's settings, so
 ``dataset.recover_environment()`` gives the env that played it. Episodes are written one
 at a time (an episode's observations are held in memory while it is written: 28 KB per
 step).
+
+Whole or absent, as every file of record: each dataset is written aside, in a hidden
+folder of Minari's (``.saber-export-<pid>-<hex>``, which Minari does not list), by a
+process of its own (:mod:`saber.replay.minari_writer`: h5py can crash on a full disk),
+read back there, fsynced, and only then renamed to its place. A failure at any point
+(a full disk, a crash, Ctrl-C) is one line and leaves nothing under the dataset's name;
+the hidden folder of an export killed outright is removed by the next export.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
+import os
 import re
 import shutil
-import warnings
+import signal
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from saber.errors import OutputExistsError, SaberError
+from saber.errors import OutputExistsError, SaberError, os_error_message
 from saber.games import get_game
 from saber.protocol.reading import read_run_file
-from saber.replay.dataset import recorded_episodes
-from saber.replay.simulate import replay_settings
 
 __all__ = ["MINARI_EXTRA_HINT", "export_minari"]
 
 MINARI_EXTRA_HINT = (
-    'pip install "saber-ale[minari]" (Minari and h5py; from a checkout, pip install ".[minari]")'
+    'pip install "saber-ale[minari]" (Minari, h5py and Pillow; from a checkout, pip install '
+    '".[minari]")'
 )
 
 
@@ -42,6 +51,7 @@ def _require_minari() -> Any:
     try:
         import h5py  # noqa: F401  (Minari's default storage)
         import minari
+        import PIL  # noqa: F401  (Minari's HDF5 storage imports it; Minari does not require it)
         from minari.data_collector import EpisodeBuffer  # noqa: F401
     except ImportError:
         raise SaberError(
@@ -80,27 +90,125 @@ def export_minari(
             (or a damaged one), or several games for one ``dataset_id``.
     """
     minari = _require_minari()
-    from minari.data_collector import EpisodeBuffer
-
     directory = Path(directory)
     run = _read_run(directory)
     wanted = _wanted_games(directory, run, games, dataset_id)
     name = re.sub(r"[^A-Za-z0-9_.]+", "_", run.run or run.agent).strip("_") or "run"
+    root = _dataset_path("")  # Minari's folder of datasets (made if missing)
+    _remove_abandoned_staging(root)
     written: list[str] = []
     for game in wanted:
         identifier = dataset_id or f"saber/{game}/{name}-v0"
-        _clear_dataset_id(minari, identifier, replace)
+        _check_dataset_id(minari, identifier, replace)
+        staging = root / f"{_STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
-            _export_game(minari, EpisodeBuffer, directory, run, game, identifier, author)
-        except BaseException as error:
-            _remove_dataset(identifier)  # whole or absent
-            if isinstance(error, OSError) and error.filename is None and error.errno:
-                # h5py's errors name no file: name the dataset's folder, for the message
-                path = str(_dataset_path(identifier))
-                raise OSError(error.errno, error.strerror, path) from error
-            raise
+            try:
+                staging.mkdir()
+            except OSError as error:  # named as the dataset: the staging folder is ours
+                raise OSError(error.errno, error.strerror, str(root / identifier)) from None
+            _write_aside(directory, game, identifier, author, staging, root)
+            _move_into_place(minari, staging, root, identifier, replace)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # whole or absent
         written.append(identifier)
     return written
+
+
+_STAGING = ".saber-export-"  # hidden: Minari lists no dataset in it
+
+
+def _remove_abandoned_staging(root: Path) -> None:
+    """Remove the staging folders of exports killed outright (their process is gone)."""
+    for folder in root.glob(f"{_STAGING}*"):
+        pid = folder.name[len(_STAGING) :].split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (this machine's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
+
+
+def _write_aside(
+    directory: Path, game: str, identifier: str, author: str | None, staging: Path, root: Path
+) -> None:
+    """Write dataset ``identifier`` under ``staging`` in a process of its own, which reads
+    it back; a SaberError (one line) if it could not."""
+    final = root / identifier
+    task = {"directory": str(directory.resolve()), "game": game, "identifier": identifier,
+            "author": author, "final": str(final)}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "saber.replay.minari_writer", json.dumps(task)],
+        env={**os.environ, "MINARI_DATASETS_PATH": str(staging)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = done.stdout.strip().splitlines()
+    answer = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+    if answer is not None and "error" not in answer:
+        return
+    if answer is not None:
+        raise SaberError(answer["error"])
+    free = shutil.disk_usage(root).free
+    if done.returncode < 0:
+        try:
+            cause = f"killed by {signal.Signals(-done.returncode).name}"
+        except ValueError:
+            cause = f"killed by signal {-done.returncode}"
+        raise SaberError(
+            f"Cannot write {final}: the HDF5 writer crashed ({cause}), as h5py does on a full "
+            f"disk ({free:,} bytes free there); nothing was written: free some space and run "
+            "the same command again"
+        )
+    said = done.stderr.strip().splitlines()
+    raise SaberError(
+        f"Cannot write {final}: the dataset writer failed (exit code {done.returncode}"
+        + (f": {said[-1]}" if said else "")
+        + "); nothing was written"
+    )
+
+
+def _move_into_place(
+    minari: Any, staging: Path, root: Path, identifier: str, replace: bool
+) -> None:
+    """Rename the staged dataset to its place (after an fsync of every file), with the
+    namespace metadata Minari keeps beside it; an existing dataset is deleted first when
+    ``replace``."""
+    staged, final = staging / identifier, root / identifier
+    for path in sorted(staged.rglob("*")):
+        if path.is_file():
+            _fsync(path)
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        for level in [*reversed(Path(identifier).parents)][1:]:  # the namespaces, outermost first
+            metadata = staging / level / "namespace_metadata.json"
+            if metadata.is_file() and not (root / level / metadata.name).exists():
+                os.replace(metadata, root / level / metadata.name)
+        if replace and final.exists():
+            with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
+                minari.delete_dataset(identifier)
+        os.rename(staged, final)
+        _fsync(final.parent)
+    except OSError as error:
+        raise SaberError(os_error_message(error)) from None
+
+
+def _fsync(path: Path) -> None:
+    """Make ``path`` (a file, or a directory's renames) durable."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _read_run(directory: Path) -> Any:
@@ -143,19 +251,16 @@ def _wanted_games(
     return wanted
 
 
-def _clear_dataset_id(minari: Any, identifier: str, replace: bool) -> None:
-    """Make way for dataset ``identifier``: an existing one is deleted with ``replace``,
-    an error (OutputExistsError) without."""
-    if identifier not in minari.list_local_datasets():
+def _check_dataset_id(minari: Any, identifier: str, replace: bool) -> None:
+    """An OutputExistsError for an existing dataset ``identifier`` without ``replace``
+    (with it, the dataset is replaced once the new one is whole: _move_into_place)."""
+    if replace or identifier not in minari.list_local_datasets():
         return
-    if not replace:
-        raise OutputExistsError(
-            f"A Minari dataset {identifier!r} exists already; pass --force (replace=True) "
-            f"to replace it, delete it (minari.delete_dataset({identifier!r})) or choose "
-            "another dataset_id"
-        )
-    with contextlib.redirect_stdout(io.StringIO()):  # Minari prints "deleted!"
-        minari.delete_dataset(identifier)
+    raise OutputExistsError(
+        f"A Minari dataset {identifier!r} exists already; pass --force (replace=True) "
+        f"to replace it, delete it (minari.delete_dataset({identifier!r})) or choose "
+        "another dataset_id"
+    )
 
 
 def _dataset_path(identifier: str) -> Path:
@@ -163,77 +268,3 @@ def _dataset_path(identifier: str) -> Path:
     from minari.storage import get_dataset_path
 
     return Path(get_dataset_path(identifier))
-
-
-def _remove_dataset(identifier: str) -> None:
-    """Delete what a failed export left of dataset ``identifier``: a full disk can leave a
-    folder that Minari no longer lists as a dataset (only warns about), so it goes too."""
-    shutil.rmtree(_dataset_path(identifier), ignore_errors=True)
-
-
-def _export_game(
-    minari: Any,
-    episode_buffer: Any,
-    directory: Path,
-    run: Any,
-    game: str,
-    identifier: str,
-    author: str | None,
-) -> None:
-    """Write the dataset ``identifier`` of one game's finished episodes."""
-    dataset = None
-    count = 0
-    for recorded in recorded_episodes(directory):
-        if recorded.game != game:
-            continue
-        observations, actions, rewards, terminations, truncations = [], [], [], [], []
-        for step in recorded:
-            if not observations:
-                observations.append(step.observation)
-            observations.append(step.next_observation)
-            actions.append(step.action)
-            rewards.append(step.reward)
-            terminations.append(step.terminated)
-            truncations.append(step.truncated)
-        buffer = episode_buffer(
-            id=count,
-            seed=int(recorded.record["seed"]),
-            # One (steps + 1, 4, 84, 84) array, not a list of frames: Minari 0.5.3 (the
-            # last for Python 3.10) JPEG-encodes a list of uint8 2-D/3-D arrays, which
-            # is lossy and fails on (4, 84, 84); an array of 4 dimensions whose last is
-            # not 1 or 3 is stored as it is by every Minari >= 0.5.
-            observations=np.stack(observations),
-            actions=actions,
-            rewards=rewards,
-            terminations=terminations,
-            truncations=truncations,
-            infos={},
-        )
-        if dataset is None:
-            settings = replay_settings(recorded.replay).as_dict()
-            import gymnasium as gym
-
-            env = gym.make(get_game(game).env_id, **settings)
-            with warnings.catch_warnings():  # its advice on optional metadata
-                warnings.filterwarnings("ignore", category=UserWarning, module="minari")
-                dataset = minari.create_dataset_from_buffers(
-                    identifier,
-                    [buffer],
-                    env=env,
-                    algorithm_name=run.agent,
-                    author=author,
-                    description=(
-                        f"SABER episodes of {game} by agent {run.agent!r}"
-                        + (f", run {run.run!r}" if run.run else "")
-                        + f", re-simulated from the replays of {directory.name} "
-                        f"(saber {run.versions.get('saber', '?')}, ale-py "
-                        f"{run.versions.get('ale_py', '?')})"
-                    ),
-                    data_format="hdf5",
-                )
-            env.close()
-        else:
-            dataset.update_dataset_from_buffer([buffer])
-        count += 1
-    if dataset is None:
-        raise SaberError(f"{directory}: no finished {game} episode to export")
