@@ -306,6 +306,10 @@ class _GameLogs:
     def episodes(self) -> int:
         return sum(log.episodes for log in self.logs.values())
 
+    def episode_number(self, row: int) -> int:
+        """The number the next episode that ends on ``row`` gets (its game's count)."""
+        return self._row_logs[row].episodes
+
     def advance_rows(self, played: np.ndarray) -> None:
         """Each row played ``played[row]`` more frames (its game's log counts them)."""
         per_game = np.bincount(self._row_index, weights=played, minlength=len(self.logs))
@@ -373,17 +377,14 @@ class _EpisodeLogging:
             self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
         else:
             saber_settings(env)  # raises TypeError for an env saber did not make
-            if replays or start_frames or start_episodes:
+            if start_frames or start_episodes:
                 raise SaberError(
-                    "A multi-game env's training recorder keeps no replays and does not "
-                    "resume (replays=False, start_frames=0, start_episodes=0)"
+                    "A multi-game env's training recorder does not resume (start_frames=0, "
+                    "start_episodes=0): start a new log"
                 )
             self.log = _GameLogs(path, [str(game) for game in row_games], checkpoints)
         self._counter = FrameCounter(rows)
-        self.replays = None
-        if replays:
-            assert isinstance(self.log, TrainingLog)  # refused above for many games
-            self.replays = _replays(env, self.log, rows)
+        self.replays = _replays(env, self.log, rows) if replays else None
 
     def _advance(self, info: dict[str, Any]) -> None:
         """Count the frames the step played (each game's own, in a multi-game env)."""
@@ -457,7 +458,8 @@ class VectorTrainingRecorder(_EpisodeLogging, gym.vector.VectorWrapper):
     Episodes are numbered in the order they end; ``env`` in each line is the sub-env.
     Over a multi-game env (``gymnasium.make_vec("SABER/Atari5", ...)``) each line's
     ``game`` is its sub-env's, and its ``frames`` and ``episode`` count that game's alone
-    (each game's curve reads as a training of that game would).
+    (each game's curve reads as a training of that game would; its replays lie under
+    ``<log stem>.replays/<game>/``); such a log is not resumed.
 
     Args:
         env: ``SaberVectorEnv`` or ``gymnasium.make_vec("SABER/<Game>", ...)``.
@@ -509,7 +511,12 @@ class VectorTrainingRecorder(_EpisodeLogging, gym.vector.VectorWrapper):
                 record = {name: values[row] for name, values in episode.items()}
                 extra = None
                 if replays is not None:
-                    extra = replays.finish(row, self.log.episodes, int(record["steps"]))
+                    number = (
+                        self.log.episode_number(row)
+                        if isinstance(self.log, _GameLogs)
+                        else self.log.episodes
+                    )
+                    extra = replays.finish(row, number, int(record["steps"]))
                 self.log.write(record, row=row, extra=extra)
         if self._autoreset:
             self._resetting = np.logical_or(terminated, truncated)
@@ -520,7 +527,33 @@ class VectorTrainingRecorder(_EpisodeLogging, gym.vector.VectorWrapper):
         super().close(**kwargs)
 
 
-def _replays(env: gym.Env | gym.vector.VectorEnv, log: TrainingLog, rows: int) -> TrainingReplays:
+class _GameReplays:
+    """The :class:`TrainingReplays` of each game of a multi-game vector env, row by row:
+    each game's replays lie under ``<log stem>.replays/<game>/``, numbered as its log lines."""
+
+    def __init__(self, log: _GameLogs, settings: dict[str, Any]) -> None:
+        assert log.path is not None
+        rows = len(log._row_logs)
+        by_game = {game: TrainingReplays(log.path, game, rows, settings) for game in log.logs}
+        games = list(log.logs)
+        self._row_replays = [by_game[games[index]] for index in log._row_index.tolist()]
+        self._replays = list(by_game.values())
+
+    def start(self, rows: Iterable[int], seeds: Iterable[int | None]) -> None:
+        for row, seed in zip(rows, seeds, strict=True):
+            self._row_replays[row].start([row], [seed])
+
+    def add(self, actions: list[int], acting: list[bool] | None = None) -> None:
+        for replays in self._replays:  # each records the rows it started, no others
+            replays.add(actions, acting)
+
+    def finish(self, row: int, episode: int, steps: int) -> dict[str, Any]:
+        return self._row_replays[row].finish(row, episode, steps)
+
+
+def _replays(
+    env: gym.Env | gym.vector.VectorEnv, log: TrainingLog | _GameLogs, rows: int
+) -> TrainingReplays | _GameReplays:
     """Replays for a recorder of ``env``, which now seeds every episode."""
     if log.path is None:
         raise SaberError("Recording training replays needs a log path: they are written beside it")
@@ -531,6 +564,8 @@ def _replays(env: gym.Env | gym.vector.VectorEnv, log: TrainingLog, rows: int) -
             f"{type(unwrapped).__name__}: use gymnasium.make or make_vec of SABER/<Game>"
         )
     unwrapped.seed_each_episode = True
+    if isinstance(log, _GameLogs):
+        return _GameReplays(log, saber_settings(env).as_dict())
     return TrainingReplays(log.path, log.game, rows, saber_settings(env).as_dict())
 
 

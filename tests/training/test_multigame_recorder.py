@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
+from saber.replay import verify_training_log
 from saber.training import VectorTrainingRecorder
 
 GAMES = ["breakout", "pong"]
@@ -56,8 +57,28 @@ def test_each_game_logs_its_own_frames_and_episodes(tmp_path: Path) -> None:
     assert "| 1,000 | 2 |" in result.output
 
 
-def test_replays_and_resuming_are_refused_in_one_line(tmp_path: Path) -> None:
+def test_each_games_episodes_replay_and_verify(tmp_path: Path) -> None:
+    log = tmp_path / "training.jsonl"
+    envs = VectorTrainingRecorder(
+        gym.make_vec("SABER/Games", num_envs=2, games=["pong", "skiing"], **SHORT_CAP),
+        log,
+        replays=True,
+    )
+    envs.reset(seed=3)
+    for actions in np.random.default_rng(1).integers(0, 18, (230, 2)):
+        envs.step(actions)
+    envs.close()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {(line["game"], line["episode"]) for line in lines} == {
+        (game, episode) for game in ("pong", "skiing") for episode in (0, 1)
+    }
+    assert all(line["replay"].startswith(f"training.replays/{line['game']}/") for line in lines)
+    result = verify_training_log(log, workers=1)
+    assert result.ok and len(result.checks) == 4, result.lines()
+
+
+def test_resuming_is_refused_in_one_line(tmp_path: Path) -> None:
     envs = gym.make_vec("SABER/Games", num_envs=2, games=GAMES)
-    with pytest.raises(SaberError, match=r"^A multi-game env's training recorder keeps no"):
-        VectorTrainingRecorder(envs, tmp_path / "log.jsonl", replays=True)
+    with pytest.raises(SaberError, match=r"^A multi-game env's training recorder does not"):
+        VectorTrainingRecorder(envs, tmp_path / "log.jsonl", start_frames=1_000)
     envs.close()
