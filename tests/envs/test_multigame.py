@@ -203,6 +203,11 @@ BAD_INPUT = [
         "atari3_val, atari5_val, atari57, saber61",
     ),
     (
+        lambda: gym.make_vec("SABER/Atari4", num_envs=4),
+        gym.error.NameNotFound,
+        "Environment `Atari4` doesn't exist in namespace SABER. Did you mean: `Atari5`?",
+    ),
+    (
         lambda: gym.make_vec("SABER/Games", num_envs=2, games=["pong"], frameskip=5),
         UnknownSettingError,
         "Unknown SABER setting(s): frameskip. Known settings: clip_rewards, frame_skip, "
@@ -230,6 +235,7 @@ BAD_INPUT = [
         "game-twice",
         "games-on-a-set",
         "unknown-set",
+        "unknown-set-id",
         "not-a-saber-setting",
         "render",
     ],
