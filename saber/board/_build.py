@@ -143,12 +143,12 @@ def build_board(
     given = [*(SHIPPED if shipped else ()), *map(str, entries)]
     if not given:
         raise ScoreFileError("No entries given: run directories, score tables or shipped names")
-    reader = Reader()
+    store = Cache(default_cache_dir() if cache is _DEFAULT else _path_or_none(cache))
+    reader = Reader(store)
     for item in given:
         reader.read(item)
     found = reader.entries
     _name_pages(found)
-    store = Cache(default_cache_dir() if cache is _DEFAULT else _path_or_none(cache))
     from saber.board._status import decide
 
     verified_now = decide(found, store, sample, sample_seed, workers)

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from saber.agents.pretrained import PRETRAINED, provenance
+from saber.board._cache import Cache, digest
 from saber.errors import SaberError
 from saber.protocol.reading import parse_run_file, read_run_json, run_key
 from saber.protocol.records import EPISODES_FILE, RUN_FILE
 from saber.protocol.runfile import RunFile
-from saber.scoring import ScoreTable, list_references, reference_table
+from saber.scoring import EpisodeScore, ScoreTable, list_references, reference_table
 from saber.scoring.references import PAPER_TRAINING_FRAMES
 from saber.scoring.scorefile import read_score_csv, read_scores
 
@@ -169,12 +170,16 @@ def _metadata(path: Path) -> tuple[dict[str, Any], str | None]:
 class Reader:
     """Reads ENTRYs into entries, counting each run, table and reference once.
 
+    Args:
+        cache: where the scores read from runs are kept (None: nowhere).
+
     Attributes:
         entries: every entry read, in the order given.
         notes: one line for each ENTRY that held what another already gave.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Cache | None = None) -> None:
+        self.cache = cache
         self.entries: list[Entry] = []
         self.notes: list[str] = []
         self._seen: dict[str, tuple[str, Entry | None]] = {}  # identity -> (first given, entry)
@@ -296,13 +301,34 @@ class Reader:
         if meta_problem:
             entry.reason = meta_problem
             return entry
-        try:
-            table = read_scores(*dirs)
-        except SaberError as error:
-            entry.reason = _one_line(error)
+        table = self._read_scores(entry.key, dirs)
+        if isinstance(table, str):
+            entry.reason = table
             return entry
         entry.table = _renamed(table, label)
         return entry
+
+    def _read_scores(self, key: str, dirs: list[Path]) -> ScoreTable | str:
+        """The runs' scores (:func:`saber.scoring.read_scores`), or why they cannot be read.
+
+        Reading checks every line of every run (a second a run of 57 games x 100 episodes),
+        so what it found is kept in the cache under the runs' content, where the next build
+        finds it; messages name the directories as given this time."""
+        names = [str(run) for run in dirs]
+        key = digest("table", key)  # what saber reads in a run may change with its version
+        found = None if self.cache is None else self.cache.get("table", key)
+        if found is not None:
+            try:
+                return _table_from(found, names)
+            except (KeyError, TypeError, ValueError):
+                pass  # another layout: read again
+        try:
+            table = read_scores(*dirs)
+        except SaberError as error:
+            return _one_line(error)
+        if self.cache is not None:
+            self.cache.put("table", key, _table_document(table, names))
+        return table
 
     # Score tables, references, shipped agents --------------------------------------------
 
@@ -415,6 +441,48 @@ class Reader:
         )
         self.entries.append(entry)
         self._seen[f"agent:{name}"] = (name, entry)
+
+
+def _table_document(table: ScoreTable, names: list[str]) -> dict[str, Any]:
+    """A run table as a JSON document (its rows as lists: a tenth of the bytes of objects);
+    ``names``, the directories it was read from, stand as NUL, their number, NUL in its
+    text (a character no path or message holds)."""
+
+    def text(value: str) -> str:
+        for number, name in sorted(enumerate(names), key=lambda item: -len(item[1])):
+            value = value.replace(name, f"\x00{number}\x00")  # the longest first: a/b2 before a/b
+        return value
+
+    return {
+        "rows": [
+            [r.agent, r.game, r.time_limit, r.score, r.infinite, r.episode, text(r.where), r.run]
+            for r in table.records
+        ],
+        "sources": [text(source) for source in table.sources],
+        "warnings": [text(warning) for warning in table.warnings],
+        "saber_compliant": table.saber_compliant,
+    }
+
+
+def _table_from(document: dict[str, Any], names: list[str]) -> ScoreTable:
+    """The table of :func:`_table_document`, its text naming the directories ``names``."""
+
+    def text(value: str) -> str:
+        for number, name in enumerate(names):
+            value = value.replace(f"\x00{number}\x00", name)
+        return value
+
+    return ScoreTable(
+        records=[
+            EpisodeScore(
+                agent, game, limit, float(score), bool(infinite), episode, text(where), run
+            )
+            for agent, game, limit, score, infinite, episode, where, run in document["rows"]
+        ],
+        sources=[text(source) for source in document["sources"]],
+        saber_compliant=bool(document["saber_compliant"]),
+        warnings=[text(warning) for warning in document["warnings"]],
+    )
 
 
 def run_content(run: Path) -> bytes:

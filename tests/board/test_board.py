@@ -179,6 +179,8 @@ def test_a_second_build_verifies_only_the_new_run(
     second = build([copy, new, "saber-paper"], tmp_path / "site", cache)
     assert second.verified_now == 1
     assert [e.status for e in second.entries[:2]] == ["verified", "verified"]
+    # The copy's scores came from the cache (read from good_run), and name the copy.
+    assert second.entries[0].table.sources == [str(copy / "episodes.jsonl")]
     assert second.reports_computed < first.reports_computed + 4
 
 
