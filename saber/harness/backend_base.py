@@ -34,16 +34,22 @@ def timeout_message(seconds: float) -> str:
 # What a user can do about the signals a worker process dies of most often.
 _SIGNAL_MEANINGS = {
     signal.SIGSEGV: "a segmentation fault: the policy, or a library it calls, crashed",
-    signal.SIGKILL: "killed: kill -9, or the system's out-of-memory killer",
-    signal.SIGABRT: "aborted: a library it calls gave up",
-    signal.SIGBUS: "a bus error: a crash in native code, or a full /dev/shm",
-    signal.SIGTERM: "terminated: SIGTERM from outside, or Dask's memory limit",
+    signal.SIGKILL: "kill -9, or the system's out-of-memory killer",
+    signal.SIGABRT: "a library it calls aborted",
+    signal.SIGBUS: "a crash in native code, or a full /dev/shm",
+    signal.SIGTERM: "a stop from outside, or Dask's memory limit",
 }
 
 
 def death_cause(exit_code: int) -> str:
-    """How a worker process ended, named: ``exit code 3``, or ``exit code -11: killed by
-    SIGSEGV, a segmentation fault: ...`` for a signal (a negative exit code)."""
+    """How a worker process ended, named: its exit code, and for a signal (a negative exit
+    code) the signal and what it usually means.
+
+    >>> death_cause(3)
+    'exit code 3'
+    >>> death_cause(-9)
+    "exit code -9: killed by SIGKILL (kill -9, or the system's out-of-memory killer)"
+    """
     if exit_code >= 0:
         return f"exit code {exit_code}"
     try:
@@ -51,7 +57,7 @@ def death_cause(exit_code: int) -> str:
     except ValueError:
         return f"exit code {exit_code}: killed by signal {-exit_code}"
     meaning = _SIGNAL_MEANINGS.get(number)
-    return f"exit code {exit_code}: killed by {number.name}" + (f", {meaning}" if meaning else "")
+    return f"exit code {exit_code}: killed by {number.name}" + (f" ({meaning})" if meaning else "")
 
 
 class Backend(Protocol):

@@ -182,7 +182,7 @@ def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_sig
     assert status == 1, errors
     last = errors.strip().splitlines()[-1]
     assert last.startswith("Error: Stopped: the same failure ended 3 work units in a row"), last
-    assert "killed by SIGSEGV, a segmentation fault" in last, last
+    assert "killed by SIGSEGV (a segmentation fault" in last, last
     assert "tcp://" not in last and "saber-unit-" not in last, last
     records = read_records(out)
     assert len({record["error"] for record in records}) == 1
