@@ -244,6 +244,16 @@ class Site:
         if self.notes:
             parts += ["<h2>Given twice</h2>", listing(self.notes)]
         title = "SABER board" if path == "index.html" else f"Ranking on {game_set.title}"
+        if path == "index.html":
+            counts = ", ".join(
+                f"{n} {s}" for s in STATUSES if (n := sum(e.status == s for e in self.entries))
+            )
+            parts.insert(
+                0,
+                f"<p>{len(self.entries)} entries ({esc(counts)}), each one's status decided when "
+                "this site was built: a run is verified by playing its replays again, without "
+                f'the policy (<a href="about.html">what the board checks</a>).</p>',
+            )
         return page(title, path, "\n".join(parts), self.footer)
 
     def _ranking_table(self, ranking: Ranking, rows: list[dict[str, Any]], root: str) -> str:
