@@ -148,6 +148,9 @@ def test_every_link_resolves_and_nothing_comes_from_the_network(
             if not target.is_file() or folder.resolve() not in target.parents:
                 broken.append(f"{page.relative_to(folder)}: {link}")
     assert broken == [] and external == []
+    for name in ("board.css", "sort.js"):  # nothing they fetch either
+        text = (folder / name).read_text()
+        assert "url(" not in text and "http" not in text and "@import" not in text
 
 
 def test_an_entry_page_shows_provenance_and_how_to_check_it(site: tuple[Path, Board]) -> None:
@@ -223,6 +226,19 @@ def test_the_site_is_written_whole_and_never_over_files_it_did_not_make(
     with pytest.raises(OutputExistsError, match=r"entries/mine\.html"):
         build_board(["saber-paper"], out, resamples=10, figures=False, cache=None)
     assert (out / "entries" / "mine.html").read_text() == "mine"
+
+
+def test_a_site_that_cannot_be_written_whole_leaves_the_old_one(tmp_path: Path) -> None:
+    """A failure halfway (here a file where a folder must go) removes what was written
+    aside and leaves the site in place as it was."""
+    from saber.board._publish import publish
+
+    out = tmp_path / "site"
+    publish({"index.html": "old"}, out)
+    with pytest.raises(OSError):
+        publish({"index.html": "new", "a": "file", "a/b.html": "under a file"}, out)
+    assert (out / "index.html").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 
 
 def test_the_shipped_board_ranks_the_paper_and_saber_agents(tmp_path: Path) -> None:
