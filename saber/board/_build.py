@@ -6,12 +6,13 @@ import datetime
 import importlib.util
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from saber.board._cache import Cache, default_cache_dir, digest
-from saber.board._entries import FAILED, STATUSES, Entry, Reader
+from saber.board._entries import FAILED, STATUSES, Entry, Reader, renamed
 from saber.board._publish import check_out, publish
 from saber.board._ranking import Ranking, Reports, game_sets, rank
 from saber.board._shipped import SHIPPED
@@ -78,7 +79,14 @@ def _slug(text: str) -> str:
 
 
 def _name_pages(entries: list[Entry]) -> None:
-    """Give each entry its page's name: its label and the start of its content hash."""
+    """Tell apart entries of one name (``random (runs/a)``, ``random (runs/b)``: their
+    folders), and give each entry its page's name: its label and the start of its hash."""
+    counts = Counter(entry.label for entry in entries)
+    for entry in entries:
+        if counts[entry.label] > 1 and entry.given != entry.label:
+            entry.label = f"{entry.label} ({_short(entry)})"
+            if entry.table is not None:
+                entry.table = renamed(entry.table, entry.label)
     taken: set[str] = set()
     for entry in entries:
         base = f"{_slug(entry.label)}-{entry.key[:8]}"
@@ -88,6 +96,13 @@ def _name_pages(entries: list[Entry]) -> None:
             name = f"{base}-{number}"
         taken.add(name)
         entry.id = name
+
+
+def _short(entry: Entry) -> str:
+    """Where an entry came from, short: its run directory's or file's name."""
+    if entry.run_dirs:
+        return ", ".join(run.name for run in entry.run_dirs)
+    return Path(entry.given).name or entry.given
 
 
 def build_board(

@@ -111,7 +111,7 @@ def _one_line(error: BaseException | str) -> str:
     return " ".join(text.split())
 
 
-def _renamed(table: ScoreTable, agent: str) -> ScoreTable:
+def renamed(table: ScoreTable, agent: str) -> ScoreTable:
     """``table`` with every record's agent named ``agent`` (one entry, one agent; a
     reference's agent stays marked as the reference it comes from)."""
     records = table.records
@@ -305,7 +305,7 @@ class Reader:
         if isinstance(table, str):
             entry.reason = table
             return entry
-        entry.table = _renamed(table, label)
+        entry.table = renamed(table, label)
         return entry
 
     def _read_scores(self, key: str, dirs: list[Path]) -> ScoreTable | str:
@@ -352,7 +352,7 @@ class Reader:
             only = dataclasses.replace(
                 table, records=[r for r in table.records if r.agent == agent]
             )
-            entry.table = _renamed(only, label)
+            entry.table = renamed(only, label)
             entry.citation = meta.get("citation")
             entry.training_frames = meta.get("training_frames")
             entry.date = _date(meta.get("date"))
@@ -385,7 +385,7 @@ class Reader:
             entry.key = _sha256(
                 b"reference", name.encode(), agent.encode(), repr(only.records).encode()
             )
-            entry.table = _renamed(only, agent)
+            entry.table = renamed(only, agent)
             entry.citation = info.citation
             entry.facts = {
                 "Reference": f"{name}: {info.description}",
@@ -418,7 +418,7 @@ class Reader:
         entry.key = _sha256(b"agent", name.encode(), episodes.read_bytes())
         run = evaluation.get("run", {})
         table = read_score_csv(episodes)
-        entry.table = _renamed(table, name)
+        entry.table = renamed(table, name)
         entry.settings = dict(run.get("settings", {}))
         entry.versions = {
             k: str(run[k]) for k in ("saber", "ale_py", "gymnasium", "numpy", "python") if k in run

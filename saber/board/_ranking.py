@@ -96,7 +96,8 @@ class Reports:
 
     def key(self, entry: Entry, games: tuple[str, ...] | None = None) -> str:
         """The cache key of the report of ``entry`` on ``games`` (None: all its games)."""
-        return digest("report", entry.key, games, self.resamples, self.seed)
+        # The label too: the report names the agent by it (board.json's name may change).
+        return digest("report", entry.key, entry.label, games, self.resamples, self.seed)
 
     def of(self, entry: Entry, games: tuple[str, ...] | None = None) -> Report:
         """The report of ``entry`` (which has scores): on all its games at every time limit

@@ -71,7 +71,7 @@ def test_the_ranking_compares_like_for_like_and_says_on_which_games(
     common = rankings["common"]
     assert common.game_set.games == ("pong",)
     ranked = {entry.label for entry, _ in common.rows}
-    assert ranked == {"random", "my-dqn", "rainbow@saber-paper", "rainbow-iqn@saber-paper"}
+    assert ranked == {"random (good)", "my-dqn", "rainbow@saber-paper", "rainbow-iqn@saber-paper"}
     # On the paper's 61 games only the paper's agents have every game; the others are
     # listed with what they lack, never ranked over fewer games.
     saber61 = rankings["saber61"]
@@ -80,13 +80,13 @@ def test_the_ranking_compares_like_for_like_and_says_on_which_games(
         "rainbow-iqn@saber-paper",
     }
     assert {entry.label: len(lacking) for entry, lacking in saber61.lacking} == {
-        "random": 60,
+        "random (good)": 60,
         "my-dqn": 59,
     }
     assert board.default == "saber61"
     index = (folder / "index.html").read_text()
     assert "compared like for like on the SABER paper&#x27;s games (61 games)" in index
-    assert "random (" in index and "lacks 60 of 61 games" in index
+    assert "random (good) (" in index and "lacks 60 of 61 games" in index
     pong = (folder / "rankings" / "common.html").read_text()
     assert "compared like for like on the games every ranked entry has (1 game)" in pong
     assert '<a href="../games/pong.html">Pong</a>' in pong
@@ -106,7 +106,7 @@ def test_every_table_is_downloadable_and_matches_the_pages(site: tuple[Path, Boa
     ]
     per_game = json.loads((folder / "per-game.json").read_text())["rows"]
     assert {"pong", "breakout"} <= {r["game"] for r in per_game}
-    assert any(r["entry"] == "random" and r["status"] == "verified" for r in per_game)
+    assert any(r["entry"] == "random (good)" and r["status"] == "verified" for r in per_game)
 
 
 class _Links(HTMLParser):
