@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import html
 import importlib.util
 import re
 import time
@@ -13,8 +14,9 @@ from pathlib import Path
 
 from saber.board._cache import Cache, default_cache_dir, digest
 from saber.board._entries import FAILED, STATUSES, Entry, Reader, renamed
+from saber.board._parallel import run_all
 from saber.board._publish import check_out, publish
-from saber.board._ranking import Ranking, Reports, game_sets, rank
+from saber.board._ranking import Ranking, Reports, game_sets, games_at_limit, rank
 from saber.board._shipped import SHIPPED
 from saber.board._site import Site
 from saber.errors import ScoreFileError
@@ -128,7 +130,8 @@ def build_board(
         sample: verify this many episodes per run, drawn with ``sample_seed``; None:
             every one.
         sample_seed: the seed of the sample.
-        workers: verification worker processes (None: one per core; 0: this process).
+        workers: worker processes that verify runs, compute reports and draw figures
+            (None: one per core; 0: this process).
         resamples: bootstrap resamples per interval.
         figures: draw each report's figures (None: when matplotlib is installed).
         cache: the cache folder (default: ``$SABER_CACHE_DIR/board``, see
@@ -168,34 +171,30 @@ def build_board(
 
     verified_now = decide(found, store, sample, sample_seed, workers)
     reports = Reports(store, resamples)
+    # Every report the site shows, computed at once in worker processes: each entry's own,
+    # and its reports on the sets of games it is ranked on.
+    wanted: list[tuple[Entry, tuple[str, ...] | None]] = [
+        (entry, None) for entry in found if entry.table is not None
+    ]
+    wanted += [
+        (entry, game_set.games)
+        for game_set in game_sets(found)
+        for entry in found
+        if entry.ranked and game_set.games and set(game_set.games) <= games_at_limit(entry)
+    ]
+    failed = reports.compute(wanted, workers)
     for entry in found:
-        if entry.table is None:
-            continue
-        try:
-            reports.of(entry)
-        except Exception as error:  # an entry's failure is its status, never a crash
+        if id(entry) in failed:  # an entry's failure is its status, never a crash
             entry.status, entry.table = FAILED, None
-            entry.reason = f"its report cannot be computed: {' '.join(str(error).split())}"
+            entry.reason = f"its report cannot be computed: {failed[id(entry)]}"
     rankings = [rank(found, game_set, reports) for game_set in game_sets(found)]
     default = _front(rankings)
     drawn = importlib.util.find_spec("matplotlib") is not None if figures is None else figures
-
-    def report_page(entry: Entry) -> str:
-        from saber.reports.html import to_html
-
-        key = digest("page", reports.key(entry), drawn, FIGURE_DPI)
-        text = store.get_text("page", key, ".html")
-        if text is None:
-            report = reports.of(entry)
-            try:
-                text = to_html(report, figures=drawn, dpi=FIGURE_DPI)
-            except Exception:  # a figure that cannot be drawn: the page without figures
-                text = to_html(report, figures=False)
-            store.put_text("page", key, text, ".html")
-        return text
+    pages = _report_pages(found, reports, store, drawn, workers)
 
     built = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    files = Site(found, reader.notes, rankings, default, reports, report_page, built).render()
+    site = Site(found, reader.notes, rankings, default, reports, lambda e: pages[e.id], built)
+    files = site.render()
     publish(files, out)
     return Board(
         out=out,
@@ -210,6 +209,41 @@ def build_board(
         seconds=time.perf_counter() - started,
         figures=drawn,
     )
+
+
+def report_page(document: dict, figures: bool) -> str:
+    """An entry's report as one HTML page (:func:`saber.reports.html.to_html`), its figures
+    drawn when ``figures`` and they can be (a figure that cannot: the page without them)."""
+    from saber.reports.html import to_html
+
+    if figures:
+        try:
+            return to_html(document, figures=True, dpi=FIGURE_DPI)
+        except Exception:  # a figure that cannot be drawn: the page without figures
+            pass
+    return to_html(document, figures=False)
+
+
+def _report_pages(
+    entries: list[Entry], reports: Reports, store: Cache, figures: bool, workers: int | None
+) -> dict[str, str]:
+    """Each entry's report page by the entry's id, from the cache or drawn in worker
+    processes."""
+    keys = {
+        entry.id: digest("page", reports.key(entry), figures, FIGURE_DPI)
+        for entry in entries
+        if entry.table is not None
+    }
+    pages = {name: store.get_text("page", key, ".html") for name, key in keys.items()}
+    missing = [entry for entry in entries if pages.get(entry.id, "") is None]
+    jobs = [(reports.of(entry).to_dict(), figures) for entry in missing]
+    for entry, text in zip(missing, run_all(report_page, jobs, workers), strict=True):
+        if isinstance(text, BaseException):  # not even without figures: a line saying so
+            text = f"<!DOCTYPE html><p>This report cannot be shown: {html.escape(str(text))}</p>"
+        else:
+            store.put_text("page", keys[entry.id], text, ".html")
+        pages[entry.id] = text
+    return {name: text or "" for name, text in pages.items()}
 
 
 def _front(rankings: list[Ranking]) -> Ranking:

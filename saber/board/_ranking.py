@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from saber.board._cache import Cache, digest
 from saber.board._entries import Entry
+from saber.board._parallel import run_all
 from saber.games import game_sets as named_sets
 from saber.reports import Report, make_report
 from saber.reports.model import Section
+from saber.scoring import ScoreTable
 
 # The named sets the board ranks on (saber.games.game_sets' names), largest first.
 NAMED_SETS = {"saber61": "the SABER paper's games", "atari57": "Atari-57", "atari5": "Atari-5"}
@@ -60,7 +63,7 @@ class Ranking:
     lacking: list[tuple[Entry, list[str]]] = field(default_factory=list)
 
 
-def _games_at_limit(entry: Entry) -> set[str]:
+def games_at_limit(entry: Entry) -> set[str]:
     assert entry.table is not None
     return {r.game for r in entry.table.records if r.time_limit == LIMIT}
 
@@ -69,7 +72,7 @@ def game_sets(entries: list[Entry]) -> list[GameSet]:
     """The sets of games the board ranks on, in order (the named sets, then the games
     every ranked entry has)."""
     ranked = [e for e in entries if e.ranked]
-    common = set.intersection(*(_games_at_limit(e) for e in ranked)) if ranked else set()
+    common = set.intersection(*(games_at_limit(e) for e in ranked)) if ranked else set()
     named = named_sets()
     return [
         *(
@@ -99,35 +102,81 @@ class Reports:
         # The label too: the report names the agent by it (board.json's name may change).
         return digest("report", entry.key, entry.label, games, self.resamples, self.seed)
 
-    def of(self, entry: Entry, games: tuple[str, ...] | None = None) -> Report:
-        """The report of ``entry`` (which has scores): on all its games at every time limit
-        (``games`` None, or its own games), else on ``games`` at the ranking's limit."""
+    def _normal(self, entry: Entry, games: tuple[str, ...] | None) -> tuple[str, ...] | None:
         assert entry.table is not None
         if games is not None and set(games) == {r.game for r in entry.table.records}:
-            games = None  # the same games: the same report
-        key = self.key(entry, games)
+            return None  # the same games: the same report
+        return games
+
+    def _found(self, key: str) -> Report | None:
+        """The report kept under ``key`` (in this build, or in the cache), or None."""
         if key in self._memo:
             return self._memo[key]
         found = self.cache.get("report", key)
-        report = None
-        if found is not None:
-            try:
-                report = Report.from_dict(found)
-            except ValueError:
-                report = None  # another schema: computed again
-        if report is None:
-            table = entry.table
-            if games is not None:  # a ranking's: its games at its time limit (a third of the work)
-                kept = set(games)
-                table = dataclasses.replace(
-                    table,
-                    records=[r for r in table.records if r.game in kept and r.time_limit == LIMIT],
-                )
-            report = make_report(table, seed=self.seed, n_resamples=self.resamples)
-            self.computed += 1
-            self.cache.put("report", key, report.to_dict())
+        if found is None:
+            return None
+        try:
+            report = Report.from_dict(found)
+        except ValueError:
+            return None  # another schema: computed again
         self._memo[key] = report
         return report
+
+    def _table(self, entry: Entry, games: tuple[str, ...] | None) -> ScoreTable:
+        assert entry.table is not None
+        if games is None:
+            return entry.table
+        kept = set(games)  # a ranking's: its games at its time limit (a third of the work)
+        return dataclasses.replace(
+            entry.table,
+            records=[r for r in entry.table.records if r.game in kept and r.time_limit == LIMIT],
+        )
+
+    def _keep(self, key: str, document: dict[str, Any]) -> Report:
+        self.computed += 1
+        self.cache.put("report", key, document)
+        self._memo[key] = Report.from_dict(document)
+        return self._memo[key]
+
+    def of(self, entry: Entry, games: tuple[str, ...] | None = None) -> Report:
+        """The report of ``entry`` (which has scores): on all its games at every time limit
+        (``games`` None, or its own games), else on ``games`` at the ranking's limit."""
+        games = self._normal(entry, games)
+        key = self.key(entry, games)
+        found = self._found(key)
+        if found is not None:
+            return found
+        return self._keep(
+            key, report_document(self._table(entry, games), self.seed, self.resamples)
+        )
+
+    def compute(
+        self, wanted: list[tuple[Entry, tuple[str, ...] | None]], workers: int | None
+    ) -> dict[int, str]:
+        """Compute the reports ``wanted`` that are not kept yet, in worker processes.
+
+        Returns:
+            The entries (by ``id()``) whose report cannot be computed, and why.
+        """
+        jobs: dict[str, tuple[Entry, tuple[Any, ...]]] = {}
+        for entry, games in wanted:
+            games = self._normal(entry, games)
+            key = self.key(entry, games)
+            if key not in jobs and self._found(key) is None:
+                jobs[key] = (entry, (self._table(entry, games), self.seed, self.resamples))
+        results = run_all(report_document, [job for _, job in jobs.values()], workers)
+        failed = {}
+        for (key, (entry, _)), result in zip(jobs.items(), results, strict=True):
+            if isinstance(result, BaseException):
+                failed[id(entry)] = " ".join(str(result).split()) or type(result).__name__
+            else:
+                self._keep(key, result)
+        return failed
+
+
+def report_document(table: ScoreTable, seed: int, resamples: int) -> dict[str, Any]:
+    """:func:`saber.reports.make_report`'s JSON document (what a worker process sends back)."""
+    return make_report(table, seed=seed, n_resamples=resamples).to_dict()
 
 
 def _median_key(section: Section) -> tuple[float, float]:
@@ -145,7 +194,7 @@ def rank(entries: list[Entry], game_set: GameSet, reports: Reports) -> Ranking:
     for entry in entries:
         if not entry.ranked:
             continue
-        lacking = sorted(set(game_set.games) - _games_at_limit(entry))
+        lacking = sorted(set(game_set.games) - games_at_limit(entry))
         if lacking:
             ranking.lacking.append((entry, lacking))
             continue

@@ -10,15 +10,13 @@ emulator): a second build verifies only the runs it has not seen.
 
 from __future__ import annotations
 
-import concurrent.futures
-import multiprocessing
-import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 from saber.board._cache import Cache, digest
 from saber.board._entries import FAILED, NOT_SABER, VERIFIED, Entry, run_content
+from saber.board._parallel import run_all
 from saber.errors import SaberError
 
 SHOWN_PROBLEMS = 20  # mismatch lines kept per run; past that, counted
@@ -122,13 +120,15 @@ def decide(
 def _verify_all(
     runs: list[Path], sample: int | None, seed: int, workers: int | None
 ) -> list[dict[str, Any]]:
-    """Verify ``runs``: one run at a time with ``workers`` processes each, or, for many
-    runs, the runs side by side in ``workers`` processes (each starts its emulator once,
-    where a pool per run would start it again for every run)."""
-    count = (os.cpu_count() or 1) if workers is None else workers
-    if count <= 1 or len(runs) <= 1:
+    """Verify ``runs``: one run with ``workers`` processes of its own, or many runs side by
+    side, one per worker process (each starts its emulator once, where a pool per run
+    would start it again for every run)."""
+    if len(runs) <= 1:
         return [_verify_one(run, sample, seed, workers) for run in runs]
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(min(count, len(runs)), context) as pool:
-        jobs = [pool.submit(_verify_one, run, sample, seed, 0) for run in runs]
-        return [job.result() for job in jobs]
+    found = run_all(_verify_one, [(run, sample, seed, 0) for run in runs], workers)
+    return [
+        value
+        if isinstance(value, dict)
+        else {"ok": False, "checked": 0, "finished": 0, "problems": [f"not verified: {value}"]}
+        for value in found
+    ]

@@ -36,7 +36,8 @@ from saber.cli.errors import saber_errors_as_messages
     "--workers",
     type=click.IntRange(min=0),
     default=None,
-    help="Verification worker processes [default: one per core]; 0 verifies in this process.",
+    help="Worker processes that verify runs, compute reports and draw figures [default: one "
+    "per core]; 0 does it all in this process.",
 )
 @click.option(
     "--resamples", type=click.IntRange(min=1), default=2000, show_default=True,
