@@ -60,7 +60,7 @@ def _board() -> list[str]:
     from saber.board import build_board
 
     folder = Path(tempfile.mkdtemp(prefix="saber-docs-board-"))
-    build_board([], folder / "board", shipped=True)
+    build_board([], folder / "board", shipped=True, workers=0)  # no processes under Sphinx
     return [str(folder)]
 
 

@@ -149,7 +149,9 @@ def build_board(
     Example:
         >>> import tempfile
         >>> site = Path(tempfile.mkdtemp()) / "site"
-        >>> board = build_board(["saber-paper"], site, resamples=10, figures=False, cache=None)
+        >>> board = build_board(
+        ...     ["saber-paper"], site, resamples=10, figures=False, workers=0, cache=None
+        ... )
         >>> [(e.label, e.status) for e in board.entries]
         [('rainbow@saber-paper', 'published, not verifiable'), ('rainbow-iqn@saber-paper', 'published, not verifiable')]
         >>> (site / "index.html").is_file(), board.default

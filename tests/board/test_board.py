@@ -211,20 +211,20 @@ def test_the_site_is_written_whole_and_never_over_files_it_did_not_make(
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     with pytest.raises(OutputExistsError, match="holds files saber board did not write"):
-        build_board(["saber-paper"], out, resamples=10, figures=False, cache=None)
+        build_board(["saber-paper"], out, resamples=10, figures=False, workers=0, cache=None)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
     (out / "notes.txt").unlink()
-    build_board(["saber-paper"], out, resamples=10, figures=False, cache=None)
+    build_board(["saber-paper"], out, resamples=10, figures=False, workers=0, cache=None)
     first = {p.relative_to(out) for p in out.rglob("*")}
     # A site of its own is replaced whole: the pages of an entry no longer given go.
-    build_board(["saber-random"], out, resamples=10, figures=False, cache=None)
+    build_board(["saber-random"], out, resamples=10, figures=False, workers=0, cache=None)
     second = {p.relative_to(out) for p in out.rglob("*")}
     assert not any("rainbow" in str(p) for p in second) and first != second
     assert [p.name for p in tmp_path.iterdir()] == ["site"]  # nothing left aside
     # A file put into a site saber wrote is not saber's: refused, kept.
     (out / "entries" / "mine.html").write_text("mine")
     with pytest.raises(OutputExistsError, match=r"entries/mine\.html"):
-        build_board(["saber-paper"], out, resamples=10, figures=False, cache=None)
+        build_board(["saber-paper"], out, resamples=10, figures=False, workers=0, cache=None)
     assert (out / "entries" / "mine.html").read_text() == "mine"
 
 
@@ -244,7 +244,7 @@ def test_a_site_that_cannot_be_written_whole_leaves_the_old_one(tmp_path: Path) 
 def test_the_shipped_board_ranks_the_paper_and_saber_agents(tmp_path: Path) -> None:
     """The project's own board (built in CI, linked from the docs)."""
     board = build_board(
-        [], tmp_path / "site", shipped=True, resamples=10, figures=False, cache=None
+        [], tmp_path / "site", shipped=True, resamples=10, figures=False, workers=0, cache=None
     )
     labels = [e.label for e in board.entries]
     assert labels == ["rainbow@saber-paper", "rainbow-iqn@saber-paper", "random@saber", "ppo-pong"]

@@ -11,7 +11,9 @@ from saber.cli import main
 
 
 def _board(*arguments: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["board", "--no-figures", "--resamples", "10", *arguments])
+    result = CliRunner().invoke(
+        main, ["board", "--no-figures", "--resamples", "10", "--workers", "0", *arguments]
+    )
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, result.output
