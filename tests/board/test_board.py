@@ -252,3 +252,11 @@ def test_the_shipped_board_ranks_the_paper_and_saber_agents(tmp_path: Path) -> N
     assert board.default == "saber61"
     ranked = [entry.label for entry, _ in board.rankings[0].rows]
     assert ranked[-1] == "random@saber" and len(ranked) == 3
+
+
+def test_jobs_in_worker_processes_keep_their_order_and_their_errors() -> None:
+    from saber.board._parallel import run_all
+
+    found = run_all(pow, [(2, 3), ("a", 2), (3, 2), (4, 2)], workers=2)
+    assert found[0] == 8 and found[2:] == [9, 16]
+    assert isinstance(found[1], TypeError)
