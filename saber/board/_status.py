@@ -70,9 +70,11 @@ def decide(
     for entry in entries:
         if entry.kind != "run" or entry.table is None:
             continue
-        if entry.deviations:
+        if entry.deviations or not entry.table.saber_compliant:
             entry.status = NOT_SABER
-            entry.reason = "settings that are not SABER's: " + "; ".join(entry.deviations)
+            entry.reason = "settings that are not SABER's: " + (
+                "; ".join(entry.deviations) or "run.json says non_saber"
+            )
             continue
         deciding.append(entry)
     keys = {
