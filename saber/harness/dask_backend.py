@@ -23,7 +23,6 @@ Faults (:mod:`saber.harness.dask_faults` names them):
 from __future__ import annotations
 
 import contextlib
-import logging
 import queue
 import time
 import uuid
@@ -32,6 +31,7 @@ from typing import Any
 
 from saber.harness.backend_base import DASK_EXTRA_HINT, BackendError, timeout_message
 from saber.harness.dask_faults import (
+    DaskClientLogs,
     killed_worker_reason,
     scheduler_lost_message,
     stop_worker_in_background,
@@ -82,20 +82,6 @@ def _dask_check_policy(job: Job) -> None:
     unpickles there) and a spec's module imports there."""
     if isinstance(job.policy, str):
         resolve_spec(job.policy)
-
-
-@contextlib.contextmanager
-def _quiet_dask_client() -> Iterator[None]:
-    """Dask's client-side loggers silenced (and restored after)."""
-    loggers = [logging.getLogger(name) for name in ("distributed.client", "distributed.utils")]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
 
 
 def _security(security: Any) -> Any:
@@ -196,6 +182,7 @@ class DaskBackend:
         # if the client reconnects (a scheduler restarted at the same address).
         self._lost: dict[int, WorkUnit] = {}
         self._lost_since: float | None = None  # when the client stopped running
+        self._logs = DaskClientLogs()
 
     def _check_workers(self, job: Job) -> None:
         """One clear error, before any unit runs, if a worker cannot load the policy."""
@@ -262,6 +249,7 @@ class DaskBackend:
         status = self.client.status
         if status == "running":
             self._lost_since = None
+            self._logs.restore()
             if self._lost:
                 lost, self._lost = self._lost, {}
                 # A new scheduler knows nothing of this client's topic.
@@ -274,6 +262,7 @@ class DaskBackend:
         now = time.monotonic()
         if self._lost_since is None:
             self._lost_since = now
+            self._logs.quiet()  # the run's own line says what Dask's would
         if status == "connecting" and now - self._lost_since < self.timeout + _RECONNECT_MARGIN:
             return  # Dask is still trying; it gives up after `timeout` seconds
         raise BackendError(scheduler_lost_message(self.address, self.timeout))
@@ -356,8 +345,12 @@ class DaskBackend:
                     self.client.unsubscribe_topic(self._topic)
         # Closing a client that is reconnecting cancels its attempts, which Dask logs as
         # an error with a traceback: the run has said what happened in its own line.
-        with contextlib.suppress(Exception), _quiet_dask_client():
-            self.client.close(timeout=self.timeout)
+        self._logs.quiet()
+        try:
+            with contextlib.suppress(Exception):
+                self.client.close(timeout=self.timeout)
+        finally:
+            self._logs.restore()
         if self._cluster is not None:
             with contextlib.suppress(Exception):
                 self._cluster.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -22,6 +23,7 @@ from saber.harness.backend_base import death_cause
 
 __all__ = [
     "NANNY_LOG_WAIT",
+    "DaskClientLogs",
     "killed_worker_reason",
     "scheduler_lost_message",
     "stop_worker_in_background",
@@ -38,6 +40,31 @@ def scheduler_lost_message(address: str, timeout: float) -> str:
         "reconnect, --dask-timeout): start it and its workers again, or another cluster, "
         "and run the same command (with that cluster's --address) to resume"
     )
+
+
+class DaskClientLogs:
+    """Dask's client-side loggers, silenced while the harness speaks for them: while the
+    client reconnects to a lost scheduler (Dask's "Failed to reconnect" line, then the
+    run's own, which says what to do), and while a reconnecting client is closed (Dask
+    logs the attempts it cancels as an error with a traceback)."""
+
+    _NAMES = ("distributed.client", "distributed.utils")
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[logging.Logger, int]] | None = None
+
+    def quiet(self) -> None:
+        """Silence them (until :meth:`restore`)."""
+        if self._saved is None:
+            self._saved = [(logger, logger.level) for logger in map(logging.getLogger, self._NAMES)]
+            for logger, _ in self._saved:
+                logger.setLevel(logging.CRITICAL + 1)
+
+    def restore(self) -> None:
+        """Give them back the levels they had."""
+        for logger, level in self._saved or ():
+            logger.setLevel(level)
+        self._saved = None
 
 
 def killed_worker_reason(client: Any, error: Any) -> str:

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,22 +78,34 @@ class LoopbackCluster:
         self.processes: list[subprocess.Popen] = []
         self.scheduler_file = folder / "scheduler.json"
         self.scheduler_file.unlink(missing_ok=True)  # an earlier cluster's
+        try:  # a cluster that fails to start leaves no process behind either
+            self._start_processes(workers, allowed_failures)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_processes(self, workers: int, allowed_failures: int) -> None:
         self.scheduler = self._start(
             "scheduler", ["--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                           "--scheduler-file", str(self.scheduler_file)],
             DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=str(allowed_failures),
         )  # fmt: skip
-        if not wait_for(self.scheduler_file.exists, 60):
-            self.close()
+        if not wait_for(lambda: self._address() is not None, 60):
             raise AssertionError(f"no scheduler: {self.log('scheduler')}")
-        self.address = json.loads(self.scheduler_file.read_text())["address"]
+        self.address = str(self._address())
         for index in range(workers):
             self._start(f"worker-{index}", [self.address, "--host", "127.0.0.1", "--nthreads",
                                             "1", "--no-dashboard", "--death-timeout", "60",
-                                            "--local-directory", str(folder)])  # fmt: skip
+                                            "--local-directory", str(self.folder)])  # fmt: skip
         if not wait_for(lambda: len(self.workers()) == workers, 120):
-            self.close()
             raise AssertionError(f"workers did not connect: {self.log('worker-0')}")
+
+    def _address(self) -> str | None:
+        """The scheduler's address from its file, once the file is whole."""
+        try:
+            return json.loads(self.scheduler_file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            return None
 
     def _start(self, name: str, arguments: list[str], **extra: str) -> subprocess.Popen:
         command = [sys.executable, "-m", f"distributed.cli.dask_{name.split('-')[0]}"]
@@ -150,13 +163,21 @@ def eval_command(address: str, out: Path, episodes: int, *more: str) -> list[str
             *more]  # fmt: skip
 
 
-def start_eval(command: list[str], folder: Path) -> subprocess.Popen:
-    """``command`` in the background, its stderr in ``folder/eval.err`` (append)."""
+@contextlib.contextmanager
+def running_eval(command: list[str], folder: Path) -> Iterator[subprocess.Popen]:
+    """``command`` running in the background (its stderr in ``folder/eval.err``, appended),
+    killed on the way out if it still runs."""
     with open(folder / "eval.err", "ab") as err:
-        return subprocess.Popen(
+        process = subprocess.Popen(
             command, cwd=ROOT, env=environment(), stdout=subprocess.DEVNULL, stderr=err,
             start_new_session=True,
         )  # fmt: skip
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
 
 
 def finished_lines(out: Path) -> int:

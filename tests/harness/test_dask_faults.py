@@ -26,7 +26,7 @@ from tests.harness.dask_cluster import (
     LoopbackCluster,
     eval_command,
     finished_lines,
-    start_eval,
+    running_eval,
 )
 from tests.harness.helpers import PixelsAndDice, read_records, strip_timing, wait_for
 
@@ -69,13 +69,11 @@ def _last_session(out: Path) -> dict:
 
 
 def _stopped(process: subprocess.Popen, seconds: float) -> int:
-    """Wait up to ``seconds`` for ``process`` to end (an AssertionError after them): its
-    exit status."""
+    """Wait up to ``seconds`` for ``process`` to end (an AssertionError after them, and
+    :func:`running_eval` kills it): its exit status."""
     try:
         return process.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=30)
         raise AssertionError(f"still running after {seconds} s") from None
 
 
@@ -97,23 +95,21 @@ def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_
     timeout = ("--dask-timeout", str(DASK_TIMEOUT))
     for name, stop, code in (("ctrl-c", signal.SIGINT, 130), ("sigterm", signal.SIGTERM, 143),
                              ("alone", None, 1)):  # fmt: skip
+        command = eval_command("", out, episodes, *timeout)
         with LoopbackCluster(tmp_path / name) as cluster:
+            command[command.index("--address") + 1] = cluster.address
             before = finished_lines(out)
-            process = start_eval(eval_command(cluster.address, out, episodes, *timeout), tmp_path)
-            try:
+            with running_eval(command, tmp_path) as process:
                 assert wait_for(lambda n=before: finished_lines(out) > n, 120), _errors(tmp_path)
                 cluster.kill_scheduler()
                 if stop is not None:
                     time.sleep(1)  # inside the reconnect attempts (DASK_TIMEOUT)
                     process.send_signal(stop)
                 status = _stopped(process, LOST_SCHEDULER_BOUND)
-            finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait(timeout=30)
         errors = _errors(tmp_path)
         assert status == code, errors
         assert "Traceback" not in errors and "ClosedClientError" not in errors, errors
+        assert "distributed.client" not in errors, errors  # the run's line, not Dask's too
         session = _last_session(out)
         assert session["status"] == ("failed" if stop is None else "interrupted")
         if stop is None:
@@ -122,16 +118,11 @@ def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_
             assert "run the same command (with that cluster's --address) to resume." in last
             assert last.endswith(f"finished episodes are on disk in {out}."), last
     with LoopbackCluster(tmp_path / "new") as cluster:
-        process = start_eval(eval_command(cluster.address, out, episodes), tmp_path)
-        try:
-            before = finished_lines(out)
+        before = finished_lines(out)
+        with running_eval(eval_command(cluster.address, out, episodes), tmp_path) as process:
             assert wait_for(lambda: finished_lines(out) > before, 120), _errors(tmp_path)
             os.kill(next(iter(cluster.workers().values())), signal.SIGKILL)
             status = _stopped(process, 240)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=30)
     assert status == 0, _errors(tmp_path)
     assert _last_session(out)["status"] == "finished"
     _check_run(out, reference)
@@ -147,17 +138,11 @@ def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(tmp_path: P
     with LoopbackCluster(tmp_path / "cluster") as cluster:
         command = eval_command(cluster.address, out, episodes, "--workers", "2",
                                "--envs-per-worker", "3", "--unit-timeout", str(unit_timeout))  # fmt: skip
-        process = start_eval(command, tmp_path)
-        try:
+        with running_eval(command, tmp_path) as process:
             # Two units of three episodes, one per worker: at the first record both run.
             assert wait_for(lambda: finished_lines(out) > 0, 120), _errors(tmp_path)
-            stopped = next(iter(cluster.workers().values()))
-            os.kill(stopped, signal.SIGSTOP)
+            os.kill(next(iter(cluster.workers().values())), signal.SIGSTOP)  # never woken
             status = _stopped(process, 180)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=30)
     errors = _errors(tmp_path)
     assert status == 0, errors
     failures = _check_run(out, reference)
@@ -171,13 +156,8 @@ def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_sig
     with LoopbackCluster(tmp_path / "cluster", allowed_failures=0) as cluster:
         command = eval_command(cluster.address, out, 8)
         command[command.index("--agent") + 1] = "tests.harness.dask_cluster:segfault"
-        process = start_eval(command, tmp_path)
-        try:
+        with running_eval(command, tmp_path) as process:
             status = _stopped(process, 180)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=30)
     errors = _errors(tmp_path)
     assert status == 1, errors
     last = errors.strip().splitlines()[-1]
