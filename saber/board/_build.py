@@ -167,6 +167,7 @@ def build_board(
     reader = Reader(store)
     for item in given:
         reader.read(item)
+    reader.finish(workers)
     found = reader.entries
     _name_pages(found)
     from saber.board._status import decide

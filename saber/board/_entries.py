@@ -25,6 +25,7 @@ from typing import Any
 
 from saber.agents.pretrained import PRETRAINED, provenance
 from saber.board._cache import Cache, digest
+from saber.board._parallel import run_all
 from saber.errors import SaberError
 from saber.protocol.reading import parse_run_file, read_run_json, run_key
 from saber.protocol.records import EPISODES_FILE, RUN_FILE
@@ -182,6 +183,7 @@ class Reader:
         self.cache = cache
         self.entries: list[Entry] = []
         self.notes: list[str] = []
+        self._unread: list[Entry] = []  # run entries whose scores finish() reads
         self._seen: dict[str, tuple[str, Entry | None]] = {}  # identity -> (first given, entry)
 
     def _first(self, identity: str, given: str, what: str) -> bool:
@@ -301,34 +303,41 @@ class Reader:
         if meta_problem:
             entry.reason = meta_problem
             return entry
-        table = self._read_scores(entry.key, dirs)
-        if isinstance(table, str):
-            entry.reason = table
-            return entry
-        entry.table = renamed(table, label)
+        self._unread.append(entry)  # its scores: read by finish(), every run at once
         return entry
 
-    def _read_scores(self, key: str, dirs: list[Path]) -> ScoreTable | str:
-        """The runs' scores (:func:`saber.scoring.read_scores`), or why they cannot be read.
+    def finish(self, workers: int | None = None) -> None:
+        """Read the scores of every run entry (:func:`saber.scoring.read_scores`), in
+        ``workers`` processes (None: one per core; 0: this one).
 
         Reading checks every line of every run (a second a run of 57 games x 100 episodes),
         so what it found is kept in the cache under the runs' content, where the next build
         finds it; messages name the directories as given this time."""
-        names = [str(run) for run in dirs]
-        key = digest("table", key)  # what saber reads in a run may change with its version
-        found = None if self.cache is None else self.cache.get("table", key)
-        if found is not None:
+        pending, keys = [], {}
+        for entry in self._unread:
+            keys[entry.key] = digest("table", entry.key)  # saber's reading may change
+            found = None if self.cache is None else self.cache.get("table", keys[entry.key])
             try:
-                return _table_from(found, names)
+                if found is not None:
+                    self._take(entry, _table_from(found, [str(run) for run in entry.run_dirs]))
+                    continue
             except (KeyError, TypeError, ValueError):
                 pass  # another layout: read again
-        try:
-            table = read_scores(*dirs)
-        except SaberError as error:
-            return _one_line(error)
-        if self.cache is not None:
-            self.cache.put("table", key, _table_document(table, names))
-        return table
+            pending.append(entry)
+        results = run_all(_scores_of_runs, [(entry.run_dirs,) for entry in pending], workers)
+        for entry, table in zip(pending, results, strict=True):
+            if isinstance(table, BaseException):
+                entry.reason = _one_line(table)
+                continue
+            if self.cache is not None:
+                names = [str(run) for run in entry.run_dirs]
+                self.cache.put("table", keys[entry.key], _table_document(table, names))
+            self._take(entry, table)
+        self._unread = []
+
+    @staticmethod
+    def _take(entry: Entry, table: ScoreTable) -> None:
+        entry.table = renamed(table, entry.label)
 
     # Score tables, references, shipped agents --------------------------------------------
 
@@ -526,3 +535,12 @@ def _reference_details(name: str, agent: str) -> tuple[int | None, str | None, s
         return 0, _date(found.get("started")), command
     found = re.search(r"@dopamine-(\d+)M", agent)
     return (int(found.group(1)) * 1_000_000 if found else None), None, None
+
+
+def _scores_of_runs(dirs: list[Path]) -> ScoreTable:
+    """The scores of runs (one job of :meth:`Reader.finish`, in a worker process).
+
+    Raises:
+        SaberError: damaged runs, runs that do not belong together (the readers' message).
+    """
+    return read_scores(*dirs)
