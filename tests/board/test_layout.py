@@ -62,7 +62,10 @@ def _widths(chromium: str, page: Path, tmp_path: Path, width: int) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
-PAGES = ["index.html", "rankings/common.html", "entries/index.html", "games/pong.html", "entry"]
+PAGES = [
+    "index.html", "rankings/common.html", "entries/index.html", "games/pong.html", "entry",
+    "about.html", "downloads.html",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("width", [375, 1366], ids=["phone", "laptop"])
