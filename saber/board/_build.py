@@ -19,6 +19,7 @@ from saber.board._publish import check_out, publish
 from saber.board._ranking import Ranking, Reports, game_sets, games_at_limit, rank
 from saber.board._shipped import SHIPPED
 from saber.board._site import Site
+from saber.board._status import decide
 from saber.errors import ScoreFileError
 
 FIGURE_DPI = 100  # the report pages' figures: sharp enough on a screen, a tenth of print's bytes
@@ -170,8 +171,6 @@ def build_board(
     reader.finish(workers)
     found = reader.entries
     _name_pages(found)
-    from saber.board._status import decide
-
     verified_now = decide(found, store, sample, sample_seed, workers)
     reports = Reports(store, resamples)
     # Every report the site shows, computed at once in worker processes: each entry's own,
