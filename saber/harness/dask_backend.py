@@ -15,8 +15,9 @@ Faults (:mod:`saber.harness.dask_faults` names them):
 * Workers that die running a unit (Dask's ``KilledWorker``) fail it with a reason that
   names the signal and nothing that changes from unit to unit (no task key, no address).
 * A lost scheduler ends the run (:class:`BackendError`) once Dask has tried to reconnect
-  for ``timeout`` seconds; units in flight are not failed (nothing of theirs failed), and
-  the same command on a cluster that works resumes them.
+  for ``timeout`` seconds, or as soon as it reconnects to a scheduler restarted at the
+  same address (which knows none of the run's units); units in flight are not failed
+  (nothing of theirs failed), and the same command on a cluster that works resumes them.
 * :meth:`DaskBackend.close` never raises and never waits on a scheduler that is gone.
 """
 
@@ -82,6 +83,14 @@ def _dask_check_policy(job: Job) -> None:
     unpickles there) and a spec's module imports there."""
     if isinstance(job.policy, str):
         resolve_spec(job.policy)
+
+
+_CONNECTION_LOST = "scheduler-connection-lost"  # Dask's reason for the futures it cancels
+
+
+def _cancelled_for(future: Any) -> str | None:
+    """Why Dask cancelled ``future`` (its FutureCancelledError's reason), if it says."""
+    return getattr(getattr(getattr(future, "_state", None), "exception", None), "reason", None)
 
 
 def _security(security: Any) -> Any:
@@ -175,13 +184,12 @@ class DaskBackend:
         # take scattered data with it. Large models belong in a module:attr factory.
         self._job = job
         self.address = str(self.client.scheduler.address)
-        self._units: dict[int, WorkUnit] = {}  # submitted and not ended
         self._futures: dict[int, Any] = {}
         self._running: dict[int, tuple[str, float]] = {}  # unit -> (worker, last message)
-        # Units whose futures Dask cancelled when it lost the scheduler: submitted again
-        # if the client reconnects (a scheduler restarted at the same address).
-        self._lost: dict[int, WorkUnit] = {}
-        self._lost_since: float | None = None  # when the client stopped running
+        # Dask cancelled this client's futures: it lost the scheduler (and may reconnect,
+        # to a scheduler restarted at the same address that knows none of them).
+        self._connection_lost = False
+        self._lost_since: float | None = None  # when the run saw the scheduler lost
         self._logs = DaskClientLogs()
 
     def _check_workers(self, job: Job) -> None:
@@ -205,10 +213,8 @@ class DaskBackend:
             )
 
     def submit(self, unit: WorkUnit) -> None:
-        self._units[unit.unit_id] = unit
-        if self.client.status != "running":  # reconnecting: submitted once it is back
-            self._lost[unit.unit_id] = unit
-            return
+        if self._connection_lost or self.client.status != "running":
+            return  # the run ends (_check_scheduler); a resume plays the unit's episodes
         future = self.client.submit(
             _dask_run_unit,
             unit,
@@ -244,25 +250,20 @@ class DaskBackend:
         yield from self._stop_hung_units()
 
     def _check_scheduler(self) -> None:
-        """Raise :class:`BackendError` once the scheduler is lost for good; submit the lost
-        units again once the client has reconnected."""
+        """Raise :class:`BackendError` once the scheduler is lost for good: Dask gave up
+        reconnecting, or reconnected to a scheduler restarted at the same address, which
+        knows none of the run's units (and has none of its workers: Dask closes a worker
+        whose scheduler is gone)."""
         status = self.client.status
-        if status == "running":
-            self._lost_since = None
-            self._logs.restore()
-            if self._lost:
-                lost, self._lost = self._lost, {}
-                # A new scheduler knows nothing of this client's topic.
-                self.client.subscribe_topic(
-                    self._topic, lambda event: self._queue.put(("event", event))
-                )
-                for unit in lost.values():
-                    self.submit(unit)
+        if status == "running" and not self._connection_lost:
             return
         now = time.monotonic()
         if self._lost_since is None:
             self._lost_since = now
+            self._connection_lost = True
             self._logs.quiet()  # the run's own line says what Dask's would
+        if status == "running":
+            raise BackendError(scheduler_lost_message(self.address, None))
         if status == "connecting" and now - self._lost_since < self.timeout + _RECONNECT_MARGIN:
             return  # Dask is still trying; it gives up after `timeout` seconds
         raise BackendError(scheduler_lost_message(self.address, self.timeout))
@@ -284,10 +285,9 @@ class DaskBackend:
         future = self._futures.pop(unit_id, None)
         if future is None:  # cancelled here (its deadline), or already reported
             return
-        unit = self._units.pop(unit_id)
         if future.status == "cancelled":
-            if self.client.status != "running":
-                self._lost[unit_id] = unit  # the scheduler is gone: nothing of it failed
+            if _cancelled_for(future) == _CONNECTION_LOST or self.client.status != "running":
+                self._connection_lost = True  # nothing of the unit failed: the run ends
                 return
             yield UnitFailed(
                 unit_id,
@@ -320,7 +320,6 @@ class DaskBackend:
         ]
         for unit_id, worker in hung:
             del self._running[unit_id]
-            self._units.pop(unit_id, None)
             future = self._futures.pop(unit_id, None)
             if future is not None:
                 # The scheduler answers a cancel itself; it does not wait on the worker.

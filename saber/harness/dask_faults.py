@@ -33,12 +33,20 @@ NANNY_LOG_WAIT = 3.0  # seconds to look for a dead worker's exit status in its n
 _LOG_POLL = 0.25  # seconds between two looks (the nanny logs the death once it notices it)
 
 
-def scheduler_lost_message(address: str, timeout: float) -> str:
-    """The one line for a scheduler that is gone (the run loop adds what is on disk)."""
+def scheduler_lost_message(address: str, timeout: float | None) -> str:
+    """The one line for a scheduler that is gone (the run loop adds what is on disk):
+    ``timeout``, the seconds Dask tried to reconnect; None: it reconnected to a scheduler
+    restarted at the same address."""
+    what = (
+        f"no answer within {timeout:g} s of trying to reconnect, --dask-timeout"
+        if timeout is not None
+        else "it restarted: the units it ran are gone, and so are its workers, which Dask "
+        "closes with their scheduler"
+    )
     return (
-        f"Lost the Dask scheduler at {address} (no answer within {timeout:g} s of trying to "
-        "reconnect, --dask-timeout): start it and its workers again, or another cluster, "
-        "and run the same command (with that cluster's --address) to resume"
+        f"Lost the Dask scheduler at {address} ({what}): start it and its workers again, "
+        "or another cluster, and run the same command (with that cluster's --address) to "
+        "resume"
     )
 
 

@@ -137,6 +137,13 @@ class LoopbackCluster:
         os.kill(self.scheduler.pid, signal.SIGKILL)
         self.scheduler.wait(timeout=30)
 
+    def restart_scheduler(self) -> None:
+        """A new scheduler at the address of the one killed (its workers are gone: Dask
+        closes a worker whose scheduler is lost)."""
+        port = self.address.rsplit(":", 1)[1]
+        self.scheduler = self._start("scheduler", ["--host", "127.0.0.1", "--port", port,
+                                                   "--no-dashboard"])  # fmt: skip
+
     def close(self) -> None:
         """Kill every process of the cluster (stopped ones included) and reap them."""
         for process in self.processes:

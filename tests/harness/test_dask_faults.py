@@ -86,15 +86,16 @@ def _errors(folder: Path) -> str:
 def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_once(
     tmp_path: Path,
 ) -> None:
-    """Ctrl-C and SIGTERM during the reconnect end as interrupted (130, 143); left alone,
-    the run ends within LOST_SCHEDULER_BOUND naming the scheduler (1, failed); a new
-    cluster, where a worker is killed -9 mid-run, finishes every episode exactly once."""
+    """Ctrl-C and SIGTERM during the reconnect end as interrupted (130, 143); a scheduler
+    restarted at the same address, or none, ends the run within LOST_SCHEDULER_BOUND
+    naming the scheduler (1, failed); a new cluster, where a worker is killed -9 mid-run,
+    finishes every episode exactly once."""
     episodes = 8
     reference = _reference(tmp_path / "reference", episodes)
     out = tmp_path / "run"
     timeout = ("--dask-timeout", str(DASK_TIMEOUT))
     for name, stop, code in (("ctrl-c", signal.SIGINT, 130), ("sigterm", signal.SIGTERM, 143),
-                             ("alone", None, 1)):  # fmt: skip
+                             ("restarted", None, 1), ("alone", None, 1)):  # fmt: skip
         command = eval_command("", out, episodes, *timeout)
         with LoopbackCluster(tmp_path / name) as cluster:
             command[command.index("--address") + 1] = cluster.address
@@ -102,6 +103,8 @@ def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_
             with running_eval(command, tmp_path) as process:
                 assert wait_for(lambda n=before: finished_lines(out) > n, 120), _errors(tmp_path)
                 cluster.kill_scheduler()
+                if name == "restarted":  # at the same address, within --dask-timeout
+                    cluster.restart_scheduler()
                 if stop is not None:
                     time.sleep(1)  # inside the reconnect attempts (DASK_TIMEOUT)
                     process.send_signal(stop)
@@ -115,6 +118,7 @@ def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_
         if stop is None:
             last = errors.strip().splitlines()[-1]
             assert last.startswith(f"Error: Lost the Dask scheduler at {cluster.address} "), last
+            assert ("(it restarted: " in last) == (name == "restarted"), last
             assert "run the same command (with that cluster's --address) to resume." in last
             assert last.endswith(f"finished episodes are on disk in {out}."), last
     with LoopbackCluster(tmp_path / "new") as cluster:
