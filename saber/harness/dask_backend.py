@@ -172,6 +172,9 @@ class DaskBackend:
                 f"({type(error).__name__}: {error}). Is the scheduler running, and is the "
                 f"address right (tcp://host:8786)?{tls_hint}"
             ) from None
+        # What close() needs, before anything that can fail and call it.
+        self._logs = DaskClientLogs()
+        self._futures: dict[int, Any] = {}
         try:
             self._check_workers(job)
         except BaseException:
@@ -184,13 +187,11 @@ class DaskBackend:
         # take scattered data with it. Large models belong in a module:attr factory.
         self._job = job
         self.address = str(self.client.scheduler.address)
-        self._futures: dict[int, Any] = {}
         self._running: dict[int, tuple[str, float]] = {}  # unit -> (worker, last message)
         # Dask cancelled this client's futures: it lost the scheduler (and may reconnect,
         # to a scheduler restarted at the same address that knows none of them).
         self._connection_lost = False
         self._lost_since: float | None = None  # when the run saw the scheduler lost
-        self._logs = DaskClientLogs()
 
     def _check_workers(self, job: Job) -> None:
         """One clear error, before any unit runs, if a worker cannot load the policy."""
@@ -292,8 +293,8 @@ class DaskBackend:
             yield UnitFailed(
                 unit_id,
                 "worker",
-                "the Dask scheduler cancelled the unit (another client cancelled it, or the "
-                "scheduler restarted)",
+                "the Dask scheduler cancelled the unit (another client cancelled it, or "
+                "restarted the cluster)",
             )
             return
         if future.status == "finished":
@@ -334,7 +335,7 @@ class DaskBackend:
     def close(self) -> None:
         """Cancel what runs and disconnect; never raises (it runs on the way out of an
         error or Ctrl-C, which it must not replace), never waits on a lost scheduler."""
-        futures = list(getattr(self, "_futures", {}).values())
+        futures = list(self._futures.values())
         self._futures = {}
         if self.client.status == "running":
             with contextlib.suppress(Exception):
