@@ -142,10 +142,12 @@ def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(tmp_path: P
     with LoopbackCluster(tmp_path / "cluster") as cluster:
         command = eval_command(cluster.address, out, episodes, "--workers", "2",
                                "--envs-per-worker", "3", "--unit-timeout", str(unit_timeout))  # fmt: skip
+        first = next(iter(cluster.workers().values()))
         with running_eval(command, tmp_path) as process:
-            # Two units of three episodes, one per worker: at the first record both run.
+            # Two units of three episodes, one per worker: at the first record (a 100-step
+            # episode) both run, each with an episode of 175 steps or more to go.
             assert wait_for(lambda: finished_lines(out) > 0, 120), _errors(tmp_path)
-            os.kill(next(iter(cluster.workers().values())), signal.SIGSTOP)  # never woken
+            os.kill(first, signal.SIGSTOP)  # never woken
             status = _stopped(process, 180)
     errors = _errors(tmp_path)
     assert status == 0, errors
