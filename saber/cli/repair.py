@@ -20,7 +20,10 @@ def repair_command(run_dir: Path) -> None:
     Keeps every intact record of RUN/episodes.jsonl and drops the damaged lines (a cut,
     a torn line, NUL bytes, lines that are not JSON, records written after the run ended);
     rebuilds a run.json cut short from its whole part. Each damaged original is kept as
-    <name>.damaged-<UTC time>. Prints one line per kind of damage it dropped, with counts.
+    <name>.damaged-<UTC time>. The run's report.json and report.md, made from the records
+    it drops, are removed (it prints the saber report command that makes them again), and
+    so are the temporary files a repair killed mid-write left. Prints one line per kind
+    of damage it dropped, with counts.
     Running the run's saber eval command again then plays the dropped episodes. Exit
     status 0 when RUN is whole afterwards (or was already).
     """
