@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Train (or resume) every run of the plan in baselines/README.md, in its order; a finished
-# run (its summary.json says all its frames are done) is skipped. Stop it with SIGTERM:
+# run (its summary.json says all its 2,442 updates are done) is skipped. Stop it with SIGTERM:
 # the run in progress checkpoints and exits 143, and this script stops with it.
 #   bash baselines/run_plan.sh            # PYTHON=... to choose the interpreter
 set -euo pipefail
@@ -14,7 +14,7 @@ for run in "${runs[@]}"; do
     read -r game seed <<<"$run"
     out="baselines/runs/ppo-$(echo "$game" | tr '[:upper:]' '[:lower:]')-$seed"
     if [ -f "$out/summary.json" ] && [ ! -f "$out/checkpoint.pt.partial" ] \
-        && "$python" -c "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s['frames'] < 10_000_000)" "$out/summary.json"; then
+        && "$python" -c "import json,sys; sys.exit(json.load(open(sys.argv[1]))['iterations'] < 2442)" "$out/summary.json"; then
         echo "$out: done"
         continue
     fi

@@ -11,7 +11,10 @@ and changes what a 2-core CPU and the SABER env need:
   of 16 costs less per step to emulate and to act on (measured: 3,190 against 2,870
   frames/s over the same 120k frames).
 * **10M frames** by default: SABER's baselines budget (docs/baselines.md); ``ppo-pong``
-  was trained for 21M (``--total-frames 21M``).
+  was trained for 21M (``--total-frames 21M``). The budget sets the number of updates
+  (10M frames: 2,442 of 1,024 agent steps, 4 frames each); the frames the emulators play
+  are a little fewer (about 0.3% on Breakout), since the autoreset step after each
+  episode's end plays none, and the log and summary count those played.
 * **A half-width network** (16-32-32 filters, 256 units instead of 32-64-64 and 512): on
   two cores the Nature CNN's gradient costs 1.6x more per sample, and the policy must
   ship inside the package (this one: about 0.9 MB in float16).
@@ -480,8 +483,11 @@ def main(argv: list[str] | None = None) -> int:
     recent = recent_scores(log_path)
 
     def save_checkpoint() -> None:
-        progress["frames"] = envs.total_frames
-        progress["episodes"] = envs.log.episodes
+        # After a resume the recorder counts the episodes in progress from their first
+        # frame at its first step: until that step its count is short of theirs.
+        if progress["iteration"] > resumed_at:
+            progress["frames"] = envs.total_frames
+            progress["episodes"] = envs.log.episodes
         payload = {
             "format": CHECKPOINT_FORMAT,
             "script_sha256": script_sha256(),
@@ -519,8 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     valid = torch.zeros(shape, dtype=torch.bool)
 
     stop = Stop()
+    resumed_at = progress["iteration"]
     started = time.perf_counter() - progress["wall_seconds"]
-    session_start_frames, session_start = envs.total_frames, time.perf_counter()
+    session_start_frames, session_start = progress["frames"], time.perf_counter()
     last_progress = time.perf_counter()
     seconds = progress["seconds"]
     print(

@@ -137,6 +137,19 @@ def test_a_damaged_last_checkpoint_falls_back_to_the_one_before(
 
 
 @sb3
+def test_running_a_finished_training_again_changes_nothing(
+    tmp_path: Path, uninterrupted: Path
+) -> None:
+    shutil.copytree(uninterrupted, tmp_path, dirs_exist_ok=True)
+    before = json.loads((tmp_path / "summary.json").read_text())
+    assert "Resuming at" in finish(tmp_path)
+    after = json.loads((tmp_path / "summary.json").read_text())
+    assert (after["frames"], after["episodes"]) == (before["frames"], before["episodes"])
+    assert after["resumes"] == before["resumes"] + 1
+    assert_same_training(tmp_path, uninterrupted)
+
+
+@sb3
 def test_sigterm_checkpoints_and_exits_143(tmp_path: Path, uninterrupted: Path) -> None:
     process = start(tmp_path)
     wait_for_episodes(tmp_path, 2, process)
