@@ -129,6 +129,15 @@ def report_summary() -> list[str]:
     return text[start:end].replace("## Summary", "### The SABER report").strip().splitlines()
 
 
+def budget_frames(name: str) -> int:
+    """The frames of the updates a run made (agent steps x 4, as CleanRL counts them): its
+    log counts the frames the emulator played, a little fewer (the autoreset step after
+    each episode plays none), so the log alone ends just short of the budget."""
+    training = provenance(name)["training"]
+    args = training["args"]
+    return int(training["iterations"]) * int(args["num_envs"]) * int(args["num_steps"]) * 4
+
+
 def training_table(logs: dict[str, Path]) -> list[str]:
     lines = [
         "| agent | frames | wall time | frames/s | learning / acting / emulation | "
@@ -142,7 +151,7 @@ def training_table(logs: dict[str, Path]) -> list[str]:
         split = " / ".join(
             f"{100 * seconds[key] / total:.0f}%" for key in ("learning", "acting", "emulation")
         )
-        scores = training_scores(log, (5_000_000, BUDGET))
+        scores = training_scores(log, (5_000_000, BUDGET), trained_frames=budget_frames(name))
         own = {s.at_frames: s.mean for s in scores}
         rows = compare_training(scores, "dopamine")
         at_budget = next(row for row in rows if row.at_frames == BUDGET)
@@ -174,7 +183,9 @@ def training_figures(logs: dict[str, Path]) -> list[str]:
         if game in seen:
             continue
         seen.add(game)
-        (curve,) = training_curves(log, "dopamine", checkpoints=(5_000_000, BUDGET))
+        (curve,) = training_curves(
+            log, "dopamine", checkpoints=(5_000_000, BUDGET), trained_frames=budget_frames(name)
+        )
         references = []
         for reference in curve.references:
             keep = reference.frames <= BUDGET

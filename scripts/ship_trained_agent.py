@@ -25,7 +25,7 @@ data were made), in two steps, because the evaluation plays the shipped file::
 * the agent's entry in ``saber/agents/data/agents.json`` (what ``saber eval --agent``
   and ``saber list`` know);
 * with ``--reference saber-ppo``: the agent's training episodes (game, seed, frames,
-  score) in ``saber/data/saber_ppo_training.csv``, the reference's training curves.
+  score) in ``saber/data/saber_ppo_training.csv.gz``, the reference's training curves.
 
 ``evaluation`` writes the evaluation's episodes (one row per episode of the 100-episode
 SABER evaluation, with its seed) and adds the evaluation's summary and versions to the
@@ -59,7 +59,7 @@ REFERENCE_DATA = ROOT / "saber" / "data"
 MANIFEST = DATA / "agents.json"
 # The saber-ppo reference's files (saber.scoring.references reads them).
 PPO_EPISODES = REFERENCE_DATA / "saber_ppo_episodes.csv"
-PPO_TRAINING = REFERENCE_DATA / "saber_ppo_training.csv"
+PPO_TRAINING = REFERENCE_DATA / "saber_ppo_training.csv.gz"
 PPO_EPISODE_COLUMNS = ("agent", "training_seed", *EPISODE_COLUMNS)
 PPO_TRAINING_COLUMNS = ("agent", "game", "training_seed", "frames", "score")
 
@@ -87,18 +87,22 @@ def write_manifest(item: dict[str, Any]) -> None:
 
 
 def replace_rows(path: Path, columns: tuple[str, ...], agent: str, rows: list[dict]) -> None:
-    """``path`` (a CSV) with ``agent``'s rows replaced by ``rows``, in agent order."""
+    """``path`` (a CSV, gzipped if it ends in .gz) with ``agent``'s rows replaced by
+    ``rows``, in agent order."""
     kept = []
     if path.exists():
-        with path.open(encoding="utf-8", newline="") as handle:
-            kept = [row for row in csv.DictReader(handle) if row["agent"] != agent]
+        data = path.read_bytes()
+        text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+        kept = [row for row in csv.DictReader(io.StringIO(text)) if row["agent"] != agent]
     merged = sorted(kept + rows, key=lambda row: str(row["agent"]))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     for row in merged:
         writer.writerow({key: _csv_value(row[key]) for key in columns})
-    path.write_text(buffer.getvalue(), encoding="utf-8")
+    data = buffer.getvalue().encode("utf-8")
+    # mtime 0: the same rows give the same bytes on every run.
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
 
 
 def _csv_value(value: Any) -> Any:
@@ -194,7 +198,7 @@ def ship_evaluation(run: Path, name: str) -> None:
     run_json = read_run_json(run / "run.json")
     provenance["evaluation"] = {
         "command": f"saber eval --agent {name} --games {item['game']} --episodes "
-        f"{len(records)} --seed {run_json.base_seed}",
+        f"{len(records)} --seed {run_json['base_seed']}",
         "episodes_file": episodes_file,
         "failed_attempts": failed,
         "summary": {key: value for key, value in row.items() if key != "game"},

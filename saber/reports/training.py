@@ -42,7 +42,12 @@ from saber.reports.training_log import (
     read_training_log,
 )
 from saber.scoring import dopamine
-from saber.scoring.references import PPO_AGENT, ppo_training_episodes, training_reference
+from saber.scoring.references import (
+    PPO_AGENT,
+    PPO_FRAMES,
+    ppo_training_episodes,
+    training_reference,
+)
 
 __all__ = [
     "ReferenceCurve",
@@ -155,13 +160,21 @@ def _dopamine_cells(
 
 def _ppo_scores(game: str, frames: Sequence[int]) -> np.ndarray | None:
     """saber-ppo's training-time scores on ``game``: (runs, len(frames)), NaN where a run
-    had ended no episode by then; None if no run trained on it."""
+    had ended no episode by then; None if no run trained on it.
+
+    Every shipped run made all the updates of its 10M-frame budget (agent steps x 4, as
+    CleanRL counts), and its log counts the frames the emulator played, a little fewer
+    (the autoreset step after each episode plays none): so each run reaches 10M.
+    """
     runs = ppo_training_episodes().get(game)
     if not runs:
         return None
     return np.array(
         [
-            [np.nan if s.mean is None else s.mean for s in game_training_scores(game, e, frames)]
+            [
+                np.nan if s.mean is None else s.mean
+                for s in game_training_scores(game, e, frames, trained_frames=PPO_FRAMES)
+            ]
             for _seed, e in sorted(runs.items())
         ],
         dtype=float,
@@ -435,8 +448,7 @@ def _ppo_curves(
     runs = ppo_training_episodes().get(game)
     if not runs:
         return []
-    last = max(e[-1]["frames"] for e in runs.values() if e)
-    frames = list(range(PPO_CURVE_STEP, last + 1, PPO_CURVE_STEP))
+    frames = list(range(PPO_CURVE_STEP, PPO_FRAMES + 1, PPO_CURVE_STEP))
     values = _ppo_scores(game, frames)
     assert values is not None
     cells = [_ppo_cell(values[:, column], seed, resamples) for column in range(len(frames))]
@@ -465,6 +477,7 @@ def training_curves(
     checkpoints: Sequence[int] = (10_000_000, 50_000_000, 100_000_000, 200_000_000),
     seed: int = 0,
     n_resamples: int = 2000,
+    trained_frames: int | None = None,
 ) -> list[TrainingCurve]:
     """The user's training curve per game of ``log``, with a reference's beside it.
 
@@ -478,6 +491,8 @@ def training_curves(
         log: a training log (:class:`~saber.training.TrainingRecorder`).
         reference: ``saber-paper``, ``dopamine``, ``dopamine:<agent>``, or None.
         checkpoints: frames at which the scores are marked.
+        trained_frames: how far the training went, when the script knows it (as
+            :func:`~saber.reports.training_log.training_scores` takes it).
         seed, n_resamples: the bootstrap of the intervals over runs.
     """
 
@@ -491,7 +506,7 @@ def training_curves(
         ]
         # The log is read once: each game's scores come from the episodes in hand.
         along = game_training_scores(game, episodes, ends.tolist())
-        marks = game_training_scores(game, episodes, checkpoints)
+        marks = game_training_scores(game, episodes, checkpoints, trained_frames)
         references = (
             []
             if reference is None

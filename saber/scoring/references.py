@@ -27,7 +27,7 @@ The numbers live in ``saber/data`` (read with :mod:`importlib.resources`), never
 
 Example:
     >>> [r.name for r in list_references()][:4]
-    ['saber-paper', 'saber-random', 'dopamine', 'dopamine:dqn']
+    ['saber-paper', 'saber-random', 'saber-ppo', 'dopamine']
     >>> table = reference_table("saber-paper")
     >>> sorted(table.agents()), sorted(table.mean_only)
     (['rainbow-iqn@saber-paper', 'rainbow@saber-paper'], ['rainbow-iqn@saber-paper', 'rainbow@saber-paper'])
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import gzip
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -163,7 +164,7 @@ def ppo_runs() -> list[dict[str, str]]:
     ]
 
 
-PPO_TRAINING_FILE = "saber_ppo_training.csv"
+PPO_TRAINING_FILE = "saber_ppo_training.csv.gz"
 
 
 def ppo_training_episodes() -> dict[str, dict[int, list[dict[str, float]]]]:
@@ -173,7 +174,10 @@ def ppo_training_episodes() -> dict[str, dict[int, list[dict[str, float]]]]:
     if not _has_data(PPO_TRAINING_FILE):
         return {}
     runs: dict[str, dict[int, list[dict[str, float]]]] = {}
-    for row in csv.DictReader(io.StringIO(_data_text(PPO_TRAINING_FILE))):
+    text = gzip.decompress(
+        resources.files("saber.data").joinpath(PPO_TRAINING_FILE).read_bytes()
+    ).decode("utf-8")
+    for row in csv.DictReader(io.StringIO(text)):
         episodes = runs.setdefault(row["game"], {}).setdefault(int(row["training_seed"]), [])
         episodes.append(
             {"episode": len(episodes), "frames": int(row["frames"]), "score": float(row["score"])}

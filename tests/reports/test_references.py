@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import statistics
@@ -26,7 +27,9 @@ DATA = resources.files("saber.data")
 
 
 def _csv(name: str) -> list[dict[str, str]]:
-    return list(csv.DictReader(DATA.joinpath(name).read_text(encoding="utf-8").splitlines()))
+    data = DATA.joinpath(name).read_bytes()
+    text = (gzip.decompress(data) if name.endswith(".gz") else data).decode("utf-8")
+    return list(csv.DictReader(text.splitlines()))
 
 
 def paper_median(agent: str, time_limit: str) -> float:
@@ -150,8 +153,11 @@ def test_random_reference_reads_the_shipped_episodes_like_harness_records():
 def test_list_and_unknown_references():
     dopamine = ["dopamine", *(f"dopamine:{a}" for a in ("dqn", "c51", "rainbow", "iqn"))]
     dopamine += ["dopamine:qr-dqn", "dopamine:dqn-adam-mse"]
-    assert [r.name for r in list_references()] == ["saber-paper", "saber-random", *dopamine]
-    with pytest.raises(UnknownReferenceError, match="shipped: saber-paper, saber-random"):
+    assert [r.name for r in list_references()] == [
+        *("saber-paper", "saber-random", "saber-ppo"),
+        *dopamine,
+    ]
+    with pytest.raises(UnknownReferenceError, match="shipped: saber-paper, saber-random, saber"):
         reference_table("saber-papers")
 
 
@@ -209,3 +215,55 @@ def test_training_report_shows_rainbow_iqn_at_the_same_checkpoints(tmp_path):
     assert rows[1]["references"]["rainbow-iqn@saber-paper"] is None
     bad = CliRunner().invoke(main, ["training", str(tmp_path / "t.jsonl"), "--reference", "x"])
     assert bad.exit_code == 1 and "Unknown reference 'x'" in bad.output
+
+
+def test_ppo_reference_is_the_shipped_evaluations_one_run_per_training_seed():
+    rows = _csv("saber_ppo_episodes.csv")
+    table = reference_table("saber-ppo")
+    assert table.agents() == ["ppo@saber"]
+    assert len(table.records) == 3 * len(rows)  # one row per time limit
+    assert set(table.runs("ppo@saber", "saber")) == {f"seed{r['training_seed']}" for r in rows}
+    section = make_report(table, n_resamples=10).agents["ppo@saber"]["saber"]
+    assert section.reference == "saber-ppo"
+    for game in {r["game"] for r in rows}:
+        runs: dict[str, list[float]] = {}
+        for row in rows:
+            if row["game"] == game:
+                runs.setdefault(row["training_seed"], []).append(float(row["score"]))
+        assert all(len(scores) == 100 for scores in runs.values())
+        expected = statistics.fmean(statistics.fmean(scores) for scores in runs.values())
+        assert section.per_game[game].score == pytest.approx(expected)
+
+
+def test_ppo_reference_is_listed_with_its_budget_script_and_seeds():
+    (info,) = [r for r in list_references() if r.name == "saber-ppo"]
+    assert info.agents == ("ppo@saber",) and info.deviations is None
+    for words in ("10M frames", "examples/ppo_saber.py", "100 episodes", "(seed 1)"):
+        assert words in info.description
+
+
+def test_training_against_saber_ppo_puts_its_score_at_the_same_checkpoint(tmp_path):
+    # The user's log is a shipped baseline's own training (one run): at 9M frames both are
+    # the mean of the run's last 100 training episodes ending at or before 9M, computed
+    # here. At 10M the user's log is not reached (it counts the frames the emulator played,
+    # 0.3% short of the budget's updates); the baseline's is its last 100 episodes.
+    training = _csv("saber_ppo_training.csv.gz")
+    agent, game, seed = training[0]["agent"], training[0]["game"], training[0]["training_seed"]
+    assert len({r["training_seed"] for r in training if r["game"] == game}) == 1
+    episodes = [r for r in training if (r["agent"], r["training_seed"]) == (agent, seed)]
+    lines = [
+        json.dumps(
+            {"game": game, "episode": i, "frames": int(r["frames"]), "score": float(r["score"])}
+        )
+        for i, r in enumerate(episodes)
+    ]
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    at_9m = statistics.fmean(
+        [float(r["score"]) for r in episodes if int(r["frames"]) <= 9_000_000][-100:]
+    )
+    last = statistics.fmean(float(r["score"]) for r in episodes[-100:])
+    args = ["training", str(tmp_path / "t.jsonl"), "--at", "9M,10M", "--reference", "saber-ppo"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert f"| {game} | 9,000,000 | {at_9m:,.1f} | 100 | {at_9m:,.1f} |" in result.output
+    assert f"| {game} | 10,000,000 | not reached | - | {last:,.1f} |" in result.output
