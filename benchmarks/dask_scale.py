@@ -54,12 +54,12 @@ def cluster_cost(workers: int, units: int) -> dict[str, float]:
         tempfile.TemporaryDirectory() as folder,
     ):
         started = time.monotonic() - start
-        backend = Dask(cluster.scheduler_address, workers=workers, envs_per_worker=1)
+        backend = Dask(cluster.scheduler_address, workers=workers, timeout=120, envs_per_worker=1)
         # Warm-up: every worker imports saber, ale-py and the ROM on its first unit.
         evaluate("noop", "pong", workers, out=Path(folder) / "warm", backend=backend,
                  env_options=TINY, progress=False)  # fmt: skip
         # workers=units: one episode per unit (saber.harness.work.plan_units).
-        backend = Dask(cluster.scheduler_address, workers=units, envs_per_worker=1)
+        backend = Dask(cluster.scheduler_address, workers=units, timeout=120, envs_per_worker=1)
         before, wall = cpu_seconds(), time.monotonic()
         result = evaluate("noop", "pong", units, out=Path(folder) / "run", backend=backend,
                           env_options=TINY, progress=False)  # fmt: skip
