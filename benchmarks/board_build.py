@@ -18,6 +18,11 @@ The goal (issue 43): a board of 100 entries over 57 games builds in under a minu
 cores once verified, and a build that adds one entry does not verify the others again.
 
     python benchmarks/board_build.py [--entries 100] [--episodes 100] [--no-figures]
+
+Measured 2026-11-28 on 2 cores shared with a PPO training and other test runs (load
+average about 20 during the cold build), 100 entries x 57 games x 100 episodes, figures
+drawn: cold 944 s (200 reports, 100 figure pages), again 20.0 s, one more 21.2 s (2
+reports); the site 83 MB in 480 files (about 0.6 MB of figures a report page).
 """
 
 from __future__ import annotations
