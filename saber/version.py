@@ -10,7 +10,7 @@ import importlib.metadata
 
 __all__ = ["__version__", "installed_version"]
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 
 @functools.cache  # read once a process: the probe's key and run.json both ask

@@ -75,6 +75,17 @@ def read_records(run: Path) -> tuple[list[dict[str, Any]], int]:
     return sorted(finished.values(), key=lambda r: (r["game"], int(r["episode"]))), failed
 
 
+def _typed(row: dict[str, str]) -> dict[str, Any]:
+    """A row of the shipped episodes CSV as the harness record it was written from."""
+    record: dict[str, Any] = dict(row)
+    for key in ("episode", "seed", "frames", "steps", "rollovers"):
+        record[key] = int(row[key])
+    for key in ("score", "score_5min", "score_30min"):
+        record[key] = float(row[key])
+    record["infinite"] = row["infinite"] == "true"
+    return record
+
+
 def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per game: means, spreads, lengths, end reasons, rollovers (see module doc)."""
     by_game: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -233,13 +244,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="the saber eval run directory")
     parser.add_argument("--time-log", type=Path, help="GNU time -v output of the run")
+    parser.add_argument(
+        "--replace-games",
+        action="store_true",
+        help="RUN evaluated some games again: replace only their episodes in the shipped "
+        "data (and say so in the provenance), keep every other game's",
+    )
     args = parser.parse_args()
     records, failed = read_records(args.run)
+    meta_path = DATA / "saber_random_provenance.json"
+    if args.replace_games:
+        games = sorted({r["game"] for r in records})
+        with (DATA / "saber_random_episodes.csv").open(encoding="utf-8", newline="") as handle:
+            kept = [row for row in csv.DictReader(handle) if row["game"] not in games]
+        records = sorted(
+            [_typed(row) for row in kept] + records, key=lambda r: (r["game"], int(r["episode"]))
+        )
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        rerun = provenance(args.run, read_records(args.run)[0], failed, None)
+        meta.setdefault("replaced", []).append(
+            {
+                "games": games,
+                "why": "the vector engine counted ALE's starting actions as episode frames "
+                "(fixed in saber 0.5.0): these games' frames, limits and records were off",
+                **{key: rerun[key] for key in ("saber", "started", "commands", "base_seed")},
+            }
+        )
+    else:
+        meta = provenance(args.run, records, failed, elapsed_seconds(args.time_log))
     rows = summarize(records)
     write_csv(DATA / "saber_random_episodes.csv", records, EPISODE_COLUMNS)
     write_csv(DATA / "saber_random_games.csv", rows, list(rows[0]))
-    meta = provenance(args.run, records, failed, elapsed_seconds(args.time_log))
-    (DATA / "saber_random_provenance.json").write_text(json.dumps(meta, indent=2) + "\n")
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     if DOC.exists():
         write_doc_table(markdown_table(rows))
     flagged = [r["game"] for r in rows if compare_with_published(r)["flagged"]]

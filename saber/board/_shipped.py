@@ -12,4 +12,5 @@ SHIPPED: tuple[str, ...] = (
     "saber-paper",  # the SABER paper's Rainbow and Rainbow-IQN (Table 7, published means)
     "saber-random",  # saber's random agent under the full protocol, 100 episodes per game
     "ppo-pong",  # PPO trained under SABER on Pong (saber/agents/data/ppo_pong.json)
+    "saber-ppo",  # saber's PPO baselines, 10M frames (docs/baselines.md)
 )

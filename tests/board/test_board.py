@@ -247,7 +247,10 @@ def test_the_shipped_board_ranks_the_paper_and_saber_agents(tmp_path: Path) -> N
         [], tmp_path / "site", shipped=True, resamples=10, figures=False, workers=0, cache=None
     )
     labels = [e.label for e in board.entries]
-    assert labels == ["rainbow@saber-paper", "rainbow-iqn@saber-paper", "random@saber", "ppo-pong"]
+    assert labels == [
+        *("rainbow@saber-paper", "rainbow-iqn@saber-paper", "random@saber", "ppo-pong"),
+        "ppo@saber",  # the saber-ppo baselines
+    ]
     assert {e.status for e in board.entries} == {"published, not verifiable"}
     assert board.default == "saber61"
     ranked = [entry.label for entry, _ in board.rankings[0].rows]
