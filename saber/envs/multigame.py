@@ -63,7 +63,9 @@ class SaberMultiGameVectorEnv(VectorEnv):
             (``SABER/Atari5`` and the other set ids give it).
         num_threads: emulation threads of each game's engine (0: the cores shared out
             among the games, at least one each).
-        autoreset_mode, render_mode, checkpoint_frames, **overrides: as for
+        autoreset_mode, render_mode, checkpoint_frames: as for
+            :class:`~saber.envs.vector.SaberVectorEnv` (the same for every game).
+        **overrides: fields of :class:`~saber.protocol.settings.SaberSettings`, as for
             :class:`~saber.envs.vector.SaberVectorEnv` (the same for every game).
 
     Example:
