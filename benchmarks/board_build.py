@@ -41,13 +41,13 @@ from saber.board import build_board
 from saber.board._cache import Cache, digest
 from saber.board._entries import run_content
 from saber.games import saber_games
-from saber.protocol.reading import episodes_log_checkpoint
-from saber.protocol.records import EPISODES_FILE
-from saber.protocol.rundir import write_run_file
-from saber.protocol.runfile import RunFile, Session
 from saber.protocol.seeds import SEED_SCHEME
 from saber.protocol.settings import SaberSettings
 from saber.replay.verify import versions_here
+from saber.rundir import write_run_file
+from saber.rundir.reading import episodes_log_checkpoint
+from saber.rundir.records import EPISODES_FILE
+from saber.rundir.runfile import RunFile, Session
 
 GAMES = 57
 

@@ -23,33 +23,36 @@ MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "version": set(),
     "protocol": {"errors", "version"},
+    # The run directory (saber eval --out): its files, their one reader and one writer.
+    "rundir": {"errors", "version", "protocol"},
     "games": {"errors"},
     "registration": {"games"},
     "envs": {"errors", "protocol", "games", "registration"},
-    "scoring": {"errors", "protocol", "games"},
-    "reports": {"errors", "version", "protocol", "games", "scoring"},
+    "scoring": {"errors", "protocol", "rundir", "games"},
+    "reports": {"errors", "version", "protocol", "rundir", "games", "scoring"},
     # Re-simulating recorded episodes: verify, films, datasets (saber verify, saber replay).
-    "replay": {"errors", "version", "protocol", "games", "envs"},
-    "training": {"errors", "protocol", "games", "envs", "scoring", "reports", "replay"},
+    "replay": {"errors", "version", "protocol", "rundir", "games", "envs"},
+    "training": {"errors", "protocol", "rundir", "games", "envs", "scoring", "reports", "replay"},
     # The behavioural probe of any env (saber check); the harness runs its quick part first.
-    "check": {"errors", "version", "protocol", "games", "envs"},
+    "check": {"errors", "version", "protocol", "rundir", "games", "envs"},
     # Built-in agents: the shipped trained policy (numpy inference) and per-episode generators.
-    "agents": {"errors", "protocol"},
+    "agents": {"errors", "protocol", "rundir"},
     "harness": {
-        *("errors", "version", "protocol", "games", "envs", "agents"),
+        *("errors", "version", "protocol", "rundir", "games", "envs", "agents"),
         *("scoring", "reports", "training", "check", "replay"),
     },
     # envpool's Python API over the vector env (``from saber import envpool``).
     "envpool": {"errors", "protocol", "games", "envs"},
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
-    "jax": {"errors", "protocol", "games", "envs", "harness"},
+    "jax": {"errors", "protocol", "rundir", "games", "envs", "harness"},
     # The static results site (saber board): entries verified by replay, ranked like for like.
     "board": {
-        *("errors", "version", "protocol", "games", "scoring", "reports", "replay", "agents"),
+        *("errors", "version", "protocol", "rundir", "games", "scoring", "reports", "replay"),
+        "agents",
         "check",  # the cache's folder, saber check's
     },
     "cli": {
-        *("errors", "protocol", "games", "scoring", "reports", "harness", "check"),
+        *("errors", "protocol", "rundir", "games", "scoring", "reports", "harness", "check"),
         *("replay", "training", "board"),
     },
     "saber": {"errors", "version", "registration"},  # the rest lazily, by name (importlib)

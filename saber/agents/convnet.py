@@ -30,8 +30,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from saber.agents.generators import PerEpisodeGenerators
 from saber.errors import PolicyFileError, shown
-from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import NUM_ACTIONS
+from saber.rundir import writing_atomically
 
 __all__ = [
     "FORMAT",
@@ -60,7 +60,7 @@ def write_policy_file(
 
     ``dtype``: how the weights are stored, float32 or float16 (half the bytes: the shipped
     baselines, whose inference reads them back as float32). Written aside, fsynced and
-    renamed (:func:`saber.protocol.rundir.writing_atomically`): whole or absent.
+    renamed (:func:`saber.rundir.writing_atomically`): whole or absent.
     """
     if dtype not in (np.float32, np.float16):
         raise ValueError(f"Expect dtype float32 or float16, actually: {dtype}")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.check.verdicts import cache_dir
-from saber.protocol.rundir import write_atomically
+from saber.rundir import write_atomically
 from saber.version import __version__
 
 

@@ -5,7 +5,7 @@ agent, its runs together), a score table (CSV) whose citation is in ``<name>.boa
 beside it, the name of a shipped reference (``saber report --list-references``), or the
 name of a trained agent saber ships (``ppo-pong``: its shipped evaluation). Each becomes
 one :class:`Entry` per agent, keyed by the SHA-256 of its content: a run given twice, or
-copied, counts once (:func:`saber.protocol.rundir.run_key`, the rule of ``saber report``).
+copied, counts once (:func:`saber.rundir.run_key`, the rule of ``saber report``).
 
 Nothing here raises for bad input: an entry that cannot be read is an entry with the
 status ``failed`` and the reason, one line.
@@ -27,9 +27,9 @@ from saber.agents.pretrained import PRETRAINED, provenance
 from saber.board._cache import Cache, digest
 from saber.board._parallel import run_all
 from saber.errors import SaberError
-from saber.protocol.reading import parse_run_file, read_run_json, run_key
-from saber.protocol.records import EPISODES_FILE, RUN_FILE
-from saber.protocol.runfile import RunFile
+from saber.rundir.reading import parse_run_file, read_run_json, run_key
+from saber.rundir.records import EPISODES_FILE, RUN_FILE
+from saber.rundir.runfile import RunFile
 from saber.scoring import EpisodeScore, ScoreTable, list_references, reference_table
 from saber.scoring.references import PAPER_TRAINING_FRAMES
 from saber.scoring.scorefile import read_score_csv, read_scores

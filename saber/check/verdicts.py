@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from saber.protocol.rundir import write_atomically
+from saber.rundir import write_atomically
 from saber.version import installed_version
 
 # The names OpenCV (cv2) is installed under, in the order looked up.

@@ -1,10 +1,11 @@
 """How a ``saber`` command fails: one line on stderr, an exit status, no traceback.
 
 The one home of the CLI's error-to-message machinery: :class:`~saber.errors.SaberError`
-and ``OSError`` turned into messages (:func:`saber_errors_as_messages`), the refusal to
-replace a file the user did not ask to replace (:func:`refuse_overwrite`, the ``--force``
-check), writing a file whole or not at all (:func:`write_whole`), and a flag that was
-renamed (:class:`RenamedOptionError`).
+and ``OSError`` turned into messages (:func:`saber_errors_as_messages`), a command line
+that cannot be used (:class:`CommandLineError`), the refusal to replace a file the user
+did not ask to replace (:func:`refuse_overwrite`, the ``--force`` check), writing a file
+whole or not at all (:func:`write_whole`), and a flag that was renamed
+(:class:`RenamedOptionError`). The exit statuses are :class:`saber.errors.ExitCode`'s.
 """
 
 from __future__ import annotations
@@ -16,34 +17,49 @@ from typing import Any, TypeVar
 
 import click
 
-from saber.errors import OutputExistsError, SaberError, os_error_message
+from saber.errors import ExitCode, OutputExistsError, SaberError, os_error_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class Refused(click.ClickException):
+    """One line on stderr (``Error: ...``) and an exit status of :class:`ExitCode`."""
+
+    def __init__(self, message: str, exit_code: int = ExitCode.BAD_INPUT) -> None:
+        super().__init__(message)
+        self.exit_code = int(exit_code)
+
+
 def saber_errors_as_messages(command: F) -> F:
-    """Errors as one line on stderr and exit status 1, without a traceback: a
-    :class:`SaberError` says its message; any other ``OSError`` (a read-only or full
-    disk, a file where a directory should be, a missing file) names its path and what to
-    do (:func:`saber.errors.os_error_message`), for every command."""
+    """Errors as one line on stderr, without a traceback: a :class:`SaberError` says its
+    message and exits with its class's ``exit_code`` (bad input, or a run stopped
+    unfinished); any other ``OSError`` (a read-only or full disk, a file where a directory
+    should be, a missing file) names its path and what to do
+    (:func:`saber.errors.os_error_message`) and exits with ``ExitCode.BAD_INPUT``."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
         except SaberError as error:
-            raise click.ClickException(str(error)) from error
+            raise Refused(str(error), error.exit_code) from error
         except OSError as error:
-            raise click.ClickException(os_error_message(error)) from error
+            raise Refused(os_error_message(error)) from error
 
     return wrapper  # type: ignore[return-value]
 
 
-class RenamedOptionError(click.ClickException):
-    """A flag that a command no longer takes under this name: one line that names the new
-    one, and exit status 2, click's status for a command line it cannot use."""
+class CommandLineError(click.ClickException):
+    """A command line that cannot be used (options that do not go together, a value out
+    of bounds): one line, without click's usage text, and ``ExitCode.USAGE``, the status
+    of click's own usage errors."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
+
+
+class RenamedOptionError(CommandLineError):
+    """A flag that a command no longer takes under this name: one line that names the new
+    one, and ``ExitCode.USAGE``."""
 
 
 def refuse_overwrite(paths: Iterable[Path | None], force: bool) -> None:
@@ -64,7 +80,7 @@ def refuse_overwrite(paths: Iterable[Path | None], force: bool) -> None:
 def write_whole(path: Path, text: str) -> Path:
     """Write a file whole or not at all (a full disk leaves no half file); a missing
     parent directory is created. An OSError becomes one line (saber_errors_as_messages)."""
-    from saber.protocol.rundir import write_atomically
+    from saber.rundir import write_atomically
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, text)

@@ -29,7 +29,7 @@ def repair_command(run_dir: Path) -> None:
     """
     import sys
 
-    from saber.protocol.repair import repair_run
+    from saber.rundir.repair import repair_run
 
     for line in repair_run(run_dir, command=sys.argv).lines():
         click.echo(line)

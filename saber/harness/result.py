@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from saber.protocol.rundir import (
+from saber.rundir import (
     REPORT_FILES,
     FailureSummary,
     StoreWriteError,

@@ -8,7 +8,8 @@ vector env fails each of them, and counts once. The same failure ending
 the run (:class:`RepeatedFailureError`). A policy that breaks the policy protocol, or a
 worker that cannot build the policy or the env, stops the run at once, and so does a
 backend that cannot go on (:class:`BackendError`: a lost Dask scheduler), with what is on
-disk added to its message.
+disk added to its message. A unit that could not be set up started no episode: it leaves
+no record.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from saber.harness.work import (
     UnitFinished,
     WorkUnit,
 )
-from saber.protocol.rundir import FailedAttempt
+from saber.rundir import FailedAttempt
 
 __all__ = ["REPEATED_FAILURES", "Progress", "RepeatedFailureError", "RunLoop"]
 
@@ -127,6 +128,14 @@ class RunLoop:
         ]
         if not failed:
             return
+        game = failed[0][0].game
+        if event.kind == "setup":
+            # No episode started: nothing to record (a record would count as a failed
+            # attempt in every later summary of the run); the run stops here.
+            raise SaberError(
+                f"A worker could not build the policy or the {game} env: {event.error}. "
+                f"{self._on_disk()}; fix the cause and run the same command to resume."
+            )
         for unit, unfinished in failed:
             for episode, seed in unfinished:  # every failed attempt stays in the history
                 attempt = FailedAttempt(
@@ -134,14 +143,8 @@ class RunLoop:
                     unit.attempt, run=self.job.run,
                 )  # fmt: skip
                 self.store.write(attempt.to_dict())
-        game = failed[0][0].game
         if event.kind == "policy":
             raise PolicyError(f"{event.error} (game {game}). {self._on_disk()}.")
-        if event.kind == "setup":
-            raise SaberError(
-                f"A worker could not build the policy or the {game} env: {event.error}. "
-                f"{self._on_disk()}; fix the cause and run the same command to resume."
-            )
         error, count = self._streak
         self._streak = (event.error, count + 1 if error == event.error else 1)
         if self._streak[1] >= REPEATED_FAILURES:

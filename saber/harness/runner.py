@@ -54,7 +54,7 @@ from saber.harness.work import (
     WorkUnit,
 )
 from saber.protocol.episode import EpisodeRecord
-from saber.protocol.rundir import EpisodeLine
+from saber.rundir import EpisodeLine
 
 __all__ = ["execute_unit", "quiet_ale", "release_envs", "run_episodes"]
 

@@ -1,7 +1,7 @@
 """A run's store: the state of a run directory, resume, and the session in ``run.json``.
 
 The files, their records and their one reader and writer are
-:mod:`saber.protocol.rundir`'s; this module derives a run's state from them and decides
+:mod:`saber.rundir`'s; this module derives a run's state from them and decides
 what a new session may do. Layout of ``DIR``:
 
 * ``episodes.jsonl``: one JSON object per line, appended, flushed and fsynced as it is
@@ -21,7 +21,7 @@ the results differs (:data:`IDENTITY_KEYS`). The games and the number of episode
 grow: a resume with more episodes or more games runs only the missing ones. They may not
 shrink: a session asks for the whole run (every game of it, at least its episodes), so
 that its result and the directory's report are one answer
-(:meth:`~saber.protocol.runfile.RunFile.uncovered`).
+(:meth:`~saber.rundir.runfile.RunFile.uncovered`).
 
 Damage: a last line cut short by a crash or a power loss is completed, by appending
 only, into a whole record ``{..., "error": ..., "torn": true}``, so every line stays one
@@ -30,9 +30,9 @@ trusted (a cut inside ``"episode": 12`` reads as episode 1): it counts as no epi
 and the episode it was recording, not being finished, simply runs again. A whole last
 record that only lacks its newline gets it, and counts. Damage (a cut, NUL bytes, a line
 that is not JSON, records written after the run ended, a ``run.json`` cut short:
-:func:`~saber.protocol.damage.check_run_directory`) is the one-line advice that
+:func:`~saber.rundir.damage.check_run_directory`) is the one-line advice that
 ``saber report`` and ``saber verify`` give too: run ``saber repair``. A ``run.json`` that
-belongs to another directory (:func:`~saber.protocol.reading.check_episodes_log`), or a
+belongs to another directory (:func:`~saber.rundir.reading.check_episodes_log`), or a
 directory written by another format version is a one-line error naming the file;
 nothing is changed then.
 """
@@ -49,9 +49,10 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import RunMismatchError, SaberError, os_error_remedy
-from saber.protocol.damage import read_checked
-from saber.protocol.durable import EpisodeAppender, lock_directory, write_run_file
-from saber.protocol.reading import (
+from saber.rundir import write_replay
+from saber.rundir.damage import read_checked
+from saber.rundir.durable import EpisodeAppender, lock_directory, write_run_file
+from saber.rundir.reading import (
     EpisodeLines,
     checkpoint_of,
     counts_of,
@@ -60,7 +61,7 @@ from saber.protocol.reading import (
     read_episodes_bytes,
     read_run_file,
 )
-from saber.protocol.records import (
+from saber.rundir.records import (
     EPISODES_FILE,
     IDENTITY_KEYS,
     LOCK_FILE,
@@ -77,9 +78,8 @@ from saber.protocol.records import (
     now,
     repair_advice,
 )
-from saber.protocol.replay import write_replay
-from saber.protocol.runfile import RunFile, Session
-from saber.protocol.torn import complete_torn_line
+from saber.rundir.runfile import RunFile, Session
+from saber.rundir.torn import complete_torn_line
 from saber.version import __version__, installed_version
 
 __all__ = [
@@ -230,7 +230,7 @@ class ResultsStore:
 
     Attributes:
         directory: the run directory.
-        run_file: the ``run.json`` content (:class:`~saber.protocol.runfile.RunFile`).
+        run_file: the ``run.json`` content (:class:`~saber.rundir.runfile.RunFile`).
         log: the state read from ``episodes.jsonl`` and kept up to date by :meth:`write`.
         finished: ``log.finished``: records of finished episodes by ``(game, episode)``.
         recovered: what opening the directory repaired, for people (a torn last line

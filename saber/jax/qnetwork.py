@@ -31,8 +31,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from saber.errors import SaberError
-from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import NUM_ACTIONS
+from saber.rundir import writing_atomically
 
 __all__ = ["ARCHITECTURE", "init_params", "load_params", "q_values", "save_params"]
 

@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import ReplayError
-from saber.protocol.durable import write_atomically
 from saber.protocol.settings import NUM_ACTIONS
 
 __all__ = [
@@ -56,7 +55,6 @@ __all__ = [
     "read_replay",
     "replay_path",
     "sha256_of",
-    "write_replay",
 ]
 
 REPLAY_FORMAT = "saber-replay/1"
@@ -248,15 +246,3 @@ def sha256_of(data: bytes) -> str:
 def replay_path(game: str, episode: int) -> str:
     """Where an episode's replay lives in a run directory (relative, with ``/``)."""
     return f"{REPLAYS_DIR}/{game}/episode-{episode}.saber-replay"
-
-
-def write_replay(directory: str | Path, relative: str, data: bytes) -> None:
-    """Write a replay file into a run directory, whole or not at all (before the record
-    that names it is appended, so a record never names a replay that is not there).
-
-    Raises:
-        OSError: it could not be written (the disk is full...).
-    """
-    path = Path(directory) / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, data)

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import SaberError, shown
-from saber.protocol.reading import read_episode_lines
-from saber.protocol.records import EPISODES_FILE
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
 from saber.replay.simulate import Resimulation, Transition
+from saber.rundir.reading import read_episode_lines
+from saber.rundir.records import EPISODES_FILE
 
 __all__ = ["RecordedEpisode", "recorded_episode", "recorded_episodes"]
 

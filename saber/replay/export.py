@@ -37,7 +37,7 @@ from typing import Any
 
 from saber.errors import OutputExistsError, SaberError, os_error_message
 from saber.games import get_game
-from saber.protocol.reading import read_run_file
+from saber.rundir.reading import read_run_file
 
 __all__ = ["MINARI_EXTRA_HINT", "export_minari"]
 

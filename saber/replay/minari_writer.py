@@ -29,9 +29,9 @@ import numpy as np
 
 from saber.errors import SaberError, os_error_message
 from saber.games import get_game
-from saber.protocol.reading import read_run_file
 from saber.replay.dataset import recorded_episodes
 from saber.replay.simulate import replay_settings
+from saber.rundir.reading import read_run_file
 
 __all__ = ["write_dataset"]
 

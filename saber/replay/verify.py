@@ -35,13 +35,13 @@ from typing import Any
 
 from saber.envs.emulator import rom_sha256
 from saber.errors import SaberError, shown
-from saber.protocol.damage import read_checked
 from saber.protocol.limits import TIME_LIMITS
-from saber.protocol.reading import read_episode_lines, read_run_file
-from saber.protocol.records import EPISODES_FILE, RunDamageError, RunDirectoryError
 from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.replay.simulate import Resimulation
+from saber.rundir.damage import read_checked
+from saber.rundir.reading import read_episode_lines, read_run_file
+from saber.rundir.records import EPISODES_FILE, RunDamageError, RunDirectoryError
 from saber.version import __version__, installed_version
 
 __all__ = [

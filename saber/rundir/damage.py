@@ -2,7 +2,7 @@
 
 ``saber eval`` (resume), ``saber report`` and ``saber verify`` all read a run directory;
 for the same damage they give the same advice, :func:`repair_advice`, raised by
-:func:`check_run_directory`, and ``saber repair`` (:mod:`saber.protocol.repair`) acts on
+:func:`check_run_directory`, and ``saber repair`` (:mod:`saber.rundir.repair`) acts on
 the same reading of the file, :func:`examine`. The kinds of damage (:data:`DAMAGE_KINDS`):
 
 * ``cut``: ``episodes.jsonl`` holds fewer bytes than ``run.json`` attests (a copy cut
@@ -17,10 +17,10 @@ the same reading of the file, :func:`examine`. The kinds of damage (:data:`DAMAG
   contradict ``run.json``'s counts (saber writes nothing after a session ends; a record
   outside the request is no damage: readers leave it out and name it);
 * and ``run.json`` itself cut short or not text: reading it says so
-  (:func:`~saber.protocol.reading.read_run_json`), with the same advice.
+  (:func:`~saber.rundir.reading.read_run_json`), with the same advice.
 
 Telling damage from a ``run.json`` of another run: both break the checkpoint of
-:func:`~saber.protocol.reading.check_episodes_log`. It is damage when the file holds damaged
+:func:`~saber.rundir.reading.check_episodes_log`. It is damage when the file holds damaged
 lines or fewer bytes than attested and every whole record is one the run asked for
 (its games, episodes, agent and seeds); it is another run's ``run.json`` otherwise.
 """
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saber.protocol.reading import EpisodeLines, check_episodes_log, read_episodes_bytes
-from saber.protocol.records import EPISODES_FILE, RunDamageError, is_torn, repair_advice
-from saber.protocol.runfile import RunRequest
-from saber.protocol.torn import complete_torn_line
+from saber.rundir.reading import EpisodeLines, check_episodes_log, read_episodes_bytes
+from saber.rundir.records import EPISODES_FILE, RunDamageError, is_torn, repair_advice
+from saber.rundir.runfile import RunRequest
+from saber.rundir.torn import complete_torn_line
 
 __all__ = [
     "DAMAGE_KINDS",
@@ -122,7 +122,7 @@ class Examination:
         return "; ".join(self.clauses().values())
 
     def episode_lines(self) -> EpisodeLines:
-        """The records of this pass over the file, as :func:`~saber.protocol.reading.
+        """The records of this pass over the file, as :func:`~saber.rundir.reading.
         read_episode_lines` reads them from a file without damage: every record to keep,
         and the text of a last line without its line end. (A record written after the
         run ended is damage, and not among them.)"""
@@ -197,7 +197,7 @@ def _counted(record: Mapping[str, Any], request: RunRequest) -> bool:
 
 def _asked_for(record: Mapping[str, Any], request: RunRequest) -> bool:
     """Whether a record is one the run asked for (its game, episode, agent and seed:
-    :class:`~saber.protocol.runfile.RunRequest`, the rule the reports leave records out by)."""
+    :class:`~saber.rundir.runfile.RunRequest`, the rule the reports leave records out by)."""
     if is_torn(record):
         return True  # its fields cannot be trusted either way
     return request.outside(record, str(record.get("game"))) is None
@@ -270,7 +270,7 @@ def check_run_directory(
     Raises:
         RunDamageError: damage (:func:`repair_advice`: run ``saber repair``).
         RunDirectoryError: ``run.json`` does not belong to ``episodes.jsonl`` (another run's,
-            or a file rewritten): :func:`~saber.protocol.reading.check_episodes_log`.
+            or a file rewritten): :func:`~saber.rundir.reading.check_episodes_log`.
     """
     found = examine(directory, run, episodes_file)
     if found.foreign and run is not None:

@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import SaberError, os_error_message
-from saber.protocol.records import EPISODES_FILE, LOCK_FILE, RUN_FILE, StoreWriteError
-from saber.protocol.runfile import RunFile
-from saber.protocol.torn import complete_torn_line
+from saber.rundir.records import EPISODES_FILE, LOCK_FILE, RUN_FILE, StoreWriteError
+from saber.rundir.runfile import RunFile
+from saber.rundir.torn import complete_torn_line
 
 __all__ = [
     "EpisodeAppender",
     "append_whole",
     "lock_directory",
     "write_atomically",
+    "write_replay",
     "write_run_file",
     "writing_atomically",
 ]
@@ -224,3 +225,15 @@ class EpisodeAppender:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def write_replay(directory: str | Path, relative: str, data: bytes) -> None:
+    """Write a replay file into a run directory, whole or not at all (before the record
+    that names it is appended, so a record never names a replay that is not there).
+
+    Raises:
+        OSError: it could not be written (the disk is full...).
+    """
+    path = Path(directory) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, data)

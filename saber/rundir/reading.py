@@ -4,7 +4,7 @@ that they are whole and belong together.
 Every reader of a run directory (the harness's store on resume, the score-file reader,
 ``saber verify``, the replay dataset) takes its records from :class:`EpisodeLines`: from
 :func:`read_episode_lines`, or from the one pass of the damage check
-(:meth:`saber.protocol.damage.Examination.episode_lines`), which reads the same lines.
+(:meth:`saber.rundir.damage.Examination.episode_lines`), which reads the same lines.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from saber.errors import shown
-from saber.protocol.records import (
+from saber.rundir.records import (
     EPISODES_FILE,
     RUN_FILE,
     RUN_FORMAT,
@@ -30,7 +30,7 @@ from saber.protocol.records import (
     is_torn,
     repair_advice,
 )
-from saber.protocol.runfile import RunFile
+from saber.rundir.runfile import RunFile
 from saber.version import __version__
 
 __all__ = [
@@ -56,8 +56,8 @@ class LineRecord(NamedTuple):
         number: its line number (from 1).
         record: its JSON object.
         kind: ``"torn"`` (cut short by a crash and completed on resume: no episode's
-            record, :func:`~saber.protocol.records.is_torn`), ``"failed"`` (a failed
-            attempt, :func:`~saber.protocol.records.is_failure`) or ``"finished"``.
+            record, :func:`~saber.rundir.records.is_torn`), ``"failed"`` (a failed
+            attempt, :func:`~saber.rundir.records.is_failure`) or ``"finished"``.
         where: ``file:line``, for messages.
     """
 
@@ -71,7 +71,7 @@ class LineRecord(NamedTuple):
 class EpisodeLines:
     """What one reading of an ``episodes.jsonl`` found: :func:`read_episode_lines`, or the
     damage check's pass over the file
-    (:meth:`saber.protocol.damage.Examination.episode_lines`).
+    (:meth:`saber.rundir.damage.Examination.episode_lines`).
 
     Attributes:
         lines: ``(line number, object)`` of every whole line, in file order (blank lines
@@ -114,7 +114,7 @@ class EpisodeLines:
 
         Raises:
             RunDirectoryError: a finished record whose episode is not an integer >= 0 or
-                whose game is not a name (:func:`~saber.protocol.records.episode_key`).
+                whose game is not a name (:func:`~saber.rundir.records.episode_key`).
         """
         finished: dict[tuple[str, int], dict[str, Any]] = {}
         for line in self.records():

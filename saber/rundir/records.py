@@ -3,7 +3,7 @@
 A run directory (``saber eval --out DIR``) holds ``episodes.jsonl`` (one JSON object per
 line, appended and never rewritten: an :class:`EpisodeLine` per finished episode, a
 :class:`FailedAttempt` per episode attempt that failed), ``run.json`` (the run's
-provenance: :mod:`saber.protocol.runfile`), ``.lock`` and, when asked for, ``videos/``.
+provenance: :mod:`saber.rundir.runfile`), ``.lock`` and, when asked for, ``videos/``.
 The JSON keys are those of saber 0.2 (and 0.1), so old directories read.
 
 >>> line = EpisodeLine("pong", 3, 7, "random", EpisodeRecord(-21.0, {"5min": -21.0, "30min": -21.0}, 3000, 760, "game_over"))

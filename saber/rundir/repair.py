@@ -5,9 +5,9 @@ What it does, in this order, under the directory's lock (so that no run writes m
 1. reads ``run.json``; one cut short (or not text) is rebuilt from its longest whole part
    (:func:`salvage_json_object`): the run's settings come first in the file, so a cut
    among its sessions loses only sessions;
-2. reads ``episodes.jsonl`` as every command does (:func:`~saber.protocol.damage.examine`)
+2. reads ``episodes.jsonl`` as every command does (:func:`~saber.rundir.damage.examine`)
    and keeps each line that is an intact record (finished episodes, failed attempts,
-   records of crashes), dropping the damaged ones (:data:`~saber.protocol.damage.DAMAGE_KINDS`)
+   records of crashes), dropping the damaged ones (:data:`~saber.rundir.damage.DAMAGE_KINDS`)
    and a last line cut short by a crash;
 3. writes each damaged original aside first, as ``<name>.damaged-<UTC time>`` (evidence is
    never deleted), removes the run's reports (``report.json``, ``report.md``: made from
@@ -37,10 +37,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from saber.protocol.damage import Examination, check_run_directory, examine
-from saber.protocol.durable import lock_directory, write_atomically, write_run_file
-from saber.protocol.reading import check_episodes_log, checkpoint_of, parse_run_file
-from saber.protocol.records import (
+from saber.rundir.damage import Examination, check_run_directory, examine
+from saber.rundir.durable import lock_directory, write_atomically, write_run_file
+from saber.rundir.reading import check_episodes_log, checkpoint_of, parse_run_file
+from saber.rundir.records import (
     EPISODES_FILE,
     REPORT_FILES,
     RUN_FILE,
@@ -51,7 +51,7 @@ from saber.protocol.records import (
     is_torn,
     now,
 )
-from saber.protocol.runfile import RunFile, Session
+from saber.rundir.runfile import RunFile, Session
 from saber.version import __version__
 
 __all__ = ["RepairResult", "repair_run", "salvage_json_object"]

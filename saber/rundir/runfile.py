@@ -2,8 +2,8 @@
 (:class:`Session`), and what it says the run asked for, read leniently
 (:class:`RunRequest`).
 
-``run.json`` is rewritten atomically (:func:`saber.protocol.durable.write_run_file`) and
-read by :func:`saber.protocol.reading.read_run_file`; it keeps one :class:`Session` per
+``run.json`` is rewritten atomically (:func:`saber.rundir.durable.write_run_file`) and
+read by :func:`saber.rundir.reading.read_run_file`; it keeps one :class:`Session` per
 ``saber eval`` that opened the directory (saber 0.2's sessions gain ``status`` and
 ``counts``).
 """
@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from saber.protocol.records import IDENTITY_KEYS, RUN_FORMAT, SESSION_STATUSES, SessionStatus
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
+from saber.rundir.records import IDENTITY_KEYS, RUN_FORMAT, SESSION_STATUSES, SessionStatus
 
 __all__ = ["RunFile", "RunRequest", "Session"]
 
@@ -37,10 +37,10 @@ class Session:
         summary: the run's counts when it ended (``finished``, ``failed``, ...).
         episodes_log: what ``episodes.jsonl`` held when the session last wrote
             ``run.json``: ``{"bytes": N, "sha256": hex of its first N bytes}``
-            (:func:`~saber.protocol.reading.episodes_log_checkpoint`). The file is
+            (:func:`~saber.rundir.reading.episodes_log_checkpoint`). The file is
             append-only, so its first N bytes never change: a ``run.json`` whose
             checkpoint does not match them belongs to another directory
-            (:func:`~saber.protocol.reading.check_episodes_log`). None: saber 0.3 and
+            (:func:`~saber.rundir.reading.check_episodes_log`). None: saber 0.3 and
             older did not write it.
         extra: keys this version does not know, kept as they were.
     """
@@ -119,7 +119,7 @@ class RunFile:
         run: the run name (``saber eval --run``), or None.
         run_id: a random id (32 hex digits) made when the run started, kept by every
             resume and by any copy of the directory: two directories with one ``run_id``
-            hold one run (:func:`~saber.protocol.reading.run_key`). None: runs of saber
+            hold one run (:func:`~saber.rundir.reading.run_key`). None: runs of saber
             0.3 and older.
         sessions: every session, oldest first.
         format: :data:`RUN_FORMAT`.
@@ -281,7 +281,7 @@ class RunRequest:
     object (a ``run.json`` written by hand, or by an old saber, may lack any key): the one
     rule of which records are the run's. Records outside it (a line pasted in from
     elsewhere, or edited) are left out of reports, and the damage check does not count
-    them (:mod:`saber.protocol.damage`).
+    them (:mod:`saber.rundir.damage`).
 
     Attributes:
         games: ale ids of the games asked for, or None (no list of games: any game).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 
-from saber.protocol.records import TORN_ERROR
+from saber.rundir.records import TORN_ERROR
 
 __all__ = ["complete_torn_line"]
 

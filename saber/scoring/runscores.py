@@ -2,9 +2,9 @@
 table (the format: :mod:`saber.scoring.scorefile`).
 
 The records come from the one reader of a run directory
-(:func:`saber.protocol.damage.read_checked`: the damage check and the records in one
+(:func:`saber.rundir.damage.read_checked`: the damage check and the records in one
 pass), and the rule of which records are the run's from ``run.json``
-(:class:`saber.protocol.runfile.RunRequest`).
+(:class:`saber.rundir.runfile.RunRequest`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 from saber.errors import ScoreFileError
 from saber.protocol import limits
-from saber.protocol.damage import read_checked
-from saber.protocol.reading import EpisodeLines, read_run_json, run_key
-from saber.protocol.records import EPISODES_FILE, RUN_FILE, FailureSummary
-from saber.protocol.runfile import RunRequest
 from saber.protocol.training import is_training_line
+from saber.rundir.damage import read_checked
+from saber.rundir.reading import EpisodeLines, read_run_json, run_key
+from saber.rundir.records import EPISODES_FILE, RUN_FILE, FailureSummary
+from saber.rundir.runfile import RunRequest
 from saber.scoring.scoretable import (
     DEFAULT_AGENT,
     DEFAULT_RUN,
@@ -132,7 +132,7 @@ def read_harness_results(path: str | Path) -> ScoreTable:
         ScoreFileError: unreadable lines, missing keys, duplicates (``file:line``, game),
             or a ``run.json`` that belongs to another directory. Damaged files (a cut, NUL
             bytes, lines that are not JSON, ...): the advice of ``saber eval`` and ``saber
-            verify`` (:func:`saber.protocol.damage.check_run_directory`).
+            verify`` (:func:`saber.rundir.damage.check_run_directory`).
         UnknownGameError: an unknown game, with ``file:line``.
     """
     path = Path(path)
@@ -260,7 +260,7 @@ def _warnings(
 
 
 def harness_run_key(path: Path) -> tuple[str, str]:
-    """What tells one harness run from another (:func:`~saber.protocol.reading.run_key`:
+    """What tells one harness run from another (:func:`~saber.rundir.reading.run_key`:
     the same in every copy of its directory), and how it is named for people."""
     directory, episodes_file = _run_paths(path)
     run, _ = _run_json(directory)

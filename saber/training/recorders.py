@@ -49,8 +49,8 @@ from gymnasium.vector import AutoresetMode
 from saber.envs import saber_settings
 from saber.errors import SaberError
 from saber.protocol.limits import checkpoint_limits
-from saber.protocol.rundir import append_whole
 from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, checkpoint_label
+from saber.rundir import append_whole
 from saber.training.replays import TrainingReplays
 
 # The log's readers (training_scores, ...) live in saber.reports.training_log, their layer,

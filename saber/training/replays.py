@@ -29,8 +29,9 @@ from typing import Any
 
 from saber.envs.emulator import rom_sha256
 from saber.errors import SaberError
-from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of, write_replay
+from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of
 from saber.replay.verify import versions_here
+from saber.rundir import write_replay
 
 __all__ = ["TRAINING_AGENT", "TrainingReplays", "replays_directory"]
 

@@ -52,8 +52,8 @@ import numpy as np
 from saber.envs import SaberSettings, saber_settings
 from saber.errors import SaberError
 from saber.protocol.replay import Replay, ReplayHeader, decode_replay, encode_replay
-from saber.protocol.rundir import write_atomically
 from saber.protocol.settings import FRAMES_PER_SECOND
+from saber.rundir import write_atomically
 from saber.training.video_writer import VideoWriteError, VideoWriter, require_video_extra
 
 __all__ = [

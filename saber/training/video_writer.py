@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from saber.errors import SaberError, VideoWriteError, os_error_message
-from saber.protocol.rundir import writing_atomically
 from saber.protocol.settings import FRAMES_PER_SECOND
+from saber.rundir import writing_atomically
 
 __all__ = ["VideoWriteError", "VideoWriter", "require_video_extra"]
 
@@ -42,7 +42,7 @@ class VideoWriter:
     """Stream ``uint8`` RGB frames (H, W, 3) into an H.264 MP4 file, one frame at a time.
 
     The file appears under its name only when :meth:`close` succeeds: ffmpeg writes
-    ``<name>.tmp`` (:func:`saber.protocol.rundir.writing_atomically`), which is renamed
+    ``<name>.tmp`` (:func:`saber.rundir.writing_atomically`), which is renamed
     only once ffmpeg has exited with status 0. ffmpeg's own exit status is checked, not
     only the pipe: on a full disk ffmpeg can take every frame and still fail to write
     the MP4 index (``moov atom``) at the end, leaving a file no player opens.

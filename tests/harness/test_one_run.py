@@ -33,8 +33,8 @@ from saber.harness import (
     evaluate,
 )
 from saber.harness.backends import capped_to_work
-from saber.protocol.rundir import lock_directory
 from saber.protocol.seeds import episode_seed
+from saber.rundir import lock_directory
 from saber.scoring import read_scores
 from tests.harness.helpers import short_env
 

@@ -45,15 +45,15 @@ from saber.games import get_game
 from saber.harness.policies import resolve_spec
 from saber.harness.store import ResultsStore
 from saber.protocol.replay import decode_replay, encode_replay
-from saber.protocol.rundir import (
+from saber.protocol.training import parse_frames
+from saber.replay import recorded_episodes, verify_run, verify_training_log
+from saber.reports.training_log import read_training_log, training_scores
+from saber.rundir import (
     EPISODES_FILE,
     RUN_FILE,
     read_episode_lines,
     read_run_file,
 )
-from saber.protocol.training import parse_frames
-from saber.replay import recorded_episodes, verify_run, verify_training_log
-from saber.reports.training_log import read_training_log, training_scores
 from saber.scoring import read_scores, reference_table
 from saber.scoring.scorefile import read_score_csv
 from tests.robustness.mutations import dump, json_values, mutated_bytes, mutated_json

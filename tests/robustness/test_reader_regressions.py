@@ -19,20 +19,20 @@ from saber.agents.convnet import PolicyFileError, read_policy_file
 from saber.cli import main
 from saber.errors import SaberError, ScoreFileError
 from saber.protocol.replay import ReplayError, decode_replay
-from saber.protocol.rundir import (
+from saber.protocol.training import parse_frames
+from saber.replay import recorded_episodes, verify_run, verify_training_log
+from saber.reports.training_log import read_training_log
+from saber.rundir import (
     EPISODES_FILE,
     RUN_FILE,
     RunDirectoryError,
     read_episode_lines,
     read_run_file,
 )
-from saber.protocol.training import parse_frames
-from saber.replay import recorded_episodes, verify_run, verify_training_log
-from saber.reports.training_log import read_training_log
 from saber.scoring import read_scores
 from tests.robustness.valid_files import small_policy_layers
 
-RUN_02 = Path(__file__).parents[1] / "protocol" / "data" / "run-0.2"  # saber 0.2's run
+RUN_02 = Path(__file__).parents[1] / "rundir" / "data" / "run-0.2"  # saber 0.2's run
 DEEP = "[" * 100_000 + "]" * 100_000  # json.loads recurses: RecursionError
 HUGE = "9" * 5000  # json.loads refuses integers of over 4300 digits: ValueError
 
@@ -312,7 +312,7 @@ def test_run_json_checkpoint_of_no_size_is_damaged(tmp_path: Path, size: str) ->
     run = _run_02(tmp_path, run_json=json.dumps(run_json).replace('"@"', size))
     damaged = "a session's episodes_log is damaged"  # not a size at all (1e309)
     # 2**40, 2**64: more bytes attested than the file holds, its records the run's: a cut,
-    # with saber repair's advice (saber.protocol.damage).
+    # with saber repair's advice (saber.rundir.damage).
     cut = r"is damaged: \d+ byte\(s\) of what run.json attests missing \(a cut\)"
     with pytest.raises(RunDirectoryError, match=f"{damaged}|{cut}") as error:
         read_scores(run)

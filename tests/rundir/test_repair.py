@@ -18,9 +18,8 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
-from saber.protocol import durable
-from saber.protocol.repair import repair_run, salvage_json_object
-from saber.protocol.rundir import EPISODES_FILE, RUN_FILE, read_run_file
+from saber.rundir import EPISODES_FILE, RUN_FILE, durable, read_run_file
+from saber.rundir.repair import repair_run, salvage_json_object
 from saber.scoring import read_scores
 from tests.harness.helpers import evaluate_short_breakout
 
@@ -295,8 +294,8 @@ def test_repair_removes_the_reports_of_records_it_dropped_and_says_how_to_remake
 
 _KILL_AT_WRITE = """
 import os, signal, sys
-from saber.protocol import durable
-from saber.protocol.repair import repair_run
+from saber.rundir import durable
+from saber.rundir.repair import repair_run
 real, calls = durable._write_all, []
 def dies(fd, data):
     calls.append(fd)

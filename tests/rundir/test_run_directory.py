@@ -14,7 +14,7 @@ import pytest
 
 from saber.harness import Inline, evaluate
 from saber.harness.evaluate import RepeatedFailureError
-from saber.protocol.rundir import (
+from saber.rundir import (
     EpisodeLine,
     FailedAttempt,
     RunFile,

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from saber import rundir
 from saber.cli import main
 from saber.errors import SaberError
 from saber.harness import Inline, Processes, evaluate
 from saber.harness.store import ResultsStore
-from saber.protocol import durable, rundir
-from saber.protocol.rundir import EPISODES_FILE, RunFile, Session, read_run_file
+from saber.rundir import EPISODES_FILE, RunFile, Session, durable, read_run_file
 from saber.scoring import read_scores
 from tests.harness.helpers import (
     alive,
@@ -261,7 +261,7 @@ def test_a_missing_run_json_and_an_unfinished_run_are_reported_with_a_warning(
 
 
 class DiskFull:
-    """Makes the ``n``-th write of :func:`saber.protocol.durable._write_all` (the one place
+    """Makes the ``n``-th write of :func:`saber.rundir.durable._write_all` (the one place
     that writes file contents) write half its bytes, then fail as a full disk does."""
 
     def __init__(self, n: int | None) -> None:
@@ -333,7 +333,7 @@ def test_a_full_disk_at_any_write_leaves_every_file_whole_and_resumes(
 
 class StopAfterWrite:
     """Raises KeyboardInterrupt just after the ``n``-th write of
-    :func:`saber.protocol.durable._write_all` put its bytes in the file: where a Ctrl-C or
+    :func:`saber.rundir.durable._write_all` put its bytes in the file: where a Ctrl-C or
     SIGTERM lands when it arrives between the write and the bookkeeping that follows it."""
 
     def __init__(self, n: int) -> None:

@@ -151,7 +151,7 @@ def save_figure(fig: Figure, path: str | Path, dpi: int = 300) -> Path:
 
     PDF and SVG files carry no creation date, so the same report gives the same bytes.
     """
-    from saber.protocol.rundir import writing_atomically
+    from saber.rundir import writing_atomically
 
     path = Path(path)
     # Whole or absent: a full disk leaves no half figure under the name.
