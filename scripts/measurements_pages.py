@@ -107,7 +107,9 @@ def render() -> dict[Path, str]:
     ]
     for name in order:
         page = pages[name]
-        index.append(f"- [{page['title'].removeprefix('Measurements: ')}]({name}.md): {page['summary']}")
+        index.append(
+            f"- [{page['title'].removeprefix('Measurements: ')}]({name}.md): {page['summary']}"
+        )
         body = [f"# {page['title']}", GENERATED, page["intro"]]
         body += [render_result(result) for result in results[name]]
         out[PAGES / f"{name}.md"] = "\n\n".join(body) + "\n"

@@ -1,0 +1,58 @@
+"""docs/measurements/ is rendered from benchmarks/results/ by scripts/measurements_pages.py:
+a page edited by hand, or a result file added without rendering, fails here."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "measurements_pages", ROOT / "scripts" / "measurements_pages.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GENERATOR = _generator()
+PAGES = GENERATOR.render()
+
+
+@pytest.mark.parametrize("path", sorted(PAGES), ids=lambda p: p.name)
+def test_every_page_is_what_the_results_render(path: Path) -> None:
+    assert path.is_file(), f"{path.relative_to(ROOT)} is missing: run scripts/measurements_pages.py"
+    assert path.read_text(encoding="utf-8") == PAGES[path], (
+        f"{path.relative_to(ROOT)} differs from its results: edit benchmarks/results/ and run "
+        "scripts/measurements_pages.py"
+    )
+
+
+def test_no_page_without_results() -> None:
+    on_disk = set((ROOT / "docs" / "measurements").glob("*.md"))
+    assert on_disk == set(PAGES), sorted(p.name for p in on_disk ^ set(PAGES))
+
+
+def test_every_result_names_its_benchmark_command_and_page() -> None:
+    pages = json.loads((GENERATOR.RESULTS / "pages.json").read_text(encoding="utf-8"))
+    for path in sorted(GENERATOR.RESULTS.glob("*.json")):
+        if path.name == "pages.json":
+            continue
+        result = json.loads(path.read_text(encoding="utf-8"))
+        assert result["page"] in pages, path.name
+        if result.get("date"):  # a measurement, not a method: what ran, and where
+            assert result.get("commands") and result.get("machine"), path.name
+
+
+def test_a_table_row_of_the_wrong_width_is_refused() -> None:
+    table = {"columns": ["a", "b"], "align": ["left", "right"], "rows": [["1"]]}
+    with pytest.raises(ValueError, match="a row of 1 cells under 2 columns"):
+        GENERATOR.render_result({"title": "t", "blocks": [{"table": table}]})
