@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import enum
 import os
+from typing import ClassVar
+
+
+class ExitCode(enum.IntEnum):
+    """The exit status of every ``saber`` command: one meaning per code (docs/exit-codes.md).
+
+    ``FAILED`` is 1 as in ``diff`` and ``grep`` (the command ran and its answer is no) and
+    ``USAGE`` 2 as click's own usage errors are; 130 and 143 are the shell's 128 + signal.
+    A :class:`SaberError` ends a command with its class's :attr:`SaberError.exit_code`.
+    """
+
+    OK = 0  # the command did what it was asked, and its verdict (if any) passes
+    FAILED = 1  # a verdict that fails: a rule fails, a replay mismatches, an episode failed
+    USAGE = 2  # a command line that cannot be used: an unknown flag, flags that conflict
+    BAD_INPUT = 3  # what the command line names is refused: a module, a file, a directory
+    UNFINISHED = 4  # no verdict reached: rules unknown or not probed, a run stopped early
+    INTERRUPTED = 130  # Ctrl-C (SIGINT)
+    TERMINATED = 143  # SIGTERM
 
 
 def shown(value: object) -> str:
@@ -18,7 +37,13 @@ def shown(value: object) -> str:
 
 
 class SaberError(Exception):
-    """Base class of every error saber raises on purpose."""
+    """Base class of every error saber raises on purpose.
+
+    A ``saber`` command that ends with one says its message in one line and exits with
+    :attr:`exit_code`: refused input, unless the class says the run stopped unfinished.
+    """
+
+    exit_code: ClassVar[ExitCode] = ExitCode.BAD_INPUT
 
 
 class UnknownGameError(SaberError, KeyError):
@@ -148,9 +173,13 @@ class PolicyCallError(SaberError):
 class RepeatedFailureError(SaberError):
     """The same failure ended several work units in a row: the run was stopped."""
 
+    exit_code = ExitCode.UNFINISHED  # stopped before its end; the same command resumes
+
 
 class BackendError(SaberError):
     """A backend that cannot start: Dask missing, a scheduler that cannot be reached."""
+
+    exit_code = ExitCode.UNFINISHED  # the run is whole on disk; once mended it resumes
 
 
 class ReplayError(SaberError):
@@ -185,6 +214,8 @@ class RunDamageError(RunDirectoryError):
 
 class StoreWriteError(SaberError, OSError):
     """Results could not be written (disk full, permissions); what is on disk is intact."""
+
+    exit_code = ExitCode.UNFINISHED  # stopped before its end; the same command resumes
 
 
 class RunMismatchError(SaberError):

@@ -28,8 +28,8 @@ def check(
         >>> import gymnasium as gym
         >>> import saber
         >>> result = saber.check(lambda: gym.make("SABER/Pong"), quick=True)
-        >>> result.probed_passed, result.passed, result.exit_code
-        (True, False, 2)
+        >>> result.probed_passed, result.passed, int(result.exit_code)
+        (True, False, 4)
         >>> result.not_probed()  # a quick check never calls an env SABER
         ['sticky_actions', 'action_set', 'stuck_timeout']
 
@@ -38,7 +38,7 @@ def check(
             env or vector env; preferred: each probe gets a fresh env), an env, a vector
             env, or a :class:`~saber.check.subject.Subject` adapter.
         quick: only the cheap probes (what ``saber eval`` runs first); the other rules
-            are reported as not probed, so a quick check never passes (exit code 2 at
+            are reported as not probed, so a quick check never passes (exit code 4 at
             best): ``.probed_passed`` says whether every rule probed passed.
         target: the name shown for the env (default: its spec id, or its type).
 

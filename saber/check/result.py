@@ -1,6 +1,6 @@
 """The typed result of ``saber check``: one :class:`RuleResult` per SABER rule.
 
-Stdlib only, so that reading or printing a result never starts an emulator.
+Stdlib and saber.errors only, so that reading or printing a result never starts an emulator.
 
 >>> rule = RuleResult("frame_skip", "4 frames", "4 frames", Status.PASS, "emulator counter")
 >>> CheckResult("SABER/Pong", (rule,)).passed
@@ -13,8 +13,8 @@ SABER, even when every rule probed passed.
 
 >>> left_out = RuleResult("sticky_actions", "0.25", None, Status.NOT_PROBED, "--quick")
 >>> quick = CheckResult("SABER/Pong", (rule, left_out))
->>> quick.passed, quick.probed_passed, quick.exit_code, quick.not_probed()
-(False, True, 2, ['sticky_actions'])
+>>> quick.passed, quick.probed_passed, int(quick.exit_code), quick.not_probed()
+(False, True, 4, ['sticky_actions'])
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from typing import Any
+
+from saber.errors import ExitCode
 
 __all__ = ["CheckResult", "RuleResult", "Status"]
 
@@ -99,12 +101,15 @@ class CheckResult:
         return bool(probed) and all(rule.status is Status.PASS for rule in probed)
 
     @property
-    def exit_code(self) -> int:
-        """0 when every rule passed, 1 when any failed, 2 when none failed but some are
-        unknown or were not probed."""
+    def exit_code(self) -> ExitCode:
+        """``saber check``'s exit status: ``OK`` (0) when every rule passed, ``FAILED`` (1)
+        when any failed, ``UNFINISHED`` (4) when none failed but some are unknown or were
+        not probed (:class:`saber.errors.ExitCode`)."""
         if self.passed:
-            return 0
-        return 1 if any(rule.status is Status.FAIL for rule in self.rules) else 2
+            return ExitCode.OK
+        if any(rule.status is Status.FAIL for rule in self.rules):
+            return ExitCode.FAILED
+        return ExitCode.UNFINISHED
 
     def failures(self) -> list[str]:
         """The keys of the rules that failed."""

@@ -1,15 +1,22 @@
 """The ``saber`` command line: a thin layer over library calls.
 
-Every command turns :class:`~saber.errors.SaberError` into a one-line message on stderr
-and exit status 1, without a traceback (:mod:`saber.cli.errors`). One module a command;
-the options they share are in :mod:`saber.cli.options`. ``main`` is the console script
-(pyproject's ``[project.scripts]``); ``python -m saber.cli`` runs it too.
+Every command turns :class:`~saber.errors.SaberError` into a one-line message on stderr,
+without a traceback (:mod:`saber.cli.errors`), and exits with one table of statuses,
+:class:`saber.errors.ExitCode` (docs/exit-codes.md). What every command shares is done
+here, once: Ctrl-C ends any command with ``ExitCode.INTERRUPTED`` (``saber eval`` says
+first where its episodes are), and no ale-py banner reaches the output
+(:mod:`saber.cli.ale_banner`). One module a command; the options they share are in
+:mod:`saber.cli.options`. ``main`` is the console script (pyproject's
+``[project.scripts]``); ``python -m saber.cli`` runs it too.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from saber.cli.ale_banner import silence_ale_banner
 from saber.cli.board import board_command
 from saber.cli.check import check_command
 from saber.cli.eval import eval_command
@@ -24,10 +31,24 @@ from saber.cli.verify import verify_command
 __all__ = ["main"]
 
 
-@click.group()
+class _Commands(click.Group):
+    """The ``saber`` group: what happens around every command."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from saber.errors import ExitCode
+
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # click's own handling would exit 1, a failing verdict's
+            click.echo("\nInterrupted.", err=True)
+            ctx.exit(ExitCode.INTERRUPTED)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="saber-ale")
 def main() -> None:
     """The SABER Atari benchmark: evaluate agents and report world-record-normalized scores."""
+    silence_ale_banner()
 
 
 for _command in (

@@ -20,7 +20,7 @@ from saber.cli.user_code import working_directory_first
     "--quick",
     is_flag=True,
     help="Only the cheap probes (what saber eval runs before a run); the rules left out "
-    "are listed as not probed, and the exit status is 2 at best.",
+    "are listed as not probed, and the exit status is 4 (no verdict) at best.",
 )
 @saber_errors_as_messages
 def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> None:
@@ -28,9 +28,9 @@ def check_command(target: str, game: str | None, as_json: bool, quick: bool) -> 
 
     TARGET is a registered env id (SABER/Pong, ALE/Pong-v5, BreakoutNoFrameskip-v4) or
     module:factory, a callable returning a Gymnasium env or vector env (with --game, it is
-    called with the game). Exit status: 0 when every rule passes, 1 when any fails, 2 when
+    called with the game). Exit status: 0 when every rule passes, 1 when any fails, 4 when
     none fails but some could not be measured or were not probed (--quick): unknown and
-    not probed are never a pass.
+    not probed are never a pass; 3 for a target that cannot be loaded (docs/exit-codes.md).
     """
     import json
     import sys

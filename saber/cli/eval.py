@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from saber.cli.errors import saber_errors_as_messages
+from saber.cli.errors import CommandLineError, saber_errors_as_messages
 from saber.cli.eval_options import EvalOptions, eval_options
 from saber.cli.streams import prints_to_stderr
 from saber.cli.user_code import import_from_working_directory
@@ -30,6 +30,7 @@ def _stops_cleanly_on_sigterm(command: F) -> F:
         import signal
         import sys
 
+        from saber.errors import ExitCode
         from saber.harness.evaluate import Terminated, terminate_once
 
         previous = signal.signal(signal.SIGTERM, terminate_once())
@@ -45,7 +46,7 @@ def _stops_cleanly_on_sigterm(command: F) -> F:
                 "to resume.",
                 err=True,
             )
-            sys.exit(143 if terminated else 130)
+            sys.exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
         finally:
             signal.signal(signal.SIGTERM, previous)
 
@@ -72,6 +73,7 @@ def _evaluate(options: EvalOptions) -> None:
     """``saber eval`` once its options are read: check, play, report, exit status."""
     import sys
 
+    from saber.errors import ExitCode
     from saber.harness import EnvOptions, Recording, evaluate
 
     runs_on = _where_it_runs(options)
@@ -96,7 +98,7 @@ def _evaluate(options: EvalOptions) -> None:
         )
     _finish_eval(result, options.out, options.write_report)
     if result.failed or _missing_videos(result.records, options.out, options.video):
-        sys.exit(1)
+        sys.exit(ExitCode.FAILED)
 
 
 def _where_it_runs(options: EvalOptions) -> Any:
@@ -106,9 +108,9 @@ def _where_it_runs(options: EvalOptions) -> Any:
 
     dask = options.backend == "dask"
     if dask and options.workers == 0:
-        raise click.ClickException("--workers must be >= 1 with --backend dask, actually: 0")
+        raise CommandLineError("--workers must be >= 1 with --backend dask, actually: 0")
     if options.policy_process and (dask or options.workers == 0):
-        raise click.ClickException(
+        raise CommandLineError(
             "--policy-process needs local worker processes (--workers 1 or more, no --backend dask)"
         )
     tls = {
@@ -121,14 +123,14 @@ def _where_it_runs(options: EvalOptions) -> Any:
         if value
     }
     if tls and not dask:
-        raise click.ClickException("--tls-ca-file, --tls-cert and --tls-key need --backend dask")
+        raise CommandLineError("--tls-ca-file, --tls-cert and --tls-key need --backend dask")
     if options.run_name is not None and not options.run_name.strip():
-        raise click.ClickException("--run must be a non-empty name")
+        raise CommandLineError("--run must be a non-empty name")
     if options.agent_name is not None and not options.agent_name.strip():
-        raise click.ClickException("--agent-name must be a non-empty name")
+        raise CommandLineError("--agent-name must be a non-empty name")
     import_from_working_directory(options.agent)
     if options.address is not None and not dask:
-        raise click.ClickException("--address needs --backend dask")
+        raise CommandLineError("--address needs --backend dask")
     return backend_for(
         options.backend,
         options.workers,

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from saber.cli.errors import RenamedOptionError
+from saber.cli.errors import CommandLineError, RenamedOptionError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,12 +97,12 @@ def plot_formats(text: str) -> tuple[str, ...]:
 
 
 def at_least(minimum: float, *, above: bool = False) -> Callable[[Any, Any, Any], Any]:
-    """A click callback: ``--episodes must be >= 1, actually: 0`` (one line, exit 1)."""
+    """A click callback: ``--episodes must be >= 1, actually: 0`` (one line, ExitCode.USAGE)."""
 
     def check(context: Any, parameter: Any, value: Any) -> Any:
         if value is not None and (value <= minimum if above else value < minimum):
             relation = ">" if above else ">="
-            raise click.ClickException(
+            raise CommandLineError(
                 f"{parameter.opts[0]} must be {relation} {minimum:g}, actually: {value:g}"
             )
         return value

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from saber.cli.errors import refuse_overwrite, saber_errors_as_messages, write_whole
+from saber.cli.errors import Refused, refuse_overwrite, saber_errors_as_messages, write_whole
 from saber.cli.options import (
     check_plot_options,
     force_option,
@@ -80,7 +80,7 @@ def training(
     checkpoints = _checkpoints(at_frames)
     scores = training_scores(log, checkpoints)
     if not scores:
-        raise click.ClickException(
+        raise Refused(
             f"{log}: no episodes in this training log; a TrainingRecorder writes one line per "
             "finished training episode"
         )

@@ -43,6 +43,7 @@ def verify_command(
     """
     import sys
 
+    from saber.errors import ExitCode
     from saber.replay import verify_run, verify_training_log
 
     verify = verify_training_log if run_dir.is_file() else verify_run
@@ -53,4 +54,4 @@ def verify_command(
         click.echo(f"note: {note}", err=True)
     click.echo(result.summary(), err=True)
     if not result.ok:
-        sys.exit(1)
+        sys.exit(ExitCode.FAILED)

@@ -39,6 +39,7 @@ from typing import Any
 
 from saber.errors import SaberError
 from saber.games import resolve_games
+from saber.harness.agent_forms import resolve_agent
 from saber.harness.backend_base import Backend
 from saber.harness.backends import (
     DEFAULT_ENVS_PER_WORKER,
@@ -52,13 +53,7 @@ from saber.harness.backends import (
     workers_line,
 )
 from saber.harness.options import EnvOptions, Recording, check_count
-from saber.harness.policies import (
-    Policy,
-    PolicyError,
-    check_agent_module,
-    is_builtin_spec,
-    resolve_spec,
-)
+from saber.harness.policies import Policy, policy_of
 from saber.harness.policy_process import remove_orphaned_blocks
 from saber.harness.result import EvaluationResult
 from saber.harness.run_loop import REPEATED_FAILURES, Progress, RepeatedFailureError, RunLoop
@@ -117,24 +112,6 @@ def _option(value: Any, kinds: tuple[type, ...], name: str, example: str) -> Any
     return value
 
 
-def _agent_and_policy(
-    policy: str | Policy | Callable[..., Any], agent: str | None, check_spec: bool = True
-) -> tuple[str, Any]:
-    if isinstance(policy, str):
-        if check_spec:
-            resolve_spec(policy)  # fails here, in the main process, on a bad spec
-        return agent or policy.strip(), policy.strip()
-    if not callable(policy):
-        raise PolicyError(
-            f"Expect a policy (a callable mapping observations (n, 4, 84, 84) to n actions), "
-            f"a policy class or an agent spec string, actually: {type(policy).__name__}"
-        )
-    # A class is a factory, as in a "module:Class" spec (the runner builds it per worker).
-    name = getattr(policy, "__qualname__", None) or type(policy).__qualname__
-    module = getattr(policy, "__module__", None) or type(policy).__module__
-    return agent or f"{module}:{name}", policy
-
-
 def _check_recording(recording: Recording, runs_on: RunsOn) -> None:
     if recording.video and isinstance(runs_on, Processes) and runs_on.policy_process:
         # Filming an episode takes minutes, during which, in lockstep, every other worker
@@ -167,6 +144,22 @@ def _workers_starting(runs_on: RunsOn, job: Job, work: int) -> Iterator[Backend 
     finally:
         if backend is not None:
             backend.close()
+
+
+def _policy_builds(started: Backend | None, runs_on: RunsOn, job: Job) -> None:
+    """Raise here, before the session writes anything to the run directory, what stops the
+    policy from being built: the first local worker's verdict (it imports the module and
+    builds the policy at its start), or this process's own build for ``Inline()`` (built
+    once and kept for the run). On Dask the workers build it: a failure there stops the
+    run without a record of the episodes (``RunLoop``: a failure to set up is no attempt).
+
+    Raises:
+        PolicyError: the spec's module or attribute, or the factory, fails.
+    """
+    if isinstance(started, LocalBackend):
+        started.check_spec()
+    elif isinstance(runs_on, Inline):
+        policy_of(job.policy)
 
 
 def _resume_message(store: ResultsStore, requested: Iterable[tuple[str, int]]) -> str | None:
@@ -394,15 +387,11 @@ def evaluate(
     _check_recording(recording, runs_on)
     settings = env.settings()
     game_ids = [game.ale_id for game in resolve_games(games)]
-    # A module:attr spec for local workers is checked by the first worker that imports it
-    # (before the store opens, as here): this process need not import PyTorch, say, too
-    # (about 1.5 s of CPU on the run's critical path). One that is not there fails here.
-    in_worker = (
-        isinstance(policy, str) and not is_builtin_spec(policy) and isinstance(runs_on, Processes)
-    )
-    agent_name, policy_or_spec = _agent_and_policy(policy, agent, check_spec=not in_worker)
-    if in_worker:
-        check_agent_module(policy_or_spec)
+    # Local workers import a module:attr spec's module themselves: this process reads its
+    # source instead of importing PyTorch, say, too (about 1.5 s of CPU on the run's
+    # critical path), and imports it only when the source does not show the attribute.
+    resolved = resolve_agent(policy, agent, import_module=not isinstance(runs_on, Processes))
+    agent_name, policy_or_spec = resolved.name, resolved.policy
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     run_info = provenance(
         settings=settings.as_dict(),
@@ -431,6 +420,5 @@ def evaluate(
                 from saber.check.gate import require_saber_env
 
                 require_saber_env(dict(env.overrides))
-            if in_worker and isinstance(started_backend, LocalBackend):
-                started_backend.check_spec()  # PolicyError: as resolve_spec raises it here
+            _policy_builds(started_backend, call.runs_on, job)
             return call.play(store, job, pending, started_backend)

@@ -30,7 +30,7 @@ from typing import Any
 from saber.harness import work
 from saber.harness.backend_base import BackendError, death_cause, timeout_message
 from saber.harness.child import become_child_process
-from saber.harness.policies import PolicyError, resolve_spec
+from saber.harness.policies import PolicyError, PolicyFactory, policy_of
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
 from saber.harness.threads import policy_threads, worker_environment
 from saber.harness.work import Event, FailureKind, Job, WorkUnit
@@ -65,9 +65,16 @@ class InlineBackend:
 
 @dataclass(frozen=True)
 class _SpecVerdict:
-    """A local worker's first message for an agent spec: None, or why it cannot load."""
+    """A local worker's first message for a policy it builds (an agent spec, a factory, a
+    class): None, or why it cannot be built."""
 
     error: str | None
+
+
+def _built_here(policy: Any) -> bool:
+    """Whether a worker builds the job's policy (a spec, a factory, a class), rather than
+    receiving the policy object itself."""
+    return isinstance(policy, (str, PolicyFactory, type))
 
 
 def _worker_main(
@@ -97,12 +104,13 @@ def _worker_main(
         remote, verdict = remote_policy(link, slot)
         connection.send(_SpecVerdict(verdict))
         job = dataclasses.replace(job, policy=remote)
-    elif isinstance(job.policy, str):
-        # Import the agent's module (PyTorch, say: seconds) now, while the main process
-        # probes and plans, not when the first unit arrives; the verdict goes to the main
-        # process, which checks a module:attr spec this way (LocalBackend.check_spec).
+    elif _built_here(job.policy):
+        # Import the agent's module (PyTorch, say: seconds) and build the policy now, while
+        # the main process probes and plans, not when the first unit arrives (it is kept
+        # for every unit); the verdict goes to the main process, which refuses a policy
+        # that cannot be built before anything is stored (LocalBackend.check_spec).
         try:
-            resolve_spec(job.policy)
+            policy_of(job.policy)
             connection.send(_SpecVerdict(None))
         except PolicyError as error:
             connection.send(_SpecVerdict(str(error)))
@@ -223,9 +231,10 @@ class LocalBackend:
         return _Worker(self._context, self.job, self.threads, slot, link)
 
     def check_spec(self) -> None:
-        """Wait for the first worker's verdict on the agent spec (it imports the module at
-        start); raise its :class:`PolicyError` here, before any unit is sent."""
-        if not isinstance(self.job.policy, str):
+        """Wait for the first worker's verdict on the policy it builds at its start (an
+        agent spec's module imported, a factory called); raise its :class:`PolicyError`
+        here, before any unit is sent."""
+        if not _built_here(self.job.policy):
             return
         while self._spec_verdict is None:
             for _ in self.events(_POLL_SECONDS):

@@ -26,12 +26,14 @@ Agent specs (``saber eval --agent SPEC``):
 * ``conv-actor:PATH``: a policy file of ``examples/ppo_saber.py`` (:mod:`saber.agents.convnet`);
 * ``module:attr`` (``mypkg.agents:load_agent``): imported; a class is instantiated with no
   arguments, a callable with no required parameters is a factory called once per worker
-  (once in all with ``--policy-process``: :mod:`saber.harness.policy_process`), anything
-  else callable is the policy itself.
+  (once in all with ``--policy-process``: :mod:`saber.harness.policy_process`), a callable
+  of one argument is the policy itself (:func:`callable_form`; the same rule for objects
+  passed to ``saber.evaluate``: :mod:`saber.harness.agent_forms`).
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import inspect
@@ -39,8 +41,9 @@ import re
 import sysconfig
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -59,8 +62,10 @@ __all__ = [
     "Policy",
     "PolicyCallError",
     "PolicyError",
+    "PolicyFactory",
     "RandomPolicy",
     "build_policy",
+    "callable_form",
     "check_actions",
     "check_agent_module",
     "describe_error",
@@ -205,6 +210,16 @@ def _import_attribute(spec: str) -> Any:
         raise PolicyError(f"Unknown agent spec {spec!r}; expect one of: {', '.join(BUILTIN_SPECS)}")
     try:
         module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is None or not f"{module_name}.".startswith(f"{error.name}."):
+            raise PolicyError(  # the module is there; something it imports is not
+                f"Agent spec {spec!r}: cannot import module {module_name!r}: "
+                f"{describe_error(error)}"
+            ) from error
+        raise PolicyError(
+            f"Agent spec {spec!r}: no module named {error.name!r}: run from the directory "
+            "that holds it, or install it"
+        ) from None
     except Exception as error:  # any import-time failure of user code is a spec error
         raise PolicyError(
             f"Agent spec {spec!r}: cannot import module {module_name!r}: {describe_error(error)}"
@@ -214,8 +229,11 @@ def _import_attribute(spec: str) -> Any:
         try:
             target = getattr(target, part)
         except AttributeError:
+            near = difflib.get_close_matches(part, [n for n in dir(target) if n[:1] != "_"], 1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
             raise PolicyError(
                 f"Agent spec {spec!r}: module {module_name!r} has no attribute {attribute!r}"
+                + hint
             ) from None
     if not callable(target):
         raise PolicyError(
@@ -265,19 +283,58 @@ def _module_found(name: str) -> bool:
     return found is not None
 
 
-def _is_factory(target: Any) -> bool:
-    """A class, or a callable that can be called without arguments (a policy needs one)."""
-    if inspect.isclass(target):
-        return True
+def _binds(signature: inspect.Signature, count: int) -> bool:
+    try:
+        signature.bind(*[None] * count)
+    except TypeError:
+        return False
+    return True
+
+
+def callable_form(target: Any, what: str) -> Literal["factory", "policy"]:
+    """Whether a callable is a factory of policies or the policy itself, by its signature.
+
+    A policy is called with one argument (the observations), a factory with none: a class,
+    or a callable with no required parameter, is a factory; a callable with one required
+    positional parameter, or whose signature says nothing (only ``*args, **kwargs``, as a
+    PyTorch module's ``__call__``; none readable, as a builtin's), is a policy.
+
+    Raises:
+        PolicyError: a class that cannot be built without arguments, or a callable that
+            needs two arguments or more (or a keyword): neither form.
+    """
     try:
         signature = inspect.signature(target)
-    except (TypeError, ValueError):  # builtins without a signature: treat as a policy
-        return False
-    return all(
-        parameter.default is not inspect.Parameter.empty
-        or parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        for parameter in signature.parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin, an extension type)
+        return "factory" if inspect.isclass(target) else "policy"
+    if inspect.isclass(target):
+        if _binds(signature, 0):
+            return "factory"
+        raise PolicyError(
+            f"{what}: the class takes {signature} to build; a policy class must build "
+            "without arguments: give a factory (a callable without arguments) instead"
+        )
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    parameters = signature.parameters.values()
+    if parameters and all(parameter.kind in variadic for parameter in parameters):
+        return "policy"
+    if _binds(signature, 0):
+        return "factory"
+    if _binds(signature, 1):
+        return "policy"
+    raise PolicyError(
+        f"{what} takes {signature}: expect a policy, called with the observations (one "
+        "argument), or a factory of one, called without arguments"
     )
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyFactory:
+    """A factory of policies (a class, or a callable without arguments) passed as an
+    object: built once per process where the policy acts (:func:`policy_of`)."""
+
+    factory: Callable[[], Any]
+    what: str  # how messages name it: "mymodule:make_policy"
 
 
 def resolve_spec(spec: str) -> Callable[[], Policy]:
@@ -294,7 +351,7 @@ def resolve_spec(spec: str) -> Callable[[], Policy]:
     if builtin is not None:
         return builtin
     target = _import_attribute(spec)
-    if _is_factory(target):
+    if callable_form(target, f"Agent spec {spec!r}") == "factory":
         return target  # type: ignore[no-any-return]
     return lambda: target  # type: ignore[no-any-return]
 
@@ -403,20 +460,32 @@ def _cached_policy(spec: str) -> Policy:
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_instance(policy_class: type) -> Policy:
-    # A policy class is built like a spec's class: once per process, without arguments.
-    return build_policy(policy_class, f"Policy class {policy_class.__qualname__!r}")
+def _cached_build(factory: Callable[[], Any], what: str) -> Policy:
+    # A factory or a class is built like a spec's: once per process, without arguments.
+    return build_policy(factory, what)
+
+
+def _built(factory: Callable[[], Any], what: str) -> Policy:
+    try:
+        return _cached_build(factory, what)
+    except TypeError as error:  # an unhashable factory: built for each unit
+        if "unhashable" not in str(error):
+            raise
+        return build_policy(factory, what)
 
 
 def policy_of(policy: Any) -> Policy:
     """The policy a job names, built once per process: a spec (``"random"``,
-    ``"module:attr"``, a file) is loaded, a class instantiated, a policy object used as is.
+    ``"module:attr"``, a file) is loaded, a factory or a class built, a policy object used
+    as is.
 
     The one place where a worker and the policy process (``--policy-process``) turn what
     the user passed into the object that acts.
     """
     if isinstance(policy, str):
         return _cached_policy(policy)
+    if isinstance(policy, PolicyFactory):
+        return _built(policy.factory, policy.what)
     if inspect.isclass(policy):
-        return _cached_instance(policy)
+        return _built(policy, f"Policy class {policy.__qualname__!r}")
     return policy  # type: ignore[no-any-return]

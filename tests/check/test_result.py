@@ -7,7 +7,7 @@ import pytest
 from saber.check import CheckResult, RuleResult, Status
 from saber.check.gate import require_saber, require_saber_env
 from saber.check.table import format_table, markdown_comparison
-from saber.errors import ProtocolError
+from saber.errors import ExitCode, ProtocolError
 from tests.check import stacks
 
 
@@ -18,17 +18,17 @@ def rule(name: str, status: Status) -> RuleResult:
 @pytest.mark.parametrize(
     ("states", "passed", "code"),
     [
-        ((Status.PASS, Status.PASS), True, 0),
-        ((Status.PASS, Status.UNKNOWN), False, 2),
-        ((Status.UNKNOWN, Status.FAIL), False, 1),
-        ((Status.PASS, Status.NOT_PROBED), False, 2),
-        ((Status.FAIL, Status.NOT_PROBED), False, 1),
-        ((), False, 2),
+        ((Status.PASS, Status.PASS), True, ExitCode.OK),
+        ((Status.PASS, Status.UNKNOWN), False, ExitCode.UNFINISHED),
+        ((Status.UNKNOWN, Status.FAIL), False, ExitCode.FAILED),
+        ((Status.PASS, Status.NOT_PROBED), False, ExitCode.UNFINISHED),
+        ((Status.FAIL, Status.NOT_PROBED), False, ExitCode.FAILED),
+        ((), False, ExitCode.UNFINISHED),
     ],
 )
-def test_only_all_pass_passes(states: tuple[Status, ...], passed: bool, code: int) -> None:
+def test_only_all_pass_passes(states: tuple[Status, ...], passed: bool, code: ExitCode) -> None:
     result = CheckResult("env", tuple(rule(f"r{i}", s) for i, s in enumerate(states)))
-    assert result.passed is passed and result.exit_code == code
+    assert result.passed is passed and result.exit_code is code
 
 
 def test_a_rule_not_probed_is_never_a_pass_and_is_named() -> None:
@@ -40,7 +40,7 @@ def test_a_rule_not_probed_is_never_a_pass_and_is_named() -> None:
     assert "b     not probed" in format_table(result)
     assert result.to_dict()["not_probed"] == ["b"]
     unknown = CheckResult("env", (rule("a", Status.UNKNOWN), rule("b", Status.NOT_PROBED)))
-    assert not unknown.probed_passed and unknown.exit_code == 2
+    assert not unknown.probed_passed and unknown.exit_code is ExitCode.UNFINISHED
 
 
 def test_table_and_json_carry_every_field() -> None:

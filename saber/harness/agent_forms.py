@@ -1,0 +1,176 @@
+"""The agent a run is asked for, in any of its forms, resolved once: :func:`resolve_agent`.
+
+``saber eval --agent SPEC`` and ``saber.evaluate(agent, ...)`` both go through
+:func:`resolve_agent`, so one input means one thing in both. The forms, and how each is
+told apart:
+
+* a string is an agent spec: a built-in name (``random``, ``noop``, ``constant:K``,
+  ``epsilon-constant:K[:EPS]``, a shipped agent such as ``ppo-pong``, ``conv-actor:PATH``:
+  the word before the first colon is one saber ships), else ``module:attr``, whose
+  attribute is then told apart as an object is, below;
+* a class is a factory: it is instantiated without arguments and the instance is the
+  policy (a class is never called on observations: that would build an instance);
+* any other callable is told apart by its signature (:func:`callable_form`): with no
+  required parameter it is a factory (``make_policy()``, ``load(path="model.pt")``),
+  called once where the policy acts; with one required positional parameter it is the
+  policy, called with the observations; a signature that says nothing (only ``*args,
+  **kwargs``, as a PyTorch module's ``__call__``, or none at all, as a builtin's) is a
+  policy too, since it can take the observations; any other signature is refused.
+
+Why the signature decides: a policy is, by the protocol, called with exactly one argument
+(the observations) and a factory with none, so the two cannot both be what the user meant
+by one callable, and the signature says which without calling it. Calling it to find out
+would build a model in the main process (seconds, a GPU context) or act on no
+observations. A parameter with a default is not the observations: ``load(path="m.pt")``
+is a factory, as ``saber eval`` has always read it.
+
+Everything that can refuse the agent is checked here, before any worker starts: the
+built-in's arguments and policy files; for ``module:attr``, that the module is there and
+that it defines the attribute with a usable signature. This process does not import the
+module where workers play it (``import_module=False``: it may import PyTorch, seconds on
+the run's critical path): it reads the module's source instead, and imports it only when
+the source does not show the attribute (a misspelt name, a name made at run time), so a
+misspelt attribute is refused here and a correct one costs no import. The first local
+worker still imports and builds the policy before any episode is stored
+(:meth:`saber.harness.local_backend.LocalBackend.check_spec`).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from saber.harness.policies import (
+    PolicyError,
+    PolicyFactory,
+    callable_form,
+    check_agent_module,
+    is_builtin_spec,
+    resolve_spec,
+)
+
+__all__ = ["ResolvedAgent", "resolve_agent"]
+
+Form = Literal["builtin", "module:attr", "factory", "policy"]
+
+
+@dataclass(frozen=True)
+class ResolvedAgent:
+    """An agent as checked: the name its records carry, and what each worker turns into
+    the policy that acts (:func:`saber.harness.policies.policy_of`)."""
+
+    name: str  # written in every record and in run.json
+    policy: Any  # an agent spec (str), a PolicyFactory, or the policy object itself
+    form: Form
+
+    @property
+    def is_spec(self) -> bool:
+        """True for an agent spec: the workers import and build it themselves."""
+        return isinstance(self.policy, str)
+
+
+def resolve_agent(
+    agent: Any, name: str | None = None, *, import_module: bool = True
+) -> ResolvedAgent:
+    """Tell an agent's form apart (see the module docstring) and check it, without
+    building its policy (a model is built only where it acts).
+
+    Args:
+        agent: an agent spec string, a policy class, a factory or a policy.
+        name: the name written in the records; default: the spec, or ``module:qualname``.
+        import_module: whether this process may import a ``module:attr`` spec's module
+            when its source shows the attribute (False where workers import it).
+
+    Raises:
+        PolicyError: one line saying what is wrong and what to give instead.
+    """
+    if isinstance(agent, str):
+        spec = agent.strip()
+        if is_builtin_spec(spec):
+            resolve_spec(spec)  # its arguments, its policy file
+            return ResolvedAgent(name or spec, spec, "builtin")
+        check_agent_module(spec)
+        if import_module or not _shown_in_source(spec):
+            resolve_spec(spec)  # imports: the exact answer
+        return ResolvedAgent(name or spec, spec, "module:attr")
+    if not callable(agent):
+        raise PolicyError(
+            "Expect a policy (a callable mapping observations (n, 4, 84, 84) to n actions), "
+            "a policy class, a factory (a callable without arguments returning a policy) or "
+            f"an agent spec string, actually: {type(agent).__name__}"
+        )
+    qualname = getattr(agent, "__qualname__", None) or type(agent).__qualname__
+    module = getattr(agent, "__module__", None) or type(agent).__module__
+    what = f"{module}:{qualname}"
+    if callable_form(agent, what) == "factory":
+        return ResolvedAgent(name or what, PolicyFactory(agent, what), "factory")
+    return ResolvedAgent(name or what, agent, "policy")
+
+
+def _shown_in_source(spec: str) -> bool:
+    """Whether the source of a ``module:attr`` spec's module binds the attribute's first
+    name at its top level, with a usable signature where it is a ``def`` (False: look by
+    importing). Reading the source runs none of its code."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return False
+    if found is None or not found.origin or not found.origin.endswith(".py"):
+        return False
+    try:
+        tree = ast.parse(Path(found.origin).read_bytes(), filename=found.origin)
+    except (OSError, SyntaxError, ValueError):
+        return False  # the import says what is wrong
+    first, _, rest = attribute.partition(".")
+    bound = _top_level_bindings(tree.body)
+    node = bound.get(first)
+    if node is None:
+        return False
+    if rest:
+        return True
+    if isinstance(node, ast.ClassDef):  # built without arguments: its own __init__ says so
+        inits = [
+            item
+            for item in node.body
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__"
+        ]
+        return not inits or _required(inits[-1]) == (1, 0)  # self alone
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        required, keywords = _required(node)
+        return required <= 1 and not keywords
+    return True
+
+
+def _top_level_bindings(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """The names a module's top level binds (inside ``if``/``try``/``with`` blocks too)."""
+    bound: dict[str, ast.AST] = {}
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound[statement.name] = statement
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for alias in statement.names:
+                bound[(alias.asname or alias.name).split(".")[0]] = statement
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        bound[node.id] = statement
+        elif isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            for block in ("body", "orelse", "finalbody"):
+                bound.update(_top_level_bindings(getattr(statement, block, [])))
+            for handler in getattr(statement, "handlers", []):
+                bound.update(_top_level_bindings(handler.body))
+    return bound
+
+
+def _required(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """A ``def``'s required positional parameters and required keywords: a factory has
+    none, a policy one positional (:func:`callable_form` reads a signature so)."""
+    arguments = node.args
+    positional = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
+    return positional, sum(default is None for default in arguments.kw_defaults)
