@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 from tests.harness.helpers import read_records
 
 EVAL = [sys.executable, "-m", "saber.cli", "eval"]
@@ -50,46 +51,40 @@ def test_agent_name_names_the_agent_in_records_and_report(tmp_path: Path) -> Non
     assert json.loads((out / "run.json").read_text())["agent"] == "my-agent v2"
     assert list(json.loads((out / "report.json").read_text())["agents"]) == ["my-agent v2"]
     blank = CliRunner().invoke(main, [*args[:3], "--agent-name", " ", *args[5:]])
-    assert blank.exit_code != 0 and "--agent-name must be a non-empty name" in blank.output
+    assert blank.exit_code == ExitCode.USAGE
+    assert "--agent-name must be a non-empty name" in blank.output
 
 
 def test_eval_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
+    usage, refused = ExitCode.USAGE, ExitCode.BAD_INPUT
     cases = {
-        ("--agent", "randomm"): "Unknown agent spec 'randomm'",
-        ("--agent", "random", "--games", "pongg"): "Unknown game 'pongg'. Did you mean: pong",
-        ("--env-option", "max_frames_without_reward=400"): "break the SABER protocol",
-        (
-            "--env-option",
-            "no_such_setting=1",
-            "--allow-non-saber",
-        ): "Unknown SABER setting(s): no_such_setting",
-        ("--env-option", "oops"): "Expect KEY=VALUE, actually: 'oops'",
-        ("--episodes", "0"): "Error: --episodes must be >= 1, actually: 0",
-        ("--envs-per-worker", "0"): "Error: --envs-per-worker must be >= 1, actually: 0",
-        ("--workers", "-1"): "Error: --workers must be >= 0, actually: -1",
-        ("--seed", "-2"): "Error: --seed must be >= 0, actually: -2",
-        ("--unit-timeout", "0"): "Error: --unit-timeout must be > 0, actually: 0",
-        (
-            "--backend",
-            "dask",
-            "--workers",
-            "0",
-        ): "Error: --workers must be >= 1 with --backend dask",
-        ("--run", " "): "Error: --run must be a non-empty name",
+        ("--agent", "randomm"): (refused, "Unknown agent spec 'randomm'"),
+        ("--agent", "random", "--games", "pongg"): (
+            refused,
+            "Unknown game 'pongg'. Did you mean: pong",
+        ),
+        ("--env-option", "max_frames_without_reward=400"): (refused, "break the SABER protocol"),
+        ("--env-option", "no_such_setting=1", "--allow-non-saber"): (
+            refused,
+            "Unknown SABER setting(s): no_such_setting",
+        ),
+        ("--env-option", "oops"): (usage, "Expect KEY=VALUE, actually: 'oops'"),
+        ("--episodes", "0"): (usage, "Error: --episodes must be >= 1, actually: 0"),
+        ("--envs-per-worker", "0"): (usage, "Error: --envs-per-worker must be >= 1, actually: 0"),
+        ("--workers", "-1"): (usage, "Error: --workers must be >= 0, actually: -1"),
+        ("--seed", "-2"): (usage, "Error: --seed must be >= 0, actually: -2"),
+        ("--unit-timeout", "0"): (usage, "Error: --unit-timeout must be > 0, actually: 0"),
+        ("--backend", "dask", "--workers", "0"): (
+            usage,
+            "Error: --workers must be >= 1 with --backend dask",
+        ),
+        ("--run", " "): (usage, "Error: --run must be a non-empty name"),
     }
-    for extra, message in cases.items():
-        args = [
-            "eval",
-            "--agent",
-            "random",
-            "--games",
-            "pong",
-            "--out",
-            str(tmp_path / "x"),
-            *extra,
-        ]
+    for extra, (status, message) in cases.items():
+        args = ["eval", "--agent", "random", "--games", "pong", "--out", str(tmp_path / "x"),
+                *extra]  # fmt: skip
         result = CliRunner().invoke(main, args)
-        assert result.exit_code != 0 and message in result.output, (extra, result.output)
+        assert result.exit_code == status and message in result.output, (extra, result.output)
         assert "Traceback" not in result.output
     assert not (tmp_path / "x").exists()
 
@@ -156,7 +151,7 @@ def test_full_disk_is_a_clear_error_and_loses_no_finished_episode(tmp_path: Path
     process = subprocess.run(
         command, capture_output=True, text=True, preexec_fn=_limit_file_size, timeout=120
     )
-    assert process.returncode == 1, process.stderr
+    assert process.returncode == ExitCode.UNFINISHED, process.stderr  # the same command resumes
     kept = read_records(out)  # every line whole
     assert 0 < len(kept) < 14
     assert (
@@ -218,7 +213,7 @@ def test_eval_accepts_any_rom_of_ale_py(tmp_path: Path) -> None:
     )
     result = CliRunner().invoke(main, [*args[:4], "basic_mat", *args[5:]])
     assert (
-        result.exit_code == 1
+        result.exit_code == ExitCode.BAD_INPUT
         and "Unknown game 'basic_mat'. Did you mean: basic_math" in result.output
     )
 
@@ -233,13 +228,13 @@ def test_failed_episodes_make_a_non_zero_exit_with_the_counts(tmp_path: Path) ->
     args = _eval(out, "--agent", "tests.harness.helpers:fail_on_episode_1", "--episodes", "3",
                  "--envs-per-worker", "2")  # fmt: skip
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == ExitCode.FAILED, result.output
     lines = result.stderr.splitlines()
     assert lines[-1] == "2 finished (2 after a retry), 1 failed"
     assert lines[-2].startswith("failed 4 time(s): RuntimeError: planned failure (at ")
     # A resume says so, runs the failed episode again, and fails again.
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.FAILED
     assert result.stderr.splitlines()[0] == (
         "resuming: 2 of 3 episodes already done; 1 that failed before run again"
     )
@@ -249,7 +244,7 @@ def test_a_policy_that_always_fails_stops_early_with_one_message(tmp_path: Path)
     args = _eval(tmp_path / "run", "--agent", "tests.harness.helpers:AlwaysRaise",
                  "--episodes", "20", "--envs-per-worker", "2")  # fmt: skip
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.UNFINISHED  # stopped; the same command resumes
     assert result.stderr.count("\n") == 1, result.stderr  # one line
     assert result.stderr.startswith(
         "Error: Stopped: the same failure ended 3 work units in a row, with no episode "
@@ -309,7 +304,7 @@ def test_out_under_a_dangling_symbolic_link_names_the_link(tmp_path: Path) -> No
     args = ["eval", "--agent", "noop", "--games", "pong", "--episodes", "1", "--workers", "0",
             "--out", str(out), "--no-report"]  # fmt: skip
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.UNFINISHED  # nothing could be written: mend, run again
     assert result.output.strip() == (
         f"Error: Cannot create the run directory {out}: {tmp_path / 'runs'} is a symbolic link "
         f"to {tmp_path / 'mounted-disk'}, which does not exist; create that, remove the link, "
