@@ -44,7 +44,7 @@ from saber.games import saber_games
 from saber.protocol.seeds import SEED_SCHEME
 from saber.protocol.settings import SaberSettings
 from saber.replay.verify import versions_here
-from saber.rundir import write_run_file
+from saber.rundir.durable import write_run_file
 from saber.rundir.reading import episodes_log_checkpoint
 from saber.rundir.records import EPISODES_FILE
 from saber.rundir.runfile import RunFile, Session

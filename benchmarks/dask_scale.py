@@ -71,7 +71,7 @@ def cluster_cost(workers: int, units: int) -> dict[str, float]:
 
 def store_rate(records: int) -> float:
     """Records (each with its replay) stored per second, as the run loop stores them."""
-    from saber.harness.store import ResultsStore, provenance
+    from saber.harness.store import ResultsStore, run_provenance
     from saber.protocol.seeds import SEED_SCHEME
 
     with tempfile.TemporaryDirectory() as folder:
@@ -79,7 +79,7 @@ def store_rate(records: int) -> float:
                           env_options=TINY, progress=False)  # fmt: skip
         record = source.records[0]
         replay = (Path(folder) / "one" / record["replay"]).read_bytes()
-        run = provenance(settings={}, deviations={}, agent="noop", games=["pong"],
+        run = run_provenance(settings={}, deviations={}, agent="noop", games=["pong"],
                          episodes=records, base_seed=0, seed_scheme=SEED_SCHEME)  # fmt: skip
         store = ResultsStore.open(Path(folder) / "store", run)
         try:

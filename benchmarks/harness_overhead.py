@@ -40,8 +40,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from saber.envs import SaberVectorEnv
-from saber.harness import Inline, Processes, RandomPolicy, episode_seed, evaluate
+from saber.harness import Inline, Processes, RandomPolicy, evaluate
 from saber.harness.runner import episode_info
+from saber.protocol.seeds import episode_seed
 
 
 def bare_loop(game: str, episodes: int, envs: int) -> int:

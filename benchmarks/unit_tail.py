@@ -1,7 +1,7 @@
 """Where a finished ``saber eval`` run's CPU went: useful steps against idle rows and workers.
 
 Reads a run directory (``episodes.jsonl``, read only) and replays the harness's schedule
-from the recorded episode lengths, as ``plan_units``, ``LocalBackend`` and
+from the recorded episode lengths, as ``plan_units``, ``LocalExecutor`` and
 ``saber.harness.runner.run_episodes`` run it (an event simulation in seconds):
 
 * a worker free takes the next unit and builds a vector env of ``min(--envs, the unit's

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from saber.harness import PerEpisodeGenerators
+from saber.agents.generators import PerEpisodeGenerators
 
 CHECKPOINT_FORMAT = "saber-examples/nature-cnn/1"
 NUM_ACTIONS = 18  # SABER: the full action set, every game

@@ -53,10 +53,10 @@ from saber.games import get_game
 from saber.jax import make, records
 from saber.jax.qnetwork import init_params, q_values, save_params
 from saber.protocol import NUM_ACTIONS, SaberSettings
+from saber.protocol.training import parse_frames
 from saber.training import (
     TrainingLog,
     format_training_scores,
-    parse_frames,
     training_scores,
 )
 

@@ -41,7 +41,8 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3 import PPO
 
 import saber  # noqa: F401  (registers SABER/*: Gymnasium 1.x loads no entry-point plugins)
-from saber.harness import EnvOptions, Inline, PerEpisodeGenerators, Processes, evaluate
+from saber.agents.generators import PerEpisodeGenerators
+from saber.harness import EnvOptions, Inline, Processes, evaluate
 from saber.reports import to_markdown
 from saber.training import VectorTrainingRecorder, format_training_scores, training_scores
 from saber.training.sb3 import SaberVecEnv

@@ -12,6 +12,7 @@ The names below are imported when first used, so ``import saber.scoring`` or
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
 from saber.errors import ProtocolError, SaberError, ScoreFileError, UnknownGameError
@@ -27,9 +28,12 @@ _LAZY = {
     "EpisodeRecord": "saber.protocol",
     "SaberVectorEnv": "saber.envs",
     "make_env": "saber.envs",
-    "make_vec_env": "saber.envs",
     "saber_settings": "saber.envs",
     "evaluate": "saber.harness",
+}
+# Names of saber 0.4 that saber 0.5 no longer exports: old name -> the one to use.
+_DEPRECATED = {
+    "make_vec_env": 'gymnasium.make_vec("SABER/<Game>", num_envs)',
 }
 
 __all__ = [
@@ -46,7 +50,6 @@ __all__ = [
     "evaluate",
     "get_game",
     "make_env",
-    "make_vec_env",
     "resolve_games",
     "saber_settings",
 ]
@@ -57,6 +60,14 @@ def __getattr__(name: str) -> Any:
         # saber.check(env) is the probe's package itself, made callable: importing it binds
         # the name here, as every subpackage's import does.
         return importlib.import_module("saber.check")
+    if name in _DEPRECATED:
+        # A vector env has one spelling, Gymnasium's own; saber.make_vec_env was a second.
+        warnings.warn(
+            f"saber.{name} is deprecated and goes in saber 0.6: use {_DEPRECATED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module("saber.envs")._make_vec_env
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'saber' has no attribute {name!r}")

@@ -30,20 +30,12 @@ from importlib import resources
 from saber.errors import UnknownGameError
 
 __all__ = [
-    "BASELINE_SOURCES",
-    "SUPPORTED_ROM_IDS",
     "GameInfo",
-    "all_games",
     "atari57_games",
-    "game_names",
     "game_sets",
-    "game_title",
     "get_game",
-    "normalize_game_key",
-    "read_data_csv",
     "resolve_games",
     "saber_games",
-    "subset_games",
     "supported_rom_ids",
 ]
 

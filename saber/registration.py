@@ -19,8 +19,6 @@ from types import ModuleType
 
 from saber.games import ale_id_to_env_name, game_sets, supported_rom_ids
 
-__all__ = ["env_id", "register_saber_envs", "register_when_gymnasium_loads"]
-
 _lock = threading.Lock()
 
 

@@ -8,8 +8,6 @@ import functools
 import importlib
 import importlib.metadata
 
-__all__ = ["__version__", "installed_version"]
-
 __version__ = "0.5.0"
 
 

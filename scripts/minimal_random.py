@@ -18,7 +18,7 @@ import ale_py
 import numpy as np
 from ale_py import roms
 
-from saber.harness import PerEpisodeGenerators
+from saber.agents.generators import PerEpisodeGenerators
 
 
 class MinimalRandom(PerEpisodeGenerators):

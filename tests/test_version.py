@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import saber
 from saber.cli import main
-from saber.harness.store import provenance
+from saber.harness.store import run_provenance
 from saber.version import installed_version
 
 CHANGELOG = Path(__file__).resolve().parents[1] / "CHANGELOG.md"
@@ -53,7 +53,7 @@ def test_a_library_under_no_known_distribution_is_imported_for_its_version() -> 
 
 
 def test_run_json_records_the_versions_of_the_libraries_that_play() -> None:
-    run = provenance(
+    run = run_provenance(
         settings={}, deviations={}, agent="random", games=["pong"], episodes=1,
         base_seed=0, seed_scheme="x",
     )  # fmt: skip

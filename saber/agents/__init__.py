@@ -12,13 +12,13 @@ The harness loads these (``saber eval --agent ppo-pong``); nothing here knows th
 
 from __future__ import annotations
 
-from saber.agents.convnet import ConvActor, ConvActorPolicy, PolicyFileError, read_policy_file
+from saber.agents.convnet import ConvActorPolicy, read_policy_file
 from saber.agents.generators import PerEpisodeGenerators
 from saber.agents.pretrained import PRETRAINED, pretrained_policy
+from saber.errors import PolicyFileError
 
 __all__ = [
     "PRETRAINED",
-    "ConvActor",
     "ConvActorPolicy",
     "PerEpisodeGenerators",
     "PolicyFileError",

@@ -31,17 +31,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from saber.agents.generators import PerEpisodeGenerators
 from saber.errors import PolicyFileError, shown
 from saber.protocol.settings import NUM_ACTIONS
-from saber.rundir import writing_atomically
-
-__all__ = [
-    "FORMAT",
-    "LAYERS",
-    "ConvActor",
-    "ConvActorPolicy",
-    "PolicyFileError",
-    "read_policy_file",
-    "write_policy_file",
-]
+from saber.rundir.durable import writing_atomically
 
 FORMAT = "saber/conv-actor/1"
 # (layer, kernel size, stride); the dense layers have no kernel.

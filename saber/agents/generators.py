@@ -13,8 +13,6 @@ import numpy as np
 
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = ["POLICY_STREAM", "PerEpisodeGenerators"]
-
 # Mixed into each episode seed so a policy's generator never shares a stream with the env's.
 POLICY_STREAM = 0x5ABE
 

@@ -16,10 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from saber.agents.convnet import ConvActorPolicy, PolicyFileError
-
-__all__ = ["MANIFEST", "PRETRAINED", "Pretrained", "pretrained_policy", "provenance"]
-
+from saber.agents.convnet import ConvActorPolicy
+from saber.errors import PolicyFileError
 
 MANIFEST = "agents.json"  # in saber/agents/data: one entry per shipped agent
 
@@ -61,7 +59,7 @@ PRETRAINED = _read_manifest()
 
 
 @cache
-def provenance(name: str) -> dict[str, Any]:
+def agent_provenance(name: str) -> dict[str, Any]:
     """The provenance of shipped agent ``name``, checked against its policy file's hash."""
     agent = PRETRAINED[name]
     folder = resources.files("saber.agents") / "data"
@@ -77,5 +75,5 @@ def provenance(name: str) -> dict[str, Any]:
 
 def pretrained_policy(name: str, greedy: bool = False) -> ConvActorPolicy:
     """The harness policy of shipped agent ``name`` (its file and provenance checked)."""
-    provenance(name)
+    agent_provenance(name)
     return ConvActorPolicy(PRETRAINED[name].path, greedy=greedy)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.check.verdicts import cache_dir
-from saber.rundir import write_atomically
+from saber.rundir.durable import write_atomically
 from saber.version import __version__
 
 

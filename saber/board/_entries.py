@@ -23,16 +23,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from saber.agents.pretrained import PRETRAINED, provenance
+from saber.agents.pretrained import PRETRAINED, agent_provenance
 from saber.board._cache import Cache, digest
 from saber.board._parallel import run_all
 from saber.errors import SaberError
 from saber.rundir.reading import parse_run_file, read_run_json, run_key
 from saber.rundir.records import EPISODES_FILE, RUN_FILE
 from saber.rundir.runfile import RunFile
-from saber.scoring import EpisodeScore, ScoreTable, list_references, reference_table
+from saber.scoring import ScoreTable, list_references, reference_table
+from saber.scoring.csvscores import read_score_csv
 from saber.scoring.references import PAPER_TRAINING_FRAMES
-from saber.scoring.scorefile import read_score_csv, read_scores
+from saber.scoring.scorefile import read_scores
+from saber.scoring.scoretable import EpisodeScore
 
 VERIFIED = "verified"
 FAILED = "failed"
@@ -419,7 +421,7 @@ class Reader:
     def _read_shipped_agent(self, name: str) -> None:
         if not self._first(f"agent:{name}", name, "the same shipped agent"):
             return
-        record = provenance(name)
+        record = agent_provenance(name)
         evaluation = record.get("evaluation", {})
         folder = PRETRAINED[name].path.parent
         episodes = folder / str(evaluation.get("episodes_file", ""))
@@ -516,7 +518,7 @@ def _shipped_frames(agent: str) -> int | None:
     """Training frames of a shipped trained agent (its provenance), else None."""
     if agent not in PRETRAINED:
         return None
-    frames = provenance(agent).get("training", {}).get("frames")
+    frames = agent_provenance(agent).get("training", {}).get("frames")
     return int(frames) if isinstance(frames, int) else None
 
 

@@ -17,22 +17,24 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from saber.check.api import check, check_target
+    from saber.check.api import check
     from saber.check.result import CheckResult, RuleResult, Status
-    from saber.check.subject import Subject
 
-__all__ = ["CheckResult", "RuleResult", "Status", "Subject", "check", "check_target"]
+__all__ = [
+    "CheckResult",
+    "RuleResult",
+    "Status",
+    "check",
+]
 
 # Public name -> its module, imported on first use: the harness imports saber.check.gate
 # and saber.check.verdicts before every evaluation, and with the quick probe's pass on
 # disk it needs neither the probes nor the envs (saber.harness.evaluate).
 _HOMES = {
     "check": "saber.check.api",
-    "check_target": "saber.check.api",
     "CheckResult": "saber.check.result",
     "RuleResult": "saber.check.result",
     "Status": "saber.check.result",
-    "Subject": "saber.check.subject",
 }
 
 

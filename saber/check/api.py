@@ -8,12 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from saber.check.probes import FOLLOWED, FOLLOWED_QUICK, FULL, QUICK, RAM_FOLLOWED, RULES
-from saber.check.probes.base import SABER, ProbeError
+from saber.check.probes.base import SABER
 from saber.check.result import CheckResult, RuleResult, Status
 from saber.check.subject import ChainedSubject, Subject, resolve_target, subject_of
-from saber.errors import SaberError
-
-__all__ = ["check", "check_target"]
+from saber.errors import ProbeError, SaberError
 
 
 def check(

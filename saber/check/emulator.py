@@ -24,8 +24,6 @@ from ale_py import roms
 
 from saber.errors import ProbeError
 
-__all__ = ["Emulator", "ProbeError", "Twin", "reach", "twin"]
-
 ACTIONS = tuple(ale_py.Action(index) for index in range(18))
 # ale-py 0.12 serializes an ALEState as int32 left paddle, right paddle, frame number,
 # episode frame number, ...: the episode counter (what ALE's frame cap reads) is at byte 12.

@@ -23,8 +23,6 @@ from saber.check.emulator import ACTIONS
 from saber.check.emulator import twin as make_twin
 from saber.check.probes.preprocessing import saber_frame
 
-__all__ = ["Branch", "Follower"]
-
 
 @dataclass(frozen=True)
 class Branch:

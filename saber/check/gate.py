@@ -16,8 +16,6 @@ from saber.check.table import format_table
 from saber.check.verdicts import probe_key, remember_pass, was_passed
 from saber.errors import ProtocolError
 
-__all__ = ["require_saber", "require_saber_env"]
-
 GAME = "pong"
 
 

@@ -25,8 +25,6 @@ from typing import Any
 
 from saber.errors import ExitCode
 
-__all__ = ["CheckResult", "RuleResult", "Status"]
-
 
 class Status(str, enum.Enum):
     """The verdict on one rule. Unknown is never a pass, and neither is not probed.

@@ -33,17 +33,6 @@ from saber.check.vector import (
 )
 from saber.errors import SaberError
 
-__all__ = [
-    "EnvSubject",
-    "EnvpoolSubject",
-    "FunctionalSubject",
-    "Sb3VecSubject",
-    "Subject",
-    "VectorSubject",
-    "resolve_target",
-    "subject_of",
-]
-
 if TYPE_CHECKING:  # the Gymnasium step tuple: one home, saber.envs.wrappers
     from saber.envs.wrappers import StepResult as Step
 

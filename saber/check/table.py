@@ -18,8 +18,6 @@ from collections.abc import Sequence
 
 from saber.check.result import CheckResult, Status
 
-__all__ = ["format_table", "markdown_comparison", "summary"]
-
 _MARK = {
     Status.PASS: "pass",
     Status.FAIL: "FAIL",

@@ -45,16 +45,6 @@ from saber.check.emulator import Emulator, reach, step_counters
 if TYPE_CHECKING:  # the Gymnasium step tuple: one home, saber.envs.wrappers
     from saber.envs.wrappers import StepResult as Step
 
-__all__ = [
-    "EnvpoolSubject",
-    "SaberVectorSeams",
-    "Sb3VecSubject",
-    "VectorSubject",
-    "is_envpool_like",
-    "is_sb3_vec_env",
-    "row_of",
-]
-
 # The game a SaberVectorEnv is switched to for following: its frames tell the 18 actions
 # apart, a life is lost within a few hundred steps, and its 20-point shots show whether
 # the score is clipped (Breakout's first bricks score 1: clipping could not be told).

@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from saber.rundir import write_atomically
+from saber.rundir.durable import write_atomically
 from saber.version import installed_version
 
 # The names OpenCV (cv2) is installed under, in the order looked up.
@@ -40,8 +40,6 @@ _OPENCV = (
     "opencv-contrib-python-headless",
     "opencv-contrib-python",
 )
-
-__all__ = ["cache_dir", "probe_key", "remember_pass", "was_passed"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # saber/
 _OFF = "off"

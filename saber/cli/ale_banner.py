@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["silence_ale_banner"]
-
 
 def _quiet(ale_py: ModuleType) -> None:
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)

@@ -80,7 +80,7 @@ def refuse_overwrite(paths: Iterable[Path | None], force: bool) -> None:
 def write_whole(path: Path, text: str) -> Path:
     """Write a file whole or not at all (a full disk leaves no half file); a missing
     parent directory is created. An OSError becomes one line (saber_errors_as_messages)."""
-    from saber.rundir import write_atomically
+    from saber.rundir.durable import write_atomically
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, text)

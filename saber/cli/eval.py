@@ -31,7 +31,7 @@ def _stops_cleanly_on_sigterm(command: F) -> F:
         import sys
 
         from saber.errors import ExitCode
-        from saber.harness.evaluate import Terminated, terminate_once
+        from saber.harness.sigterm import Terminated, terminate_once
 
         previous = signal.signal(signal.SIGTERM, terminate_once())
         try:

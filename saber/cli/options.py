@@ -76,14 +76,14 @@ def check_plot_options(plots_dir: Path | None, plot_format: str | None, dpi: int
     if dpi is not None and dpi < 1:
         raise click.BadParameter(f"must be >= 1, got {dpi}", param_hint="--dpi")
     if plots_dir is not None:
-        from saber.reports.plots import require_matplotlib
+        from saber.reports.figures.style import require_matplotlib
 
         require_matplotlib()
 
 
 def plot_formats(text: str) -> tuple[str, ...]:
     """The figure formats of ``--plot-format``, each once, in the order given."""
-    from saber.reports.plots import FORMATS  # matplotlib itself is imported only to draw
+    from saber.reports.figures.style import FORMATS
 
     formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
     unknown = [f for f in formats if f not in FORMATS]

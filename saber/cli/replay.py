@@ -46,7 +46,8 @@ def replay_command(
     )
     if video_out is None:
         return
-    from saber.training.video import film_replay, require_video_extra
+    from saber.training.video import film_replay
+    from saber.training.video_writer import require_video_extra
 
     require_video_extra()
     for _ in film_replay(recorded.replay, video_out, record):

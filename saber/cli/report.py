@@ -153,7 +153,7 @@ def report(
     check_plot_options(plots_dir, plot_format, dpi)
     formats = plot_formats(plot_format or "png")
     if html_out is not None:
-        from saber.reports.plots import require_matplotlib
+        from saber.reports.figures.style import require_matplotlib
 
         require_matplotlib()  # the page's figures: fail before any file is written
     table = _score_table(scores, references, games_spec)
@@ -200,7 +200,8 @@ def _write_report(
     file or none, when one exists already and ``force`` is False."""
     figures: dict[str, Any] = {}
     if plots_dir is not None:
-        from saber.reports.plots import figure_paths, report_figures
+        from saber.reports.figures.files import figure_paths
+        from saber.reports.plots import report_figures
 
         figures = report_figures(result)
     # Before any file is written: one that exists stops them all (unless --force).

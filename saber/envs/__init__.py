@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from saber.envs.core import SaberAtariEnv
-from saber.envs.factory import make_env, resolve_rom_id, saber_settings, supported_rom_ids
+from saber.envs.factory import make_env, saber_settings
 from saber.envs.multigame import SaberMultiGameVectorEnv
 from saber.envs.vector import SaberVectorEnv
 from saber.envs.wrappers import (
@@ -15,26 +18,11 @@ from saber.envs.wrappers import (
     RolloverCorrection,
     SaberEpisodeStatistics,
 )
-from saber.protocol import (
-    FRAMES_PER_SECOND,
-    NUM_ACTIONS,
-    EpisodeEnd,
-    EpisodeRecord,
-    SaberSettings,
-    TimeLimit,
-    checkpoint_frames,
-    checkpoint_limits,
-    time_limit,
-)
-from saber.registration import register_saber_envs
+from saber.registration import env_id, register_saber_envs
 
 __all__ = [
-    "FRAMES_PER_SECOND",
-    "NUM_ACTIONS",
     "RAW_REWARD",
     "ClipRewardKeepRaw",
-    "EpisodeEnd",
-    "EpisodeRecord",
     "FrameLimit",
     "HideLives",
     "NoRewardTimeout",
@@ -42,24 +30,29 @@ __all__ = [
     "SaberAtariEnv",
     "SaberEpisodeStatistics",
     "SaberMultiGameVectorEnv",
-    "SaberSettings",
     "SaberVectorEnv",
-    "TimeLimit",
-    "checkpoint_frames",
-    "checkpoint_limits",
+    "env_id",
     "make_env",
-    "make_vec_env",
-    "register_saber_envs",
-    "resolve_rom_id",
     "saber_settings",
-    "supported_rom_ids",
-    "time_limit",
 ]
 
 
-def make_vec_env(game: str, num_envs: int, **kwargs: object) -> SaberVectorEnv:
-    """``num_envs`` SABER envs of ``game`` as one :class:`SaberVectorEnv` (see its arguments)."""
+def _make_vec_env(game: str, num_envs: int, **kwargs: object) -> SaberVectorEnv:
+    """``num_envs`` SABER envs of ``game`` as one :class:`SaberVectorEnv` (saber 0.4's
+    ``make_vec_env``, deprecated: ``gymnasium.make_vec`` is the one spelling)."""
     return SaberVectorEnv(game, num_envs, **kwargs)  # type: ignore[arg-type]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "make_vec_env":
+        warnings.warn(
+            "saber.envs.make_vec_env is deprecated and goes in saber 0.6: use "
+            'gymnasium.make_vec("SABER/<Game>", num_envs)',
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _make_vec_env
+    raise AttributeError(f"module 'saber.envs' has no attribute {name!r}")
 
 
 register_saber_envs()

@@ -37,8 +37,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["BilinearTables", "bilinear_tables", "resize_bilinear"]
-
 _COEF_BITS = 11  # OpenCV's INTER_RESIZE_COEF_BITS: weights sum to 2048
 Rounding = Literal["simd", "scalar"]
 

@@ -31,8 +31,6 @@ from saber.envs.emulator import (
 from saber.games import get_game
 from saber.protocol.settings import FRAMES_PER_SECOND, NUM_ACTIONS, SaberSettings
 
-__all__ = ["SaberAtariEnv", "check_action", "resize_bilinear"]
-
 RENDER_MODES = ("human", "rgb_array")
 
 

@@ -31,16 +31,6 @@ from ale_py import roms
 
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = [
-    "ALL_ACTIONS",
-    "FrameRepeater",
-    "SeedStream",
-    "legal_action_count",
-    "new_ale",
-    "refuse_pickling",
-    "rom_path",
-]
-
 ALL_ACTIONS = tuple(ale_py.Action(index) for index in range(NUM_ACTIONS))
 _MAX_ALE_SEED = 2**31  # ALE reads random_seed as a non-negative int32
 

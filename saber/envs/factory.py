@@ -14,11 +14,8 @@ from saber.envs.wrappers import (
     RolloverCorrection,
     SaberEpisodeStatistics,
 )
-from saber.games import get_game, supported_rom_ids
+from saber.games import get_game
 from saber.protocol.settings import SaberSettings
-from saber.registration import env_id
-
-__all__ = ["env_id", "make_env", "resolve_rom_id", "saber_settings", "supported_rom_ids"]
 
 
 def resolve_rom_id(game: str) -> str:

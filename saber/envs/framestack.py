@@ -21,8 +21,6 @@ import numpy as np
 
 from saber.envs.core import resize_bilinear
 
-__all__ = ["RingFrameStack", "batch_resize_is_exact", "resize_bilinear_batch"]
-
 
 @functools.cache
 def batch_resize_is_exact(height: int, size: int) -> bool:

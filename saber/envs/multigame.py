@@ -33,8 +33,6 @@ from saber.games import GameInfo, game_sets, resolve_games
 from saber.protocol.settings import NUM_ACTIONS
 from saber.registration import env_id
 
-__all__ = ["SaberMultiGameVectorEnv"]
-
 _StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
 GAME = "game"  # the info key naming each sub-env's game (its ROM id)
 

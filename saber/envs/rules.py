@@ -25,20 +25,6 @@ import numpy as np
 from saber.protocol.episode import EpisodeEnd, EpisodeRecord
 from saber.protocol.settings import SABER_CAP_FRAMES
 
-__all__ = [
-    "END_REASONS",
-    "SABER_CAP_FRAMES",
-    "checkpoint_open",
-    "correct_rollover",
-    "end_code",
-    "end_reason",
-    "episode_record",
-    "frame_cap",
-    "is_infinite",
-    "is_rollover",
-    "stuck_timeout",
-]
-
 # The ends in order of precedence; an end's code (arrays of :mod:`saber.jax`) is its index.
 END_REASONS: tuple[EpisodeEnd, ...] = (
     EpisodeEnd.GAME_OVER,

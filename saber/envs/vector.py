@@ -16,6 +16,12 @@ emulation code for each sub-env in turn, in this process (same results, one core
 
 Both engines give exactly the observations, rewards and episode ends of
 ``gymnasium.make("SABER/<Game>")`` for the same seeds and actions (tested).
+
+One spelling makes it: ``gymnasium.make_vec("SABER/<Game>", num_envs)``, as for any
+Gymnasium env, so that code written for Gymnasium needs nothing of saber's. The class
+stays public for ``isinstance`` and for its arguments' documentation (``make_vec`` passes
+its keyword arguments here); saber 0.4's ``saber.make_vec_env`` was a third spelling and
+is deprecated.
 """
 
 from __future__ import annotations
@@ -45,8 +51,6 @@ from saber.envs.framestack import RingFrameStack
 from saber.envs.wrappers import RAW_REWARD
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
-
-__all__ = ["SaberVectorEnv"]
 
 _NO_SEED = -1  # ale-py's vector engine: reset without reloading the ROM
 _INT32_MAX = 2**31 - 1

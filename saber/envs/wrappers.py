@@ -19,21 +19,8 @@ from gymnasium.error import ResetNeeded
 
 from saber.envs import rules
 from saber.envs.rules import episode_record
-from saber.protocol.episode import EpisodeEnd
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import ROLLOVER_MODES, SABER_CAP_FRAMES
-
-__all__ = [
-    "RAW_REWARD",
-    "ClipRewardKeepRaw",
-    "EpisodeEnd",
-    "FrameLimit",
-    "HideLives",
-    "NoRewardTimeout",
-    "RolloverCorrection",
-    "SaberEpisodeStatistics",
-    "episode_record",
-]
 
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
@@ -294,7 +281,7 @@ class ClipRewardKeepRaw(gym.wrappers.ClipReward):
     The agent learns from the clipped reward; a logging wrapper above (SB3's ``Monitor``,
     Gymnasium's ``RecordEpisodeStatistics`` fed from the info) can still sum SABER's
     score. The single env's ``clip_rewards=True`` ends with it; SB3's envs put it above
-    ``Monitor`` (:func:`saber.training.sb3.make_vec_env`), so that ``Monitor`` sums the raw
+    ``Monitor`` (:func:`saber.training.sb3.make_sb3_vec_env`), so that ``Monitor`` sums the raw
     rewards below it.
 
     Args:

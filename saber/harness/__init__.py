@@ -13,23 +13,21 @@ tools for training loops (recorders, videos, the SB3 callback) are :mod:`saber.t
 
 from __future__ import annotations
 
-from saber.harness.backends import BackendError, Dask, Inline, Processes, RunsOn
-from saber.harness.evaluate import DEFAULT_ENVS_PER_WORKER, EvaluationResult, evaluate
+from saber.errors import BackendError, PolicyError, RunMismatchError
+from saber.harness.backends import Backend, Dask, Inline, Processes
+from saber.harness.evaluate import evaluate
 from saber.harness.options import EnvOptions, Recording
 from saber.harness.policies import (
     ConstantPolicy,
     EpsilonConstantPolicy,
-    PerEpisodeGenerators,
     Policy,
-    PolicyError,
     RandomPolicy,
     load_policy,
 )
-from saber.harness.store import RunMismatchError, StoreWriteError
-from saber.harness.work import episode_seed
+from saber.harness.result import EvaluationResult
 
 __all__ = [
-    "DEFAULT_ENVS_PER_WORKER",
+    "Backend",
     "BackendError",
     "ConstantPolicy",
     "Dask",
@@ -37,16 +35,12 @@ __all__ = [
     "EpsilonConstantPolicy",
     "EvaluationResult",
     "Inline",
-    "PerEpisodeGenerators",
     "Policy",
     "PolicyError",
     "Processes",
     "RandomPolicy",
     "Recording",
     "RunMismatchError",
-    "RunsOn",
-    "StoreWriteError",
-    "episode_seed",
     "evaluate",
     "load_policy",
 ]

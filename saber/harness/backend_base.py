@@ -1,7 +1,7 @@
-"""What every running backend is: the :class:`Backend` protocol, :class:`BackendError`,
+"""What every executor (a started backend) is: the :class:`Executor` protocol, :class:`BackendError`,
 and the reason recorded for a unit stopped at its deadline.
 
-The running backends (:mod:`saber.harness.local_backend`, :mod:`saber.harness.dask_backend`)
+The executors (:mod:`saber.harness.local_backend`, :mod:`saber.harness.dask_backend`)
 and the objects that choose one (:mod:`saber.harness.backends`) all import this module,
 and it imports none of them.
 """
@@ -12,10 +12,7 @@ import signal
 from collections.abc import Iterator
 from typing import Protocol
 
-from saber.errors import BackendError
 from saber.harness.work import Event, WorkUnit
-
-__all__ = ["DASK_EXTRA_HINT", "Backend", "BackendError", "death_cause", "timeout_message"]
 
 DASK_EXTRA_HINT = (
     'pip install "saber-ale[dask]"' + """ (or, from a checkout, pip install ".[dask]")"""
@@ -60,7 +57,7 @@ def death_cause(exit_code: int) -> str:
     return f"exit code {exit_code}: killed by {number.name}" + (f" ({meaning})" if meaning else "")
 
 
-class Backend(Protocol):
+class Executor(Protocol):
     """Runs work units and reports what happens to them."""
 
     def submit(self, unit: WorkUnit) -> None:

@@ -9,9 +9,9 @@ Each object holds every option that changes how fast episodes run but never what
 score: workers, the policy's batch (``envs_per_worker``), emulation threads, the unit
 deadline. Each takes only the options it honours: ``Inline()`` cannot stop its own
 process, so it has no ``unit_timeout``; a Dask task always emulates on one thread, so
-``Dask`` has no ``emulation_threads``. :meth:`start` gives the running backend
+``Dask`` has no ``emulation_threads``. :meth:`start` gives its executor
 (:mod:`saber.harness.local_backend`, :mod:`saber.harness.dask_backend`; both implement
-:class:`~saber.harness.backend_base.Backend`).
+:class:`~saber.harness.backend_base.Executor`).
 
 Unit deadline (``unit_timeout`` seconds): a unit that sends nothing (no frames, no
 episode) for that long is stopped and reported as a ``timeout`` failure: the local worker
@@ -25,32 +25,13 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Union
 
-from saber.errors import SaberError
-from saber.harness.backend_base import Backend, BackendError, timeout_message
-from saber.harness.dask_backend import DaskBackend
-from saber.harness.local_backend import InlineBackend, LocalBackend
+from saber.errors import PolicyError, SaberError
+from saber.harness.backend_base import Executor
+from saber.harness.dask_backend import DaskExecutor
+from saber.harness.local_backend import InlineExecutor, LocalExecutor
 from saber.harness.options import check_count
-from saber.harness.policies import PolicyError
 from saber.harness.threads import policy_threads, thread_variables, usable_cores
 from saber.harness.work import Job
-
-__all__ = [
-    "DEFAULT_ENVS_PER_WORKER",
-    "DEFAULT_UNIT_TIMEOUT",
-    "Backend",
-    "BackendError",
-    "Dask",
-    "DaskBackend",
-    "Inline",
-    "InlineBackend",
-    "LocalBackend",
-    "Processes",
-    "RunsOn",
-    "backend_for",
-    "capped_to_work",
-    "timeout_message",
-    "workers_line",
-]
 
 # The policy's batch. Measured with real policies (python benchmarks/eval_defaults.py, 2
 # workers on 2 cores, Freeway, 32 episodes): ppo-pong ran at 8,431 / 8,569 / 8,561
@@ -131,9 +112,9 @@ class Inline(_Options):
         """Units that run at once."""
         return 1
 
-    def start(self, job: Job) -> Backend:
-        """The running backend."""
-        return InlineBackend(job)
+    def start(self, job: Job) -> Executor:
+        """The executor: this backend started."""
+        return InlineExecutor(job)
 
 
 @dataclass(frozen=True)
@@ -160,10 +141,10 @@ class Processes(_Options):
     emulation_threads: int | None = None
     unit_timeout: float | None = DEFAULT_UNIT_TIMEOUT
 
-    def start(self, job: Job) -> Backend:
+    def start(self, job: Job) -> Executor:
         """Start the workers (the job must pickle: each worker gets a copy)."""
         _check_picklable(job)
-        return LocalBackend(
+        return LocalExecutor(
             job,
             self.parallelism,
             unit_timeout=self.unit_timeout,
@@ -201,9 +182,9 @@ class Dask(_Options):
         """One thread per Dask task."""
         return 1
 
-    def start(self, job: Job) -> Backend:
+    def start(self, job: Job) -> Executor:
         """Connect (or start the local cluster) and check that every worker loads the policy."""
-        return DaskBackend(
+        return DaskExecutor(
             job,
             self.address,
             self.parallelism,
@@ -213,8 +194,12 @@ class Dask(_Options):
         )
 
 
-RunsOn = Union[Inline, Processes, Dask]  # noqa: UP007 (a runtime alias: Python 3.10 too)
-"""What :func:`saber.evaluate` takes as ``backend``."""
+Backend = Union[Inline, Processes, Dask]  # noqa: UP007 (a runtime alias: Python 3.10 too)
+"""What :func:`saber.evaluate` takes as ``backend`` and ``saber eval --backend`` names.
+
+"Backend" means this one thing, in the API, the CLI and the docs: where the episodes
+run. What a backend starts to run them is its executor (:mod:`saber.harness.backend_base`).
+"""
 
 
 def backend_for(
@@ -227,25 +212,25 @@ def backend_for(
     security: Any = None,
     envs_per_worker: int = DEFAULT_ENVS_PER_WORKER,
     unit_timeout: float | None = DEFAULT_UNIT_TIMEOUT,
-) -> RunsOn:
+) -> Backend:
     """The backend object that ``saber eval``'s options name (the one home of that mapping).
 
     Args:
-        kind: ``local`` (``Processes``; ``Inline`` with ``workers=0``) or ``dask``.
+        kind: ``processes`` (``Processes``; ``Inline`` with ``workers=0``) or ``dask``.
         workers: ``--workers`` (None: one per usable core; 0: this process).
         policy_process, address, timeout, security, envs_per_worker, unit_timeout: the
             fields of the same names (``timeout``: ``--dask-timeout``).
     """
     if kind == "dask":
         return Dask(address, workers, timeout, security, envs_per_worker, unit_timeout)
-    if kind != "local":
-        raise SaberError(f"Expect a backend `local` or `dask`, actually: {kind!r}")
+    if kind != "processes":
+        raise SaberError(f"Expect a backend `processes` or `dask`, actually: {kind!r}")
     if workers == 0:
         return Inline(envs_per_worker)
     return Processes(workers, policy_process, envs_per_worker, unit_timeout=unit_timeout)
 
 
-def capped_to_work(runs_on: RunsOn, work: int) -> tuple[RunsOn, str | None]:
+def capped_to_work(runs_on: Backend, work: int) -> tuple[Backend, str | None]:
     """``runs_on`` with no more workers than episodes to play, and the line that says so
     when workers were asked for by number (None otherwise).
 
@@ -269,7 +254,7 @@ def capped_to_work(runs_on: RunsOn, work: int) -> tuple[RunsOn, str | None]:
     )
 
 
-def workers_line(runs_on: RunsOn) -> str | None:
+def workers_line(runs_on: Backend) -> str | None:
     """What local worker processes will run, for people (None for the other backends):
     ``2 worker processes, 1 thread(s) each for the policy (OMP_NUM_THREADS, ...)``."""
     if not isinstance(runs_on, Processes):

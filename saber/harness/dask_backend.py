@@ -1,4 +1,4 @@
-"""The Dask running backend: one task per work unit on a Dask cluster (``pip install
+"""The Dask executor: one task per work unit on a Dask cluster (``pip install
 "saber-ale[dask]"``).
 
 Records stream back as Dask events while a unit runs and again with its result
@@ -18,7 +18,7 @@ Faults (:mod:`saber.harness.dask_faults` names them):
   for ``timeout`` seconds, or as soon as it reconnects to a scheduler restarted at the
   same address (which knows none of the run's units); units in flight are not failed
   (nothing of theirs failed), and the same command on a cluster that works resumes them.
-* :meth:`DaskBackend.close` never raises and never waits on a scheduler that is gone.
+* :meth:`DaskExecutor.close` never raises and never waits on a scheduler that is gone.
 """
 
 from __future__ import annotations
@@ -30,14 +30,15 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from saber.harness.backend_base import DASK_EXTRA_HINT, BackendError, timeout_message
+from saber.errors import BackendError, PolicyError
+from saber.harness.backend_base import DASK_EXTRA_HINT, timeout_message
 from saber.harness.dask_faults import (
     DaskClientLogs,
     killed_worker_reason,
     scheduler_lost_message,
     stop_worker_in_background,
 )
-from saber.harness.policies import PolicyError, resolve_spec
+from saber.harness.policies import resolve_spec
 from saber.harness.work import (
     EpisodeDone,
     Event,
@@ -47,8 +48,6 @@ from saber.harness.work import (
     UnitStarted,
     WorkUnit,
 )
-
-__all__ = ["DaskBackend"]
 
 # Seconds beyond --dask-timeout that the client may stay "connecting" before the run ends
 # anyway: Dask closes the client after its own reconnect attempts of that length.
@@ -102,7 +101,7 @@ def _security(security: Any) -> Any:
     return Security(require_encryption=True, **security)
 
 
-class DaskBackend:
+class DaskExecutor:
     """One Dask task per unit on the scheduler at ``address`` (a local cluster if None).
 
     Args:

@@ -21,14 +21,6 @@ from typing import Any
 
 from saber.harness.backend_base import death_cause
 
-__all__ = [
-    "NANNY_LOG_WAIT",
-    "DaskClientLogs",
-    "killed_worker_reason",
-    "scheduler_lost_message",
-    "stop_worker_in_background",
-]
-
 NANNY_LOG_WAIT = 3.0  # seconds to look for a dead worker's exit status in its nanny's log
 _LOG_POLL = 0.25  # seconds between two looks (the nanny logs the death once it notices it)
 

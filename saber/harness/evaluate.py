@@ -40,66 +40,30 @@ from typing import Any
 from saber.errors import SaberError
 from saber.games import resolve_games
 from saber.harness.agent_forms import resolve_agent
-from saber.harness.backend_base import Backend
+from saber.harness.backend_base import Executor
 from saber.harness.backends import (
-    DEFAULT_ENVS_PER_WORKER,
-    DEFAULT_UNIT_TIMEOUT,
+    Backend,
     Dask,
     Inline,
-    LocalBackend,
     Processes,
-    RunsOn,
     capped_to_work,
     workers_line,
 )
+from saber.harness.local_backend import LocalExecutor
 from saber.harness.options import EnvOptions, Recording, check_count
 from saber.harness.policies import Policy, policy_of
 from saber.harness.policy_process import remove_orphaned_blocks
 from saber.harness.result import EvaluationResult
-from saber.harness.run_loop import REPEATED_FAILURES, Progress, RepeatedFailureError, RunLoop
-from saber.harness.sigterm import Terminated, sigterm_as_interrupt, terminate_once
-from saber.harness.store import ResultsStore, provenance
-from saber.harness.work import SEED_SCHEME, Job, episode_seed, plan_units
+from saber.harness.run_loop import Progress, RunLoop
+from saber.harness.sigterm import sigterm_as_interrupt
+from saber.harness.store import ResultsStore, run_provenance
+from saber.harness.work import Job, plan_units
+from saber.protocol.seeds import SEED_SCHEME, episode_seed
 
 # Imported where used: saber.training.video (it loads Gymnasium and the envs), and the env
 # stack (saber.envs, ale-py, OpenCV) not at all. This process plans, stores and reports;
 # the workers play. Importing the emulator here cost the main process about 0.2 s of CPU
 # a run on 2 cores, 0.05-0.1 s of it before the workers were spawned (docs/harness.md).
-
-__all__ = [
-    "DEFAULT_ENVS_PER_WORKER",
-    "DEFAULT_UNIT_TIMEOUT",
-    "REPEATED_FAILURES",
-    "EnvOptions",
-    "EvaluationResult",
-    "Recording",
-    "RepeatedFailureError",
-    "Terminated",
-    "evaluate",
-    "terminate_once",
-]
-
-# The keywords of saber 0.3 that moved into an option object, and where they went.
-MOVED_KEYWORDS = {
-    "envs_per_worker": "backend=Processes(envs_per_worker=N) (or Inline(...), Dask(...))",
-    "unit_timeout": "backend=Processes(unit_timeout=S) (or Dask(...))",
-    "emulation_threads": "backend=Processes(emulation_threads=N) (or Inline(...))",
-    "allow_non_saber": "env_options=EnvOptions(overrides, allow_non_saber=True)",
-    "video": "recording=Recording(video=K)",
-    "replays": "recording=Recording(replays=False)",
-    "command": "recording=Recording(command=[...])",
-}
-
-
-def _refuse_moved(keywords: dict[str, Any]) -> None:
-    """A TypeError naming the new home of a keyword that moved (or Python's own words)."""
-    for name in keywords:
-        if name in MOVED_KEYWORDS:
-            raise TypeError(
-                f"evaluate() takes no `{name}` since saber 0.4: pass "
-                f"{MOVED_KEYWORDS[name]}, from saber.harness"
-            )
-        raise TypeError(f"evaluate() got an unexpected keyword argument {name!r}")
 
 
 def _option(value: Any, kinds: tuple[type, ...], name: str, example: str) -> Any:
@@ -112,7 +76,7 @@ def _option(value: Any, kinds: tuple[type, ...], name: str, example: str) -> Any
     return value
 
 
-def _check_recording(recording: Recording, runs_on: RunsOn) -> None:
+def _check_recording(recording: Recording, runs_on: Backend) -> None:
     if recording.video and isinstance(runs_on, Processes) and runs_on.policy_process:
         # Filming an episode takes minutes, during which, in lockstep, every other worker
         # would wait for this one (and could reach its unit deadline).
@@ -121,13 +85,13 @@ def _check_recording(recording: Recording, runs_on: RunsOn) -> None:
             "(policy_process, --policy-process): run the videos separately, or without it"
         )
     if recording.video:
-        from saber.training.video import require_video_extra
+        from saber.training.video_writer import require_video_extra
 
         require_video_extra()  # here, before any episode runs
 
 
 @contextlib.contextmanager
-def _workers_starting(runs_on: RunsOn, job: Job, work: int) -> Iterator[Backend | None]:
+def _workers_starting(runs_on: Backend, job: Job, work: int) -> Iterator[Executor | None]:
     """Local worker processes started now, closed on the way out (None for the others,
     and when there is no ``work``: no episode to play).
 
@@ -146,7 +110,7 @@ def _workers_starting(runs_on: RunsOn, job: Job, work: int) -> Iterator[Backend 
             backend.close()
 
 
-def _policy_builds(started: Backend | None, runs_on: RunsOn, job: Job) -> None:
+def _policy_builds(started: Executor | None, runs_on: Backend, job: Job) -> None:
     """Raise here, before the session writes anything to the run directory, what stops the
     policy from being built: the first local worker's verdict (it imports the module and
     builds the policy at its start), or this process's own build for ``Inline()`` (built
@@ -156,7 +120,7 @@ def _policy_builds(started: Backend | None, runs_on: RunsOn, job: Job) -> None:
     Raises:
         PolicyError: the spec's module or attribute, or the factory, fails.
     """
-    if isinstance(started, LocalBackend):
+    if isinstance(started, LocalExecutor):
         started.check_spec()
     elif isinstance(runs_on, Inline):
         policy_of(job.policy)
@@ -181,7 +145,7 @@ class _Call:
     started: float  # time.monotonic() at the call
     requested: list[tuple[str, int]]  # (game, episode) of every episode asked for
     base_seed: int
-    runs_on: RunsOn
+    runs_on: Backend
     env: EnvOptions
     recording: Recording
     compliant: bool
@@ -227,7 +191,7 @@ class _Call:
         store: ResultsStore,
         job: Job,
         pending: dict[str, list[tuple[int, int]]],
-        started: Backend | None,
+        started: Executor | None,
     ) -> EvaluationResult:
         """The session: play the ``pending`` episodes (on ``started``, or a backend started
         here), film what is missing, and record in ``run.json`` how the session ended."""
@@ -307,12 +271,11 @@ def evaluate(
     base_seed: int = 0,
     agent: str | None = None,
     run: str | None = None,
-    backend: RunsOn | None = None,
+    backend: Backend | None = None,
     env_options: EnvOptions | None = None,
     recording: Recording | None = None,
     progress: bool | None = None,
     on_message: Callable[[str], None] | None = None,
-    **moved: Any,
 ) -> EvaluationResult:
     """Evaluate a policy on games under the SABER protocol; resumable.
 
@@ -348,8 +311,6 @@ def evaluate(
         progress: show a progress bar on stderr (default: when stderr is a terminal).
         on_message: called with each line for the user (``resuming: 60 of 120 episodes
             already done``); None: silent.
-        moved: saber 0.3's keywords that moved (``envs_per_worker``, ``unit_timeout``,
-            ``video``, ...): a TypeError that names their new home.
 
     Returns:
         An :class:`EvaluationResult`; ``.report()`` gives the SABER report.
@@ -375,7 +336,6 @@ def evaluate(
         (1, True)
     """
     started = time.monotonic()
-    _refuse_moved(moved)
     check_count("episodes", episodes)
     check_count("base_seed", base_seed, minimum=0)
     if run is not None and (not isinstance(run, str) or not run.strip()):
@@ -393,7 +353,7 @@ def evaluate(
     resolved = resolve_agent(policy, agent, import_module=not isinstance(runs_on, Processes))
     agent_name, policy_or_spec = resolved.name, resolved.policy
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
-    run_info = provenance(
+    run_info = run_provenance(
         settings=settings.as_dict(),
         deviations={name: list(pair) for name, pair in settings.deviations().items()},
         agent=agent_name,

@@ -1,10 +1,10 @@
-"""The running backends of this machine: :class:`InlineBackend` (this process) and
-:class:`LocalBackend` (local worker processes).
+"""The executors of this machine: :class:`InlineExecutor` (this process) and
+:class:`LocalExecutor` (local worker processes).
 
-* :class:`InlineBackend` (``Inline()``, ``--workers 0``): runs units here, one after the
+* :class:`InlineExecutor` (``Inline()``, ``--workers 0``): runs units here, one after the
   other. For debugging and for policies that cannot be pickled. It cannot stop its own
   process, so it has no unit deadline.
-* :class:`LocalBackend` (``Processes()``): ``workers`` processes (``spawn``: a clean
+* :class:`LocalExecutor` (``Processes()``): ``workers`` processes (``spawn``: a clean
   interpreter each, no inherited threads), each playing one vector env at a time. A
   worker whose unit has started all its episodes is sent the next unit of the same game,
   which takes the rows as they free up (the policy's batch stays full between units);
@@ -27,20 +27,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from saber.errors import BackendError, PolicyError
 from saber.harness import work
-from saber.harness.backend_base import BackendError, death_cause, timeout_message
+from saber.harness.backend_base import death_cause, timeout_message
 from saber.harness.child import become_child_process
-from saber.harness.policies import PolicyError, PolicyFactory, policy_of
+from saber.harness.policies import PolicyFactory, policy_of
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
 from saber.harness.threads import policy_threads, worker_environment
 from saber.harness.work import Event, FailureKind, Job, WorkUnit
 
-__all__ = ["InlineBackend", "LocalBackend"]
-
-_POLL_SECONDS = 0.5  # how long LocalBackend.check_spec waits for messages at a time
+_POLL_SECONDS = 0.5  # how long LocalExecutor.check_spec waits for messages at a time
 
 
-class InlineBackend:
+class InlineExecutor:
     """Runs each unit in this process when :meth:`events` is asked for messages."""
 
     def __init__(self, job: Job) -> None:
@@ -108,7 +107,7 @@ def _worker_main(
         # Import the agent's module (PyTorch, say: seconds) and build the policy now, while
         # the main process probes and plans, not when the first unit arrives (it is kept
         # for every unit); the verdict goes to the main process, which refuses a policy
-        # that cannot be built before anything is stored (LocalBackend.check_spec).
+        # that cannot be built before anything is stored (LocalExecutor.check_spec).
         try:
             policy_of(job.policy)
             connection.send(_SpecVerdict(None))
@@ -162,7 +161,7 @@ class _Worker:
             self.last_progress = None
         self.units.append(unit)
         self.drained = False
-        # It may have died (at start, say): LocalBackend.events then reports it and re-queues.
+        # It may have died (at start, say): LocalExecutor.events then reports it and re-queues.
         with contextlib.suppress(OSError):
             self.connection.send(unit)
 
@@ -189,7 +188,7 @@ class _Worker:
         self.connection.close()
 
 
-class LocalBackend:
+class LocalExecutor:
     """``workers`` local processes, one unit each at a time.
 
     Args:

@@ -20,8 +20,6 @@ from typing import Any
 from saber.errors import ProtocolError, SaberError
 from saber.protocol.settings import SaberSettings
 
-__all__ = ["EnvOptions", "Recording", "check_count"]
-
 
 def check_count(name: str, value: object, minimum: int = 1) -> None:
     """Raise :class:`SaberError` unless ``value`` is an integer (not a bool) >= ``minimum``."""

@@ -47,32 +47,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from saber.agents.convnet import ConvActorPolicy, PolicyFileError
+from saber.agents.convnet import ConvActorPolicy
 from saber.agents.generators import PerEpisodeGenerators
 from saber.agents.pretrained import PRETRAINED, pretrained_policy
-from saber.errors import PolicyCallError, PolicyError, SaberError
+from saber.errors import PolicyCallError, PolicyError, PolicyFileError, SaberError
 from saber.protocol.settings import NUM_ACTIONS
-
-__all__ = [
-    "BUILTIN_AGENTS",
-    "BUILTIN_SPECS",
-    "ConstantPolicy",
-    "EpsilonConstantPolicy",
-    "PerEpisodeGenerators",
-    "Policy",
-    "PolicyCallError",
-    "PolicyError",
-    "PolicyFactory",
-    "RandomPolicy",
-    "build_policy",
-    "callable_form",
-    "check_actions",
-    "check_agent_module",
-    "describe_error",
-    "is_builtin_spec",
-    "load_policy",
-    "resolve_spec",
-]
 
 # Agent specs ``saber eval --agent`` takes, with what each plays (``saber list`` prints them).
 BUILTIN_AGENTS = {
@@ -232,8 +211,7 @@ def _import_attribute(spec: str) -> Any:
             near = difflib.get_close_matches(part, [n for n in dir(target) if n[:1] != "_"], 1)
             hint = f"; did you mean {near[0]!r}?" if near else ""
             raise PolicyError(
-                f"Agent spec {spec!r}: module {module_name!r} has no attribute {attribute!r}"
-                + hint
+                f"Agent spec {spec!r}: module {module_name!r} has no attribute {attribute!r}" + hint
             ) from None
     if not callable(target):
         raise PolicyError(

@@ -51,23 +51,10 @@ from typing import Any
 
 import numpy as np
 
+from saber.errors import PolicyCallError, PolicyError
 from saber.harness.child import become_child_process
-from saber.harness.policies import (
-    PolicyCallError,
-    PolicyError,
-    check_actions,
-    describe_error,
-    policy_of,
-)
+from saber.harness.policies import check_actions, describe_error, policy_of
 from saber.protocol.settings import SaberSettings
-
-__all__ = [
-    "PolicyLink",
-    "PolicyProcess",
-    "RemotePolicy",
-    "remote_policy",
-    "remove_orphaned_blocks",
-]
 
 _HELLO, _ACT, _START, _REST = "hello", "act", "start", "rest"
 _RAISED, _BROKE_PROTOCOL = "raised", "broke the protocol"  # the answers of a failed call
@@ -329,7 +316,7 @@ def _act(
 
 
 class PolicyProcess:
-    """The policy process of a :class:`~saber.harness.backends.LocalBackend`: its shared
+    """The policy process of a :class:`~saber.harness.backends.LocalExecutor`: its shared
     blocks and socket (in a folder of their own, removed by :meth:`close`) and its process.
 
     Args:

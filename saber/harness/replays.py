@@ -17,12 +17,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from saber.envs import SaberSettings
 from saber.envs.emulator import rom_sha256
 from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of
+from saber.protocol.settings import SaberSettings
 from saber.replay.verify import versions_here
-
-__all__ = ["ReplayRecorder"]
 
 
 class ReplayRecorder:

@@ -8,17 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from saber.rundir import (
-    REPORT_FILES,
-    FailureSummary,
-    StoreWriteError,
-    write_atomically,
-)
+from saber.rundir import StoreWriteError
+from saber.rundir.durable import write_atomically
+from saber.rundir.records import REPORT_FILES, FailureSummary
 
 if TYPE_CHECKING:
     from saber.reports.model import Report, ReportLike
-
-__all__ = ["EvaluationResult"]
 
 
 @dataclass
@@ -83,7 +78,7 @@ class EvaluationResult:
         return {game: float(np.mean(scores)) for game, scores in by_game.items()}
 
     def report(self, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any]:
-        """The full SABER report of the run directory (:func:`saber.reports.build_report`)."""
+        """The full SABER report of the run directory (:func:`saber.reports.make_report`)."""
         return self.typed_report(seed=seed, n_resamples=n_resamples).to_dict()
 
     def typed_report(self, seed: int = 0, n_resamples: int = 2000) -> Report:

@@ -19,9 +19,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from saber.errors import RepeatedFailureError, SaberError
-from saber.harness.backend_base import Backend, BackendError
-from saber.harness.policies import PolicyError
+from saber.errors import BackendError, PolicyError, RepeatedFailureError, SaberError
+from saber.harness.backend_base import Executor
 from saber.harness.store import ResultsStore
 from saber.harness.work import (
     EpisodeDone,
@@ -33,8 +32,6 @@ from saber.harness.work import (
     WorkUnit,
 )
 from saber.rundir import FailedAttempt
-
-__all__ = ["REPEATED_FAILURES", "Progress", "RepeatedFailureError", "RunLoop"]
 
 REPEATED_FAILURES = 3  # the same failure ending this many units in a row stops the run
 _POLL_SECONDS = 0.5
@@ -73,7 +70,9 @@ class Progress:
 class RunLoop:
     """The main-process side of a run: stores records, retries, counts, stops."""
 
-    def __init__(self, store: ResultsStore, backend: Backend, progress: Progress, job: Job) -> None:
+    def __init__(
+        self, store: ResultsStore, backend: Executor, progress: Progress, job: Job
+    ) -> None:
         self.store = store
         self.backend = backend
         self.progress = progress

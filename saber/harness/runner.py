@@ -32,14 +32,9 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from saber.envs import SaberSettings, SaberVectorEnv
-from saber.harness.policies import (
-    Policy,
-    PolicyError,
-    check_actions,
-    describe_error,
-    policy_of,
-)
+from saber.envs import SaberVectorEnv
+from saber.errors import PolicyError
+from saber.harness.policies import Policy, check_actions, describe_error, policy_of
 from saber.harness.replays import ReplayRecorder
 from saber.harness.work import (
     EpisodeDone,
@@ -54,9 +49,8 @@ from saber.harness.work import (
     WorkUnit,
 )
 from saber.protocol.episode import EpisodeRecord
+from saber.protocol.settings import SaberSettings
 from saber.rundir import EpisodeLine
-
-__all__ = ["execute_unit", "quiet_ale", "release_envs", "run_episodes"]
 
 _TICK_SECONDS = 1.0  # how often frame counts go to the progress bar
 

@@ -8,8 +8,6 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["Terminated", "sigterm_as_interrupt", "terminate_once"]
-
 
 class Terminated(KeyboardInterrupt):
     """The process was sent SIGTERM (``kill PID``, a batch system's stop): handled as

@@ -48,10 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saber.errors import RunMismatchError, SaberError, os_error_remedy
-from saber.rundir import write_replay
+from saber.errors import (
+    RunDamageError,
+    RunMismatchError,
+    SaberError,
+    StoreWriteError,
+    os_error_remedy,
+)
 from saber.rundir.damage import read_checked
-from saber.rundir.durable import EpisodeAppender, lock_directory, write_run_file
+from saber.rundir.durable import EpisodeAppender, lock_directory, write_replay, write_run_file
 from saber.rundir.reading import (
     EpisodeLines,
     checkpoint_of,
@@ -63,15 +68,10 @@ from saber.rundir.reading import (
 )
 from saber.rundir.records import (
     EPISODES_FILE,
-    IDENTITY_KEYS,
     LOCK_FILE,
     RUN_FILE,
-    RUN_FORMAT,
-    TORN_ERROR,
     FailureSummary,
-    RunDamageError,
     SessionStatus,
-    StoreWriteError,
     episode_key,
     is_failure,
     is_torn,
@@ -79,24 +79,7 @@ from saber.rundir.records import (
     repair_advice,
 )
 from saber.rundir.runfile import RunFile, Session
-from saber.rundir.torn import complete_torn_line
 from saber.version import __version__, installed_version
-
-__all__ = [
-    "EPISODES_FILE",
-    "IDENTITY_KEYS",
-    "RUN_FILE",
-    "RUN_FORMAT",
-    "TORN_ERROR",
-    "EpisodeLog",
-    "ResultsStore",
-    "RunMismatchError",
-    "StoreWriteError",
-    "complete_torn_line",
-    "failure_reasons",
-    "provenance",
-    "read_episode_log",
-]
 
 
 def _versions() -> dict[str, str]:
@@ -109,7 +92,7 @@ def _versions() -> dict[str, str]:
     }
 
 
-def provenance(
+def run_provenance(
     *,
     settings: dict[str, Any],
     deviations: dict[str, Any],
@@ -264,7 +247,7 @@ class ResultsStore:
 
         Args:
             directory: created if missing.
-            run: :func:`provenance` of this session.
+            run: :func:`run_provenance` of this session.
 
         Raises:
             RunMismatchError: the directory holds a run with different :data:`IDENTITY_KEYS`,

@@ -22,14 +22,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = [
-    "THREAD_VARIABLES",
-    "policy_threads",
-    "thread_variables",
-    "usable_cores",
-    "worker_environment",
-]
-
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",

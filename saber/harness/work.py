@@ -21,24 +21,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from saber.protocol.seeds import SEED_SCHEME, episode_seed
-
 if TYPE_CHECKING:
     from saber.training.video import VideoRequest
-
-__all__ = [
-    "SEED_SCHEME",
-    "EpisodeDone",
-    "FramesPlayed",
-    "Job",
-    "UnitDrained",
-    "UnitFailed",
-    "UnitFinished",
-    "UnitStarted",
-    "WorkUnit",
-    "episode_seed",
-    "plan_units",
-]
 
 
 @dataclass(frozen=True)

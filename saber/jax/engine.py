@@ -17,8 +17,6 @@ import ale_py
 import jax
 import jax.numpy as jnp
 
-__all__ = ["SCREEN_SHAPE", "ffi_reset", "ffi_step", "register_targets", "reload_rows"]
-
 SCREEN_SHAPE = (210, 160)  # the engine's frames: the full screen, grayscale, max-pooled
 _RESET = "saber_ale_vector_reset"  # own names: no clash with ale-py's own registration
 _STEP = "saber_ale_vector_step"

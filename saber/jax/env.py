@@ -26,14 +26,13 @@ from gymnasium.vector.utils import batch_space
 from saber.envs import rules
 from saber.envs.bilinear import bilinear_tables, resize_bilinear
 from saber.envs.emulator import legal_action_count
-from saber.envs.factory import env_id, resolve_rom_id
+from saber.envs.factory import resolve_rom_id
 from saber.envs.wrappers import RAW_REWARD
 from saber.jax import engine
 from saber.jax.seeding import ale_seeds
 from saber.protocol import NUM_ACTIONS, EpisodeEnd, EpisodeRecord, SaberSettings
 from saber.protocol import checkpoint_frames as resolve_checkpoints
-
-__all__ = ["EnvState", "SaberJaxEnv", "make", "records"]
+from saber.registration import env_id
 
 _NO_END = -1  # the ``end`` code of rows that did not end on the step
 

@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from saber.harness.policies import PerEpisodeGenerators, PolicyError
-
-__all__ = ["DEFAULT_EPSILON", "EPSILON_VARIABLE", "PARAMS_VARIABLE", "JaxQPolicy", "load_policy"]
+from saber.agents.generators import PerEpisodeGenerators
+from saber.errors import PolicyError
 
 # protocol.md fixes the environment, not the agent. Dopamine's Rainbow and IQN (the base
 # of the SABER paper's Rainbow-IQN) evaluate with epsilon 0.001: a greedy network can

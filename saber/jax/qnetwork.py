@@ -32,9 +32,7 @@ import numpy as np
 
 from saber.errors import SaberError
 from saber.protocol.settings import NUM_ACTIONS
-from saber.rundir import writing_atomically
-
-__all__ = ["ARCHITECTURE", "init_params", "load_params", "q_values", "save_params"]
+from saber.rundir.durable import writing_atomically
 
 # Names the architecture in parameter files, so a file of another network is refused.
 ARCHITECTURE = "nature-cnn-layernorm-v1"

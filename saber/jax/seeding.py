@@ -15,8 +15,6 @@ import numpy as np
 
 from saber.envs.emulator import SeedStream
 
-__all__ = ["ale_seeds"]
-
 _CACHE_SIZE = 4096  # streams kept (one per row of the envs in use): a few MB at most
 _streams: dict[int, tuple[SeedStream, int, int]] = {}  # seed -> (stream, taken, last seed)
 

@@ -16,36 +16,24 @@ the files ``saber eval --out`` writes and reads, is a package of its own
 from __future__ import annotations
 
 from saber.protocol.episode import EpisodeEnd, EpisodeRecord
-from saber.protocol.limits import (
-    TIME_LIMITS,
-    TimeLimit,
-    checkpoint_frames,
-    checkpoint_limits,
-    saber_limit,
-    time_limit,
-    time_limit_names,
-)
-from saber.protocol.settings import (
-    FRAMES_PER_SECOND,
-    NUM_ACTIONS,
-    ROLLOVER_MODES,
-    SABER_CAP_FRAMES,
-    SaberSettings,
-)
+from saber.protocol.limits import TIME_LIMITS, ScoreTimeLimit, checkpoint_frames, time_limit
+from saber.protocol.replay import Replay, ReplayHeader, read_replay
+from saber.protocol.seeds import episode_seed
+from saber.protocol.settings import FRAMES_PER_SECOND, NUM_ACTIONS, SABER_CAP_FRAMES, SaberSettings
 
 __all__ = [
     "FRAMES_PER_SECOND",
     "NUM_ACTIONS",
-    "ROLLOVER_MODES",
     "SABER_CAP_FRAMES",
     "TIME_LIMITS",
     "EpisodeEnd",
     "EpisodeRecord",
+    "Replay",
+    "ReplayHeader",
     "SaberSettings",
-    "TimeLimit",
+    "ScoreTimeLimit",
     "checkpoint_frames",
-    "checkpoint_limits",
-    "saber_limit",
+    "episode_seed",
+    "read_replay",
     "time_limit",
-    "time_limit_names",
 ]

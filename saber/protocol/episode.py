@@ -12,9 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from saber.protocol.limits import TimeLimit, checkpoint_limits, saber_limit, time_limit
-
-__all__ = ["EpisodeEnd", "EpisodeRecord"]
+from saber.protocol.limits import ScoreTimeLimit, checkpoint_limits, saber_limit, time_limit
 
 
 class EpisodeEnd(str, enum.Enum):
@@ -69,9 +67,9 @@ class EpisodeRecord:
     infinite: bool = False
     seconds: float = 0.0
 
-    def score_at(self, limit: str | TimeLimit) -> float:
-        """The score at a time limit (a name in any spelling, or a :class:`TimeLimit`)."""
-        limit = limit if isinstance(limit, TimeLimit) else time_limit(limit)
+    def score_at(self, limit: str | ScoreTimeLimit) -> float:
+        """The score at a time limit (a name in any spelling, or a :class:`ScoreTimeLimit`)."""
+        limit = limit if isinstance(limit, ScoreTimeLimit) else time_limit(limit)
         return self.score if limit.frames is None else self.checkpoints[limit.name]
 
     def to_dict(self) -> dict[str, Any]:

@@ -6,7 +6,7 @@ episode, and SABER's own end (the 100-hour cap with the 5-minute stuck timeout).
 env, the harness, the score files, the report tables and the plots all read it, so a
 new column (say one hour) is one more line in :data:`TIME_LIMITS`:
 
-    TimeLimit("1h", 216_000, "1 hour", "score_1h"),
+    ScoreTimeLimit("1h", 216_000, "1 hour", "score_1h"),
 
 Readers look the registry up when they run (``limits.TIME_LIMITS``, :func:`time_limit`,
 :func:`checkpoint_limits`, :func:`time_limit_names`), never copy it at import.
@@ -23,22 +23,14 @@ import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = [
-    "TIME_LIMITS",
-    "TimeLimit",
-    "checkpoint_frames",
-    "checkpoint_limits",
-    "saber_limit",
-    "time_limit",
-    "time_limit_names",
-]
-
 _FRAMES_PER_MINUTE = 3_600  # 60 frames per second
 
 
 @dataclass(frozen=True)
-class TimeLimit:
-    """A time limit at which scores are reported.
+class ScoreTimeLimit:
+    """A time limit at which scores are reported: a column of the score tables, a key of
+    the episode record, not a wrapper (Gymnasium's ``TimeLimit`` truncates an episode;
+    saber's truncating wrapper is :class:`saber.envs.FrameLimit`).
 
     Attributes:
         name: short name in score files and report file names (``"5min"``).
@@ -69,10 +61,10 @@ class TimeLimit:
 
 
 # The registry. Order is report order: checkpoints by frames, then SABER's own end.
-TIME_LIMITS: tuple[TimeLimit, ...] = (
-    TimeLimit("5min", 18_000, "5 minutes", "score_5min"),
-    TimeLimit("30min", 108_000, "30 minutes", "score_30min"),
-    TimeLimit("saber", None, "SABER (unlimited)", "score", aliases=("unlimited", "100h")),
+TIME_LIMITS: tuple[ScoreTimeLimit, ...] = (
+    ScoreTimeLimit("5min", 18_000, "5 minutes", "score_5min"),
+    ScoreTimeLimit("30min", 108_000, "30 minutes", "score_30min"),
+    ScoreTimeLimit("saber", None, "SABER (unlimited)", "score", aliases=("unlimited", "100h")),
 )
 
 
@@ -80,7 +72,7 @@ def _normalize(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
-def time_limit(name: str) -> TimeLimit:
+def time_limit(name: str) -> ScoreTimeLimit:
     """The registered time limit of any spelling (``"5min"``, ``"5m"``, ``"unlimited"``).
 
     Raises:
@@ -107,7 +99,7 @@ def time_limit_names() -> tuple[str, ...]:
     return tuple(limit.name for limit in TIME_LIMITS)
 
 
-def saber_limit() -> TimeLimit:
+def saber_limit() -> ScoreTimeLimit:
     """SABER's own end of the episode: the registered limit without a frame count.
 
     >>> saber_limit().record_field
@@ -117,7 +109,7 @@ def saber_limit() -> TimeLimit:
     return limit
 
 
-def checkpoint_limits() -> tuple[TimeLimit, ...]:
+def checkpoint_limits() -> tuple[ScoreTimeLimit, ...]:
     """The time limits read as checkpoints of an episode (those with a frame count).
 
     >>> [(limit.name, limit.frames) for limit in checkpoint_limits()]

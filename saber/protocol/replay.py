@@ -44,19 +44,6 @@ from typing import Any
 from saber.errors import ReplayError
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = [
-    "REPLAYS_DIR",
-    "REPLAY_FORMAT",
-    "Replay",
-    "ReplayError",
-    "ReplayHeader",
-    "decode_replay",
-    "encode_replay",
-    "read_replay",
-    "replay_path",
-    "sha256_of",
-]
-
 REPLAY_FORMAT = "saber-replay/1"
 REPLAYS_DIR = "replays"  # inside a run directory
 _MAGIC = b"SABERRPL"

@@ -20,8 +20,6 @@ import zlib
 
 import numpy as np
 
-__all__ = ["SEED_SCHEME", "episode_seed"]
-
 SEED_SCHEME = "SeedSequence([base_seed, crc32(game), episode]) % 2**31, v1"
 _MAX_SEED = 2**31  # the vector env takes non-negative int32 seeds
 

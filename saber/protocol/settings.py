@@ -13,15 +13,6 @@ from typing import Any, Literal
 
 from saber.errors import ProtocolError, UnknownSettingError
 
-__all__ = [
-    "FRAMES_PER_SECOND",
-    "NUM_ACTIONS",
-    "ROLLOVER_MODES",
-    "SABER_CAP_FRAMES",
-    "RolloverMode",
-    "SaberSettings",
-]
-
 FRAMES_PER_SECOND = 60
 NUM_ACTIONS = 18  # the full joystick action set, for every game
 SABER_CAP_FRAMES = 21_600_000  # 100 hours at 60 fps: reaching it counts as infinite gameplay

@@ -18,15 +18,6 @@ from typing import Any
 
 from saber.errors import SaberError
 
-__all__ = [
-    "TRAINING_CHECKPOINTS",
-    "WINDOW",
-    "checkpoint_label",
-    "is_evaluation_line",
-    "is_training_line",
-    "parse_frames",
-]
-
 TRAINING_CHECKPOINTS = (10_000_000, 50_000_000, 100_000_000, 200_000_000)  # frames
 WINDOW = 100  # consecutive training episodes averaged at each checkpoint
 # The most frames a checkpoint may name: the logs' frame counts are int64 (numpy).

@@ -9,28 +9,16 @@ from __future__ import annotations
 
 from saber.replay.dataset import RecordedEpisode, recorded_episode, recorded_episodes
 from saber.replay.export import export_minari
-from saber.replay.simulate import Resimulation, Transition, replay_settings
-from saber.replay.verify import (
-    CHECKED_FIELDS,
-    EpisodeCheck,
-    VerifyResult,
-    check_episode,
-    verify_run,
-    verify_training_log,
-)
+from saber.replay.simulate import Resimulation
+from saber.replay.verify import VerifyResult, verify_run, verify_training_log
 
 __all__ = [
-    "CHECKED_FIELDS",
-    "EpisodeCheck",
     "RecordedEpisode",
     "Resimulation",
-    "Transition",
     "VerifyResult",
-    "check_episode",
     "export_minari",
     "recorded_episode",
     "recorded_episodes",
-    "replay_settings",
     "verify_run",
     "verify_training_log",
 ]

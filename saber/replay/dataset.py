@@ -22,13 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError, shown
-from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
+from saber.errors import ReplayError, SaberError, shown
+from saber.protocol.replay import Replay, decode_replay, sha256_of
 from saber.replay.simulate import Resimulation, Transition
 from saber.rundir.reading import read_episode_lines
 from saber.rundir.records import EPISODES_FILE
-
-__all__ = ["RecordedEpisode", "recorded_episode", "recorded_episodes"]
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,6 @@ from saber.errors import OutputExistsError, SaberError, os_error_message
 from saber.games import get_game
 from saber.rundir.reading import read_run_file
 
-__all__ = ["MINARI_EXTRA_HINT", "export_minari"]
-
 MINARI_EXTRA_HINT = (
     'pip install "saber-ale[minari]" (Minari, h5py and Pillow; from a checkout, pip install '
     '".[minari]")'

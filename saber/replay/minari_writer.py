@@ -33,8 +33,6 @@ from saber.replay.dataset import recorded_episodes
 from saber.replay.simulate import replay_settings
 from saber.rundir.reading import read_run_file
 
-__all__ = ["write_dataset"]
-
 
 def write_dataset(directory: Path, game: str, identifier: str, author: str | None) -> int:
     """Write the dataset ``identifier`` of one game's finished episodes (under

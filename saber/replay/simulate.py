@@ -24,12 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from saber.envs import SaberSettings
 from saber.envs.factory import make_env
-from saber.errors import SaberError
-from saber.protocol.replay import Replay, ReplayError
-
-__all__ = ["Resimulation", "Transition", "replay_settings"]
+from saber.errors import ReplayError, SaberError
+from saber.protocol.replay import Replay
+from saber.protocol.settings import SaberSettings
 
 
 def replay_settings(replay: Replay) -> SaberSettings:

@@ -34,25 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from saber.envs.emulator import rom_sha256
-from saber.errors import SaberError, shown
+from saber.errors import ReplayError, RunDamageError, RunDirectoryError, SaberError, shown
 from saber.protocol.limits import TIME_LIMITS
-from saber.protocol.replay import Replay, ReplayError, decode_replay, sha256_of
+from saber.protocol.replay import Replay, decode_replay, sha256_of
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.replay.simulate import Resimulation
 from saber.rundir.damage import read_checked
 from saber.rundir.reading import read_episode_lines, read_run_file
-from saber.rundir.records import EPISODES_FILE, RunDamageError, RunDirectoryError
+from saber.rundir.records import EPISODES_FILE
 from saber.version import __version__, installed_version
-
-__all__ = [
-    "CHECKED_FIELDS",
-    "EpisodeCheck",
-    "VerifyResult",
-    "check_episode",
-    "verify_run",
-    "verify_training_log",
-    "versions_here",
-]
 
 # The fields of a record that its replay must reproduce exactly (the score at each time
 # limit of the registry, then the length and how it ended); ``seconds`` is wall-clock.

@@ -2,9 +2,10 @@
 
 Example (illustration, not run as a doctest)::
 
-    from saber.reports import build_report, to_markdown
-    report = build_report(read_scores("scores.csv"))
+    from saber.reports import make_report, to_markdown
+    report = make_report(read_scores("scores.csv"))  # a typed Report
     print(to_markdown(report))
+    document = report.to_dict()  # its JSON document (saber report --json)
 
 Plots live in :mod:`saber.reports.plots` (matplotlib, the ``plots`` extra), imported
 only when used; LaTeX tables in :mod:`saber.reports.latex` (``to_latex``), the
@@ -13,17 +14,24 @@ self-contained HTML page in :mod:`saber.reports.html` (``to_html``, with the fig
 
 from __future__ import annotations
 
-from saber.reports.model import SCHEMA_VERSION, Report
-from saber.reports.report import REPORT_FORMAT, build_report, make_report
+from typing import Any
+
+from saber.reports.model import Report
+from saber.reports.report import make_report
 from saber.reports.tables import to_csv, to_json, to_markdown
 
 __all__ = [
-    "REPORT_FORMAT",
-    "SCHEMA_VERSION",
     "Report",
-    "build_report",
     "make_report",
     "to_csv",
     "to_json",
     "to_markdown",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "build_report":  # saber 0.4's, deprecated: it warns when called
+        from saber.reports.report import build_report
+
+        return build_report
+    raise AttributeError(f"module 'saber.reports' has no attribute {name!r}")

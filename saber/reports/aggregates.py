@@ -20,16 +20,6 @@ from saber.reports.model import NO_INTERVAL, Aggregates, Interval, Profile, Resa
 from saber.scoring import Reference, stats
 from saber.scoring.rules import class_counts, counted_in_means, game_mean
 
-__all__ = [
-    "NO_SABER_BASELINE",
-    "PROFILE_THRESHOLDS",
-    "Resampler",
-    "block_aggregates",
-    "finite",
-    "finite_interval",
-    "profile",
-]
-
 # Thresholds of the score distribution, percent of the record: -1000% .. -0.1%, 0%, then
 # 0.1% .. 1000%, 20 per decade. Negative ones too: an agent near or below random (many
 # entries under 0%) has its whole curve in the report, not only the part above 0%.

@@ -41,8 +41,6 @@ from saber.reports.tables import (
     top_lines,
 )
 
-__all__ = ["FIGURE_DPI", "FIGURE_TITLES", "PAGE_STYLE", "to_html"]
-
 FIGURE_DPI = 200  # sharp on a phone's screen at the figure's shown width
 SHOWN_PX_PER_INCH = 144  # figures are shown 1.5x their print size (96 px an inch)
 
@@ -192,7 +190,9 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 def _figures(report: Report, dpi: int) -> list[str]:
     """The figures section: per group of identical time limits, every figure it can fill."""
-    from saber.reports.plots import PAGE_WIDTH, figure_bytes, report_figures
+    from saber.reports.figures.files import figure_bytes
+    from saber.reports.figures.style import PAGE_WIDTH
+    from saber.reports.plots import report_figures
 
     groups = time_limit_groups(report)
     parts = []
@@ -232,7 +232,7 @@ def to_html(report: ReportLike, figures: bool = True, dpi: int = FIGURE_DPI) -> 
 
     Args:
         report: from :func:`saber.reports.make_report`, or its JSON document
-            (:func:`saber.reports.build_report`, a ``report.json`` read back).
+            (``make_report(...).to_dict()``, a ``report.json`` read back).
         figures: draw the figures (needs matplotlib); False leaves the section out.
         dpi: resolution of the inlined PNG figures.
 

@@ -49,9 +49,7 @@ from saber.reports.tables import (
     source_lines,
     time_limit_groups,
 )
-from saber.scoring import CLASS_NAMES
-
-__all__ = ["FIT_DEFINITION", "PREAMBLE_NEEDS", "ROWS_PER_TABLE", "escape", "to_latex"]
+from saber.scoring.rules import CLASS_NAMES
 
 PREAMBLE_NEEDS = r"\usepackage{booktabs}"
 

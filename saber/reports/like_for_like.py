@@ -20,13 +20,6 @@ from saber.protocol import limits
 from saber.reports.model import Comparison, LikeForLike, Section
 from saber.scoring import ScoreTable
 
-__all__ = [
-    "LIST_AT_MOST",
-    "differing_game_sets",
-    "restrict_references",
-    "time_limit_groups",
-]
-
 LIST_AT_MOST = 8  # games named in a sentence; past that, only counted
 
 

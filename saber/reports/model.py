@@ -1,9 +1,8 @@
 """The report's data model: typed objects, serialised to JSON with a ``schema_version``.
 
 :func:`saber.reports.make_report` returns a :class:`Report`; ``report.to_dict()`` is the
-JSON document (``saber report --json``), and :func:`saber.reports.build_report` returns that
-dict directly; :meth:`Report.from_dict` reads such a document (a ``report.json``) back into
-the typed objects. The renderers (tables, LaTeX, HTML) accept either and read the typed
+JSON document (``saber report --json``); :meth:`Report.from_dict` reads such a document
+(a ``report.json``) back into the typed objects. The renderers (tables, LaTeX, HTML) accept either and read the typed
 objects (:func:`as_report`); they compute nothing.
 
 Conventions, everywhere below:
@@ -36,26 +35,6 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from saber.errors import ReportDocumentError
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "Aggregates",
-    "Atari5",
-    "Bootstrap",
-    "Comparison",
-    "GameScore",
-    "InterAlgorithm",
-    "Interval",
-    "LikeForLike",
-    "Pair",
-    "Profile",
-    "ReferenceUsed",
-    "Report",
-    "ReportLike",
-    "Section",
-    "Welch",
-    "as_report",
-]
 
 # Version of the JSON layout: 2 added runs, resampled, interval keys for every aggregate,
 # references and schema_version itself (version 1 had only "format": "saber-report/1").
@@ -238,7 +217,13 @@ class Section:
 
 @dataclass
 class Welch:
-    """Two-tailed Welch t-test on one game (scipy's ``ttest_ind(equal_var=False)``)."""
+    """Two-tailed Welch t-test on one game (scipy's ``ttest_ind(equal_var=False)``).
+
+    Attributes:
+        t: the statistic, positive when X's mean is higher.
+        df: the Welch-Satterthwaite degrees of freedom.
+        p_value: the two-tailed p-value.
+    """
 
     t: float | None
     df: float | None
@@ -352,7 +337,16 @@ class Bootstrap:
 
 @dataclass
 class ReferenceUsed:
-    """A shipped reference added with ``--reference`` (see :mod:`saber.scoring.references`)."""
+    """A shipped reference added with ``--reference`` (see :mod:`saber.scoring.references`).
+
+    Attributes:
+        name: the name ``--reference`` takes (``"saber-paper"``).
+        agents: its agents, as the report names them (``rainbow@saber-paper``).
+        description: what it is, one line.
+        citation: where its scores come from.
+        mean_only: its scores are published per-game means (no runs, no episodes).
+        deviations: how its runs differ from SABER, compact; None for SABER references.
+    """
 
     name: str
     agents: list[str]

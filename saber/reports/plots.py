@@ -30,64 +30,18 @@ One file per figure, time limit and format (``classes_<limit>``, ``per_game_<lim
 
 from __future__ import annotations
 
-from saber.reports.figures.files import (
-    figure_bytes,
-    figure_directory,
-    figure_paths,
-    report_figures,
-    save_figure,
-    save_figures,
-    save_plots,
-)
-from saber.reports.figures.intervals import (
-    AGGREGATES,
-    plot_aggregates,
-    plot_improvement,
-    plot_time_limits,
-)
-from saber.reports.figures.scores import plot_classes, plot_per_game, plot_profile
-from saber.reports.figures.style import (
-    COLUMN_WIDTH,
-    FORMATS,
-    INSTALL_HINT,
-    MARKERS,
-    PAGE_WIDTH,
-    PALETTE,
-    REFERENCE_DASHES,
-    REFERENCE_GREYS,
-    AgentStyle,
-    PlotsUnavailableError,
-    agent_styles,
-    is_reference,
-    require_matplotlib,
-)
+from saber.reports.figures.files import report_figures, save_figures, save_plots
+from saber.reports.figures.intervals import plot_aggregates, plot_improvement
+from saber.reports.figures.scores import plot_per_game, plot_profile
+from saber.reports.figures.style import PlotsUnavailableError
 
 __all__ = [
-    "AGGREGATES",
-    "COLUMN_WIDTH",
-    "FORMATS",
-    "INSTALL_HINT",
-    "MARKERS",
-    "PAGE_WIDTH",
-    "PALETTE",
-    "REFERENCE_DASHES",
-    "REFERENCE_GREYS",
-    "AgentStyle",
     "PlotsUnavailableError",
-    "agent_styles",
-    "figure_bytes",
-    "figure_directory",
-    "figure_paths",
-    "is_reference",
     "plot_aggregates",
-    "plot_classes",
     "plot_improvement",
     "plot_per_game",
     "plot_profile",
-    "plot_time_limits",
     "report_figures",
-    "require_matplotlib",
-    "save_figure",
     "save_figures",
     "save_plots",
 ]

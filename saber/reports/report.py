@@ -1,7 +1,7 @@
 """The report: every statistic of a score table, as typed objects (:mod:`saber.reports.model`).
 
-:func:`make_report` returns a :class:`~saber.reports.model.Report`; :func:`build_report`
-returns its JSON document (``Report.to_dict()``). The layout, keys in brackets are new
+:func:`make_report` returns a :class:`~saber.reports.model.Report`; ``report.to_dict()``
+is its JSON document. The layout, keys in brackets are new
 in schema version 2 (percent everywhere; ``null`` for a value that does not exist)::
 
     format, [schema_version], saber_version, saber_compliant, sources, warnings,
@@ -47,13 +47,13 @@ score distribution, optimality gap).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numpy.typing import NDArray
 
 from saber.games import BASELINE_SOURCES
 from saber.reports.aggregates import (
-    NO_SABER_BASELINE,
-    PROFILE_THRESHOLDS,
     Resampler,
     block_aggregates,
     finite,
@@ -81,35 +81,26 @@ from saber.reports.model import (
     Welch,
 )
 from saber.scoring import (
-    CAVEAT,
-    CLASS_NAMES,
-    ESTIMATE_SUBSETS,
-    GameEpisodes,
     Reference,
     ScoreTable,
-    atari57_median,
     atari_n_estimate,
     bootstrap_runs,
-    inter_algorithm_normalize,
-    missing_games,
     normalize,
-    percentile_interval,
-    predict_game_scores,
     probability_of_improvement,
     welch_t_test,
 )
+from saber.scoring.atari5 import (
+    CAVEAT,
+    ESTIMATE_SUBSETS,
+    atari57_median,
+    missing_games,
+    predict_game_scores,
+)
 from saber.scoring.references import list_references
-from saber.scoring.rules import class_counts, classify, game_mean
-from saber.scoring.stats import pairwise_improvement
+from saber.scoring.rules import CLASS_NAMES, class_counts, classify, game_mean
+from saber.scoring.scoretable import GameEpisodes
+from saber.scoring.stats import inter_algorithm_normalize, pairwise_improvement, percentile_interval
 from saber.version import __version__
-
-__all__ = [
-    "NO_SABER_BASELINE",
-    "PROFILE_THRESHOLDS",
-    "REPORT_FORMAT",
-    "build_report",
-    "make_report",
-]
 
 REPORT_FORMAT = "saber-report/2"
 SIGNIFICANCE_LEVEL = 0.05  # two-tailed Welch tests, as in the ALE paper
@@ -491,16 +482,12 @@ def make_report(
 def build_report(
     table: ScoreTable, seed: int = 0, n_resamples: int = 2000, level: float = 0.95
 ) -> dict:
-    """:func:`make_report` as its JSON document (``make_report(...).to_dict()``). The
-    renderers (:func:`~saber.reports.to_markdown`, ``to_csv``, ``to_json``, ``to_latex``,
-    ``to_html``) take it as well as the typed report, and read it as the typed report
-    (:meth:`~saber.reports.model.Report.from_dict`).
-
-    Example:
-        >>> from saber.reports import to_markdown
-        >>> from saber.scoring import reference_table
-        >>> report = build_report(reference_table("saber-paper"), n_resamples=100)
-        >>> to_markdown(report).splitlines()[0]
-        '# SABER report'
-    """
+    """Deprecated (goes in saber 0.6): ``make_report(...).to_dict()``, saber 0.4's second
+    name for one report, which did not say that it returned the JSON document."""
+    warnings.warn(
+        "saber.reports.build_report is deprecated and goes in saber 0.6: use "
+        "saber.reports.make_report(...).to_dict() (or pass the Report itself to the renderers)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return make_report(table, seed, n_resamples, level).to_dict()

@@ -1,7 +1,7 @@
 """Rendering a report as JSON, CSV, Markdown; the pieces that LaTeX and HTML share.
 
 Every function reads the typed report (:class:`saber.reports.model.Report`); each public
-one also takes its JSON document (the dict of :func:`saber.reports.build_report`, or a
+one also takes its JSON document (the dict of ``make_report(...).to_dict()``, or a
 ``report.json`` read back), which it reads as the typed report
 (:func:`~saber.reports.model.as_report`). Nothing is computed here: every number comes
 from the report.
@@ -27,26 +27,7 @@ from saber.reports.model import (
     Section,
     as_report,
 )
-from saber.scoring import CLASS_NAMES
-
-__all__ = [
-    "NOT_SABER_MARK",
-    "PER_GAME_COLUMNS",
-    "Table",
-    "comparison_lines",
-    "deviations_by_agent",
-    "group_title",
-    "intro",
-    "notes",
-    "per_game_table",
-    "source_lines",
-    "summary_tables",
-    "time_limit_groups",
-    "to_csv",
-    "to_json",
-    "to_markdown",
-    "top_lines",
-]
+from saber.scoring.rules import CLASS_NAMES
 
 NOT_SABER_MARK = "‡"  # beside an agent whose runs broke the protocol (a reference's deviations)
 

@@ -49,18 +49,6 @@ from saber.scoring.references import (
     training_reference,
 )
 
-__all__ = [
-    "ReferenceCurve",
-    "ReferenceScore",
-    "TrainingCurve",
-    "TrainingRow",
-    "check_training_reference",
-    "compare_training",
-    "format_training_comparison",
-    "training_csv",
-    "training_curves",
-]
-
 CURVE_POINTS = 500  # most points of the user's curve in a figure
 
 

@@ -38,20 +38,6 @@ from saber.protocol.training import (
     parse_frames,
 )
 
-__all__ = [
-    "NOT_REACHED",
-    "CheckpointScore",
-    "TrainingLogError",
-    "episodes_cell",
-    "format_over_games",
-    "format_training_scores",
-    "game_training_scores",
-    "mean_cell",
-    "not_reached_note",
-    "read_training_log",
-    "training_scores",
-]
-
 GZIP_MAGIC = b"\x1f\x8b"
 READS = (
     "saber training reads the JSON-lines log of a TrainingRecorder (one line per training "

@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 
     from saber.reports.training import ReferenceCurve, TrainingCurve
 
-__all__ = ["plot_training_curve", "save_training_plots"]
-
 HEIGHT = 3.0  # inches: the curves and the notes below, without the legend
 LEGEND_ROW = 0.17  # inches per row of the legend above
 

@@ -17,7 +17,7 @@ Layout of a run directory (``saber eval --out DIR``):
 * ``videos/``: films of episodes, when asked for (:mod:`saber.training.video`).
 
 Everything that reads or writes these files goes through the modules named here (this
-module is their public home, re-exporting what they define):
+package exports the few a reader of run directories needs; the rest are internal):
 
 * :mod:`saber.rundir.records`: file names, the lines of ``episodes.jsonl``
   (:class:`EpisodeLine`, :class:`FailedAttempt`), the failure summary, the errors;
@@ -39,18 +39,27 @@ The JSON keys are those of saber 0.2 (and 0.1), so old directories read.
 
 from __future__ import annotations
 
-from saber.rundir import durable, reading, records, runfile, torn
-from saber.rundir.durable import *  # noqa: F403
-from saber.rundir.reading import *  # noqa: F403
-from saber.rundir.records import *  # noqa: F403
-from saber.rundir.runfile import *  # noqa: F403
-from saber.rundir.torn import *  # noqa: F403
+from saber.errors import RunDirectoryError, StoreWriteError
+from saber.rundir.damage import check_run_directory
+from saber.rundir.reading import (
+    read_episode_lines,
+    read_run_file,
+)
+from saber.rundir.records import EPISODES_FILE, RUN_FILE, EpisodeLine, FailedAttempt
+from saber.rundir.repair import repair_run
+from saber.rundir.runfile import RunFile, Session
 
-# Each module's public names (its __all__), so this list and theirs cannot drift apart.
 __all__ = [
-    *records.__all__,
-    *runfile.__all__,
-    *reading.__all__,
-    *durable.__all__,
-    *torn.__all__,
+    "EPISODES_FILE",
+    "RUN_FILE",
+    "EpisodeLine",
+    "FailedAttempt",
+    "RunDirectoryError",
+    "RunFile",
+    "Session",
+    "StoreWriteError",
+    "check_run_directory",
+    "read_episode_lines",
+    "read_run_file",
+    "repair_run",
 ]

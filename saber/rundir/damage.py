@@ -34,20 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from saber.errors import RunDamageError
 from saber.rundir.reading import EpisodeLines, check_episodes_log, read_episodes_bytes
-from saber.rundir.records import EPISODES_FILE, RunDamageError, is_torn, repair_advice
+from saber.rundir.records import EPISODES_FILE, is_torn, repair_advice
 from saber.rundir.runfile import RunRequest
 from saber.rundir.torn import complete_torn_line
-
-__all__ = [
-    "DAMAGE_KINDS",
-    "Examination",
-    "RunDamageError",
-    "check_run_directory",
-    "examine",
-    "read_checked",
-    "repair_advice",
-]
 
 # Each kind, as counted for people: "{count} {label}".
 DAMAGE_KINDS: dict[str, str] = {

@@ -14,20 +14,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError, os_error_message
-from saber.rundir.records import EPISODES_FILE, LOCK_FILE, RUN_FILE, StoreWriteError
+from saber.errors import SaberError, StoreWriteError, os_error_message
+from saber.rundir.records import EPISODES_FILE, LOCK_FILE, RUN_FILE
 from saber.rundir.runfile import RunFile
 from saber.rundir.torn import complete_torn_line
-
-__all__ = [
-    "EpisodeAppender",
-    "append_whole",
-    "lock_directory",
-    "write_atomically",
-    "write_replay",
-    "write_run_file",
-    "writing_atomically",
-]
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -18,13 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from saber.errors import shown
+from saber.errors import RunDamageError, RunDirectoryError, shown
 from saber.rundir.records import (
     EPISODES_FILE,
     RUN_FILE,
     RUN_FORMAT,
-    RunDamageError,
-    RunDirectoryError,
     episode_key,
     is_failure,
     is_torn,
@@ -32,21 +30,6 @@ from saber.rundir.records import (
 )
 from saber.rundir.runfile import RunFile
 from saber.version import __version__
-
-__all__ = [
-    "EpisodeLines",
-    "LineRecord",
-    "check_episodes_log",
-    "checkpoint_of",
-    "counts_of",
-    "episodes_log_checkpoint",
-    "parse_run_file",
-    "read_episode_lines",
-    "read_episodes_bytes",
-    "read_run_file",
-    "read_run_json",
-    "run_key",
-]
 
 
 class LineRecord(NamedTuple):

@@ -21,34 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from saber.errors import (
-    RunDamageError,
     RunDirectoryError,
-    StoreWriteError,
 )
 from saber.protocol.episode import EpisodeRecord
-
-__all__ = [
-    "EPISODES_FILE",
-    "IDENTITY_KEYS",
-    "LOCK_FILE",
-    "REPORT_FILES",
-    "RUN_FILE",
-    "RUN_FORMAT",
-    "SESSION_STATUSES",
-    "TORN_ERROR",
-    "EpisodeLine",
-    "FailedAttempt",
-    "FailureSummary",
-    "RunDamageError",
-    "RunDirectoryError",
-    "SessionStatus",
-    "StoreWriteError",
-    "episode_key",
-    "is_failure",
-    "is_torn",
-    "now",
-    "repair_advice",
-]
 
 EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"

@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from saber.errors import RunDirectoryError, StoreWriteError
 from saber.rundir.damage import Examination, check_run_directory, examine
 from saber.rundir.durable import lock_directory, write_atomically, write_run_file
 from saber.rundir.reading import check_episodes_log, checkpoint_of, parse_run_file
@@ -45,16 +46,12 @@ from saber.rundir.records import (
     REPORT_FILES,
     RUN_FILE,
     FailureSummary,
-    RunDirectoryError,
-    StoreWriteError,
     is_failure,
     is_torn,
     now,
 )
 from saber.rundir.runfile import RunFile, Session
 from saber.version import __version__
-
-__all__ = ["RepairResult", "repair_run", "salvage_json_object"]
 
 
 @dataclass

@@ -17,8 +17,6 @@ from typing import Any
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.rundir.records import IDENTITY_KEYS, RUN_FORMAT, SESSION_STATUSES, SessionStatus
 
-__all__ = ["RunFile", "RunRequest", "Session"]
-
 
 @dataclass
 class Session:

@@ -13,8 +13,6 @@ import json
 
 from saber.rundir.records import TORN_ERROR
 
-__all__ = ["complete_torn_line"]
-
 # Endings that finish a token cut short (a string, an escape, a number, a literal), then
 # endings that close the object with the torn marker. Each candidate is checked by parsing.
 _TOKEN_ENDINGS = ("", '"', '\\"', '0"', '00"', '000"', '0000"', "0", "e", "ue", "rue",

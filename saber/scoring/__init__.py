@@ -27,107 +27,47 @@ Example:
 
 from __future__ import annotations
 
-from saber.scoring.atari5 import (
-    CAVEAT,
-    ESTIMATE_SUBSETS,
-    atari57_median,
-    atari_n_estimate,
-    missing_games,
-    predict_game_scores,
-    subset_weights,
-)
-from saber.scoring.normalize import (
-    REFERENCES,
-    Reference,
-    baseline_arrays,
-    has_baseline,
-    human_normalize,
-    normalize,
-    world_record_normalize,
-)
-from saber.scoring.references import (
-    ReferenceInfo,
-    UnknownReferenceError,
-    list_references,
-    reference_table,
-    training_reference,
-)
-from saber.scoring.rules import (
-    CLASS_NAMES,
-    CLASS_THRESHOLDS,
-    INFINITE_MEAN_VALUE,
-    class_counts,
-    classify,
-    counted_in_means,
-    game_mean,
-)
-from saber.scoring.scorefile import read_harness_results, read_score_csv, read_scores
-from saber.scoring.scoretable import (
-    DEFAULT_RUN,
-    EpisodeScore,
-    GameEpisodes,
-    ScoreTable,
-    merge_tables,
-)
+from saber.errors import UnknownReferenceError
+from saber.scoring.atari5 import atari_n_estimate
+from saber.scoring.csvscores import read_score_csv
+from saber.scoring.normalize import Reference, human_normalize, normalize, world_record_normalize
+from saber.scoring.references import list_references, reference_table, training_reference
+from saber.scoring.rules import class_counts
+from saber.scoring.runscores import read_harness_results
+from saber.scoring.scorefile import read_scores
+from saber.scoring.scoretable import ScoreTable, merge_tables
 from saber.scoring.stats import (
-    WelchResult,
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
     aggregate_optimality_gap,
-    bootstrap_episode_means,
     bootstrap_runs,
-    inter_algorithm_normalize,
-    percentile_interval,
     probability_of_improvement,
     score_distribution,
     welch_t_test,
 )
 
 __all__ = [
-    "CAVEAT",
-    "CLASS_NAMES",
-    "CLASS_THRESHOLDS",
-    "DEFAULT_RUN",
-    "ESTIMATE_SUBSETS",
-    "INFINITE_MEAN_VALUE",
-    "REFERENCES",
-    "EpisodeScore",
-    "GameEpisodes",
     "Reference",
-    "ReferenceInfo",
     "ScoreTable",
     "UnknownReferenceError",
-    "WelchResult",
     "aggregate_iqm",
     "aggregate_mean",
     "aggregate_median",
     "aggregate_optimality_gap",
-    "atari57_median",
     "atari_n_estimate",
-    "baseline_arrays",
-    "bootstrap_episode_means",
     "bootstrap_runs",
     "class_counts",
-    "classify",
-    "counted_in_means",
-    "game_mean",
-    "has_baseline",
     "human_normalize",
-    "inter_algorithm_normalize",
     "list_references",
     "merge_tables",
-    "missing_games",
     "normalize",
-    "percentile_interval",
-    "predict_game_scores",
     "probability_of_improvement",
     "read_harness_results",
     "read_score_csv",
     "read_scores",
     "reference_table",
     "score_distribution",
-    "subset_weights",
     "training_reference",
     "welch_t_test",
     "world_record_normalize",

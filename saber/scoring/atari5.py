@@ -38,18 +38,6 @@ import numpy as np
 from saber.errors import UnknownGameError
 from saber.games import atari57_games, get_game, read_data_csv
 
-__all__ = [
-    "CAVEAT",
-    "ESTIMATE_SUBSETS",
-    "GAME_MODELS",
-    "atari57_median",
-    "atari_n_estimate",
-    "atari_n_log_transform",
-    "missing_games",
-    "predict_game_scores",
-    "subset_weights",
-]
-
 CAVEAT = (
     "Atari-N estimates use regressions fitted on published results without sticky actions "
     "and with a 30-minute cap (Aitchison et al. 2022); under SABER settings they are a guide, "

@@ -18,8 +18,6 @@ from saber.scoring.scoretable import (
     game_id,
 )
 
-__all__ = ["not_utf8", "parse_score", "parse_time_limit", "read_score_csv"]
-
 _INFINITE_SPELLINGS = {"inf", "+inf", "infinite", "infinity", "+infinity", "∞"}
 
 

@@ -53,26 +53,6 @@ from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 from saber.scoring.stats import bootstrap_runs, percentile_interval
 
-__all__ = [
-    "AGENTS",
-    "CHECKPOINT_ITERATIONS",
-    "DEVIATIONS",
-    "FRAMES_PER_ITERATION",
-    "LAST_ITERATION",
-    "REFERENCE_NAMES",
-    "RUNS",
-    "TIME_LIMIT",
-    "agent_name",
-    "checkpoint_scores",
-    "deviation_label",
-    "iteration_for",
-    "iteration_frames",
-    "iteration_scores",
-    "provenance",
-    "reference_table",
-    "run_band",
-]
-
 # saber's agent name -> Dopamine's (the "Agent" field of the JSON files).
 AGENTS = {
     "dqn": "DQN",
@@ -251,7 +231,7 @@ def iteration_scores(game: str, agent: str) -> NDArray | None:
 
 
 @functools.cache
-def provenance() -> dict[str, Any]:
+def dopamine_provenance() -> dict[str, Any]:
     """The shipped ``dopamine_provenance.json``: source commit, licence, mappings."""
     return json.loads(_data(PROVENANCE_FILE).read_text(encoding="utf-8"))
 

@@ -35,16 +35,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from saber.games import GameInfo, get_game
 
-__all__ = [
-    "REFERENCES",
-    "Reference",
-    "baseline_arrays",
-    "has_baseline",
-    "human_normalize",
-    "normalize",
-    "world_record_normalize",
-]
-
 Reference = Literal["world_record", "human", "human_average"]
 REFERENCES: tuple[Reference, ...] = ("world_record", "human", "human_average")
 

@@ -50,19 +50,6 @@ from saber.scoring.csvscores import parse_score, parse_time_limit
 from saber.scoring.runscores import add_harness_record
 from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 
-__all__ = [
-    "PAPER_TRAINING_FRAMES",
-    "PPO_AGENT",
-    "PPO_FRAMES",
-    "ReferenceInfo",
-    "UnknownReferenceError",
-    "list_references",
-    "ppo_runs",
-    "ppo_training_episodes",
-    "reference_table",
-    "training_reference",
-]
-
 PAPER_FILE = "saber_paper_agents.csv"
 RANDOM_FILE = "saber_random_episodes.csv"
 PPO_FILE = "saber_ppo_episodes.csv"  # scripts/ship_trained_agent.py writes it

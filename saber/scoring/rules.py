@@ -26,16 +26,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = [
-    "CLASS_NAMES",
-    "CLASS_THRESHOLDS",
-    "INFINITE_MEAN_VALUE",
-    "class_counts",
-    "classify",
-    "counted_in_means",
-    "game_mean",
-]
-
 # SABER's classes of a world-record-normalized score, percent: failing < 1 <= poor < 10
 # <= medium < 50 <= fair < 100 <= superhuman.
 CLASS_NAMES: tuple[str, ...] = ("failing", "poor", "medium", "fair", "superhuman")

@@ -31,8 +31,6 @@ from saber.scoring.scoretable import (
     game_id,
 )
 
-__all__ = ["add_harness_record", "harness_run_key", "read_harness_results"]
-
 
 def _number(record: dict, key: str, where: str, game: str) -> float:
     value = record.get(key)

@@ -41,7 +41,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from saber.errors import ScoreFileError
-from saber.scoring.csvscores import parse_score, parse_time_limit, read_score_csv
+from saber.scoring.csvscores import read_score_csv
 from saber.scoring.runscores import harness_run_key, read_harness_results
 from saber.scoring.scoretable import (  # noqa: F401 (the table's names, served here too)
     DEFAULT_AGENT,
@@ -56,13 +56,6 @@ from saber.scoring.scoretable import (  # noqa: F401 (the table's names, served 
 # The readers' names; the table's names (ScoreTable, EpisodeScore, ...) are imported above
 # so that ``saber.scoring.scorefile`` keeps serving them, and are listed in
 # :mod:`saber.scoring.scoretable`, their home, and in :mod:`saber.scoring`.
-__all__ = [
-    "parse_score",
-    "parse_time_limit",
-    "read_harness_results",
-    "read_score_csv",
-    "read_scores",
-]
 
 
 def read_scores(*paths: str | Path) -> ScoreTable:

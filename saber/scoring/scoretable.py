@@ -19,18 +19,6 @@ from saber.errors import ScoreFileError, UnknownGameError
 from saber.games import get_game
 from saber.protocol import limits
 
-__all__ = [
-    "DEFAULT_AGENT",
-    "DEFAULT_RUN",
-    "EpisodeScore",
-    "GameEpisodes",
-    "ScoreTable",
-    "TableBuilder",
-    "canonical_order",
-    "game_id",
-    "merge_tables",
-]
-
 DEFAULT_AGENT = "agent"
 DEFAULT_RUN = "default"
 

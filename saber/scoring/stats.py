@@ -44,22 +44,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = [
-    "OPTIMALITY_TARGET",
-    "WelchResult",
-    "aggregate_iqm",
-    "aggregate_mean",
-    "aggregate_median",
-    "aggregate_optimality_gap",
-    "bootstrap_episode_means",
-    "bootstrap_runs",
-    "inter_algorithm_normalize",
-    "percentile_interval",
-    "probability_of_improvement",
-    "score_distribution",
-    "welch_t_test",
-]
-
 # The optimality gap's gamma, percent: the world record (or the human score).
 OPTIMALITY_TARGET = 100.0
 

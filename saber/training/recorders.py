@@ -50,20 +50,11 @@ from saber.envs import saber_settings
 from saber.errors import SaberError
 from saber.protocol.limits import checkpoint_limits
 from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, checkpoint_label
-from saber.rundir import append_whole
+from saber.rundir.durable import append_whole
 from saber.training.replays import TrainingReplays
 
 # The log's readers (training_scores, ...) live in saber.reports.training_log, their layer,
 # and the checkpoints in saber.protocol.training; saber.training exports them all.
-__all__ = [
-    "FrameCounter",
-    "TrainingLog",
-    "TrainingMetrics",
-    "TrainingRecorder",
-    "VectorTrainingRecorder",
-    "saber_game",
-    "saber_record",
-]
 
 
 class TrainingMetrics:

@@ -31,9 +31,7 @@ from saber.envs.emulator import rom_sha256
 from saber.errors import SaberError
 from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of
 from saber.replay.verify import versions_here
-from saber.rundir import write_replay
-
-__all__ = ["TRAINING_AGENT", "TrainingReplays", "replays_directory"]
+from saber.rundir.durable import write_replay
 
 TRAINING_AGENT = "training"  # the agent named in a training replay's header
 

@@ -1,6 +1,6 @@
 """Stable-Baselines3 on SABER (extra ``sb3``): envs that log raw scores, and SABER's metrics.
 
-* :func:`make_vec_env`: SB3's ``make_vec_env`` (same signature) for SABER envs. With
+* :func:`make_sb3_vec_env`: SB3's ``make_vec_env`` (same signature) for SABER envs. With
   ``env_kwargs={"clip_rewards": True}`` the agent learns from clipped rewards while SB3's
   ``Monitor`` (hence ``rollout/ep_rew_mean``, ``evaluate_policy``, ``EvalCallback``) sums
   SABER's raw scores: the clipping sits above ``Monitor``
@@ -19,8 +19,8 @@
 Example (illustration, not run as a doctest)::
 
     from stable_baselines3 import PPO
-    from saber.training.sb3 import SaberMetricsCallback, make_vec_env
-    venv = make_vec_env("SABER/Pong", n_envs=8, seed=0, env_kwargs={"clip_rewards": True})
+    from saber.training.sb3 import SaberMetricsCallback, make_sb3_vec_env
+    venv = make_sb3_vec_env("SABER/Pong", n_envs=8, seed=0, env_kwargs={"clip_rewards": True})
     model = PPO("CnnPolicy", venv, tensorboard_log="runs/tb")
     model.learn(10_000_000, callback=SaberMetricsCallback("runs/pong/training.jsonl"))
 
@@ -58,7 +58,7 @@ except ImportError:  # importable without SB3 (doctests); using it says what to 
     BaseCallback = object  # type: ignore[assignment,misc]
     VecEnv = object  # type: ignore[assignment,misc]
 
-__all__ = ["SaberMetricsCallback", "SaberVecEnv", "check_sb3_env", "make_vec_env"]
+__all__ = ["SaberMetricsCallback", "SaberVecEnv", "check_sb3_env", "make_sb3_vec_env"]
 
 _NEEDS_SB3 = (
     "{} needs Stable-Baselines3: install PyTorch first, then "
@@ -71,7 +71,7 @@ def _require_sb3(what: str) -> None:
         raise SaberError(_NEEDS_SB3.format(what))
 
 
-def make_vec_env(
+def make_sb3_vec_env(
     env_id: str | Callable[..., gym.Env],
     n_envs: int = 1,
     seed: int | None = None,
@@ -86,6 +86,9 @@ def make_vec_env(
 ) -> VecEnv:
     """SB3's ``make_vec_env`` for SABER envs: same arguments, raw scores in SB3's logs.
 
+    Named for what it returns, an SB3 ``VecEnv`` (saber 0.4 called it ``make_vec_env``,
+    the name of saber's Gymnasium vector env too; that name is deprecated here).
+
     ``env_kwargs["clip_rewards"]`` is taken out of the env's arguments and done by
     :class:`~saber.envs.ClipRewardKeepRaw` right above SB3's ``Monitor`` (then
     ``wrapper_class``): the agent gets clipped rewards, ``Monitor``'s ``info["episode"]["r"]``
@@ -96,7 +99,7 @@ def make_vec_env(
     Raises:
         SaberError: SB3 missing, or ``wrapper_class`` brings SB3's Atari wrappers (one line).
     """
-    _require_sb3("saber.training.sb3.make_vec_env")
+    _require_sb3("saber.training.sb3.make_sb3_vec_env")
     env_kwargs = dict(env_kwargs or {})
     clip = bool(env_kwargs.pop("clip_rewards", False))
     if isinstance(env_id, str) and env_id.startswith("SABER/"):
@@ -174,7 +177,7 @@ def check_sb3_env(venv: Any) -> None:
         if any(venv.env_is_wrapped(getattr(atari_wrappers, name))):
             raise SaberError(
                 f"SB3's {name} over a SABER env redoes Atari preprocessing SABER already does or "
-                "forbids: remove it (and make_atari_env); use saber.training.sb3.make_vec_env"
+                "forbids: remove it (and make_atari_env); use saber.training.sb3.make_sb3_vec_env"
             )
     if not isinstance(layer, SaberVecEnv) and any(venv.env_is_wrapped(Monitor)):
         try:
@@ -185,7 +188,7 @@ def check_sb3_env(venv: Any) -> None:
             # The training is right; only the logs are not SABER's scores: warn, not refuse.
             warnings.warn(
                 "SB3's Monitor over gym.make('SABER/<Game>', clip_rewards=True) sums clipped "
-                "rewards (ep_rew_mean, evaluate_policy): use saber.training.sb3.make_vec_env",
+                "rewards (ep_rew_mean, evaluate_policy): use saber.training.sb3.make_sb3_vec_env",
                 stacklevel=2,
             )
 
@@ -370,3 +373,15 @@ def _game_of(venv: Any) -> str:
             "SaberMetricsCallback could not tell the game from the envs' spec; pass game='pong'"
         )
     return str(game)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "make_vec_env":
+        warnings.warn(
+            "saber.training.sb3.make_vec_env is deprecated and goes in saber 0.6: "
+            "use saber.training.sb3.make_sb3_vec_env",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return make_sb3_vec_env
+    raise AttributeError(f"module 'saber.training.sb3' has no attribute {name!r}")

@@ -49,30 +49,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from saber.envs import SaberSettings, saber_settings
+from saber.envs import saber_settings
 from saber.errors import SaberError
 from saber.protocol.replay import Replay, ReplayHeader, decode_replay, encode_replay
-from saber.protocol.settings import FRAMES_PER_SECOND
-from saber.rundir import write_atomically
-from saber.training.video_writer import VideoWriteError, VideoWriter, require_video_extra
-
-__all__ = [
-    "VIDEOS_DIR",
-    "EpisodeFilm",
-    "VectorVideoRecorder",
-    "VideoRecorder",
-    "VideoRequest",
-    "VideoWriteError",
-    "VideoWriter",
-    "film_missing",
-    "film_replay",
-    "list_video_errors",
-    "list_videos",
-    "replay_in_steps",
-    "replay_to_video",
-    "require_video_extra",
-    "video_path",
-]
+from saber.protocol.settings import FRAMES_PER_SECOND, SaberSettings
+from saber.rundir.durable import write_atomically
+from saber.training.video_writer import VideoWriter, require_video_extra
 
 VIDEOS_DIR = "videos"  # inside a run directory
 
@@ -179,7 +161,7 @@ def film_replay(
 
 def _check_against(replay: Replay, simulation: Any, record: dict[str, Any]) -> None:
     """Raise unless the re-simulation reproduced ``record`` (the fields it has)."""
-    from saber.replay import CHECKED_FIELDS
+    from saber.replay.verify import CHECKED_FIELDS
 
     header = replay.header
     what = f"The replay of {header.game} episode {record.get('episode')} (seed {header.seed})"

@@ -21,9 +21,7 @@ import numpy as np
 
 from saber.errors import SaberError, VideoWriteError, os_error_message
 from saber.protocol.settings import FRAMES_PER_SECOND
-from saber.rundir import writing_atomically
-
-__all__ = ["VideoWriteError", "VideoWriter", "require_video_extra"]
+from saber.rundir.durable import writing_atomically
 
 
 def require_video_extra() -> Any:

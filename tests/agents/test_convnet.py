@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import saber
 from saber.agents import ConvActorPolicy, PolicyFileError, read_policy_file
 from saber.agents.convnet import FORMAT, write_policy_file
-from saber.agents.pretrained import PRETRAINED, provenance
+from saber.agents.pretrained import PRETRAINED, agent_provenance
 from saber.cli import main as saber_cli
 from saber.games import get_game
 
@@ -189,7 +189,7 @@ def test_every_shipped_agent_is_listed_with_its_checked_provenance(name: str) ->
     agents = json.loads(result.output)["agents"]
     assert name in agents and "conv-actor:PATH" in agents
     agent = PRETRAINED[name]
-    record = provenance(name)  # raises if the hash does not match the file
+    record = agent_provenance(name)  # raises if the hash does not match the file
     assert record["name"] == name and record["policy_file"] == agent.policy_file
     assert agent.path.stat().st_size <= 2_000_000
     training = record["training"]

@@ -12,7 +12,8 @@ import pytest
 
 from saber.board import Board, build_board
 from saber.harness import Inline, evaluate
-from saber.rundir import EPISODES_FILE, RUN_FILE, episodes_log_checkpoint
+from saber.rundir import EPISODES_FILE, RUN_FILE
+from saber.rundir.reading import episodes_log_checkpoint
 
 RESAMPLES = 50  # intervals are not what these tests look at: few resamples, fast reports
 

@@ -10,14 +10,15 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_quick_json_of_a_saber_env_names_the_rules_not_probed_and_exits_two() -> None:
-    """--quick never calls an env SABER: the rules it leaves out are listed, exit 2."""
+def test_quick_json_of_a_saber_env_names_the_rules_not_probed_and_exits_unfinished() -> None:
+    """--quick never calls an env SABER: the rules it leaves out are listed, no verdict."""
     outcome = CliRunner().invoke(main, ["check", "SABER/Pong", "--quick", "--json"])
-    assert outcome.exit_code == 2, outcome.output
+    assert outcome.exit_code == ExitCode.UNFINISHED, outcome.output
     result = json.loads(outcome.output[outcome.output.index("{") :])
     assert result["target"] == "SABER/Pong" and not result["passed"]
     left_out = ["sticky_actions", "action_set", "stuck_timeout"]
@@ -30,7 +31,7 @@ def test_quick_json_of_a_saber_env_names_the_rules_not_probed_and_exits_two() ->
 
 def test_quick_table_says_not_shown_to_be_saber() -> None:
     outcome = CliRunner().invoke(main, ["check", "SABER/Pong", "--quick"])
-    assert outcome.exit_code == 2, outcome.output
+    assert outcome.exit_code == ExitCode.UNFINISHED, outcome.output
     first = outcome.output.splitlines()[0]
     assert first.startswith(
         "SABER/Pong: not shown to be SABER: every rule probed passes; not probed: "
@@ -42,7 +43,7 @@ def test_quick_table_says_not_shown_to_be_saber() -> None:
 
 def test_a_failing_env_prints_the_table_and_exits_one() -> None:
     outcome = CliRunner().invoke(main, ["check", "ALE/Pong-v5", "--quick"])
-    assert outcome.exit_code == 1
+    assert outcome.exit_code == ExitCode.FAILED
     assert "ALE/Pong-v5: not SABER" in outcome.output
     assert "frame_cap" in outcome.output and "FAIL" in outcome.output
     assert "truncated at 108,000 frames" in outcome.output
@@ -51,10 +52,13 @@ def test_a_failing_env_prints_the_table_and_exits_one() -> None:
 def test_bad_targets_say_what_is_wrong() -> None:
     runner = CliRunner()
     outcome = runner.invoke(main, ["check", "SABER/NoSuchGame"])
-    assert outcome.exit_code == 1 and "No registered env 'SABER/NoSuchGame'" in outcome.output
+    assert outcome.exit_code == ExitCode.BAD_INPUT
+    assert "No registered env 'SABER/NoSuchGame'" in outcome.output
     outcome = runner.invoke(main, ["check", "SABER/Pong", "--game", "breakout"])
+    assert outcome.exit_code == ExitCode.BAD_INPUT
     assert "--game is for 'module:factory' targets" in outcome.output
     outcome = runner.invoke(main, ["check", "tests.check.stacks:nothing_here"])
+    assert outcome.exit_code == ExitCode.BAD_INPUT
     assert "Cannot load 'tests.check.stacks:nothing_here'" in outcome.output
 
 
@@ -67,7 +71,7 @@ def test_a_module_factory_with_a_game_in_a_real_process() -> None:
         text=True,
         check=False,
     )
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.returncode == ExitCode.UNFINISHED, done.stdout + done.stderr
     assert (
         "tests.check.stacks:saber_env: not shown to be SABER: every rule probed passes"
         in done.stdout

@@ -16,6 +16,7 @@ from saber.check.probes.actions import probe_actions
 from saber.check.probes.limits import probe_frame_cap, probe_stuck_timeout
 from saber.check.probes.rewards import probe_rewards
 from saber.check.subject import subject_of
+from saber.errors import ExitCode
 from tests.check import stacks
 
 
@@ -81,7 +82,7 @@ def test_ale_v5_defaults_fail_where_they_differ(
         measured(result, "stuck_timeout") == "none in 20,000 frames after a reward (at frame 408)"
     )
     assert measured(result, "rollover") == "-999,900 reported"  # no record: the rewards
-    assert result.exit_code == 1
+    assert result.exit_code is ExitCode.FAILED
 
 
 def test_gymnasium_preprocessing_is_caught_on_life_loss_noops_and_resize() -> None:
@@ -144,10 +145,10 @@ def test_a_score_recorded_clipped_or_unrecorded_is_caught() -> None:
     ],
 )
 def test_quick_never_claims_a_rule_it_left_out(factory: Any, rule: str, failed: str) -> None:
-    """Each rule --quick leaves out, broken: the quick check does not say SABER (exit 2,
+    """Each rule --quick leaves out, broken: the quick check does not say SABER (exit 4,
     the rule named as not probed); the full probe of that rule fails it."""
     quick = check(factory, quick=True)
-    assert quick.exit_code == 2 and not quick.passed and quick.probed_passed
+    assert quick.exit_code is ExitCode.UNFINISHED and not quick.passed and quick.probed_passed
     assert rule in quick.not_probed()
     probe = probe_stuck_timeout if rule == "stuck_timeout" else probe_actions
     found = {r.rule: r for r in probe(subject_of(factory()))}[rule]
@@ -188,7 +189,7 @@ def test_an_async_vector_env_reports_unknown_not_pass() -> None:
     states = statuses(result)
     assert states.pop("frame_stack") == "pass"  # seen through the API
     assert set(states.values()) == {"unknown", "not_probed"}
-    assert not result.passed and result.exit_code == 2
+    assert not result.passed and result.exit_code is ExitCode.UNFINISHED
     assert all(
         "cannot be reached" in r.evidence
         for r in result.rules

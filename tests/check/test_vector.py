@@ -20,7 +20,9 @@ import pytest
 from saber.check import Status, check
 from saber.check.probes.followed import probe_stuck_clock
 from saber.check.probes.tampered import probe_frame_cap_tampered
-from saber.check.subject import Sb3VecSubject, VectorSubject, subject_of
+from saber.check.subject import subject_of
+from saber.check.vector import Sb3VecSubject, VectorSubject
+from saber.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,7 +63,7 @@ def test_a_bad_factory_gets_one_line_naming_it(
     tmp_path: Path, factory: str, game: str | None, says: str
 ) -> None:
     """The reported case (a factory with the wrong signature gave a traceback) and every
-    other bad factory: one line naming the target and what saber check needs, exit 1."""
+    other bad factory: one line naming the target and what saber check needs, exit 3."""
     (tmp_path / "bad_factories.py").write_text(FACTORIES, encoding="utf-8")
     command = [sys.executable, "-m", "saber.cli", "check", f"bad_factories:{factory}"]
     done = subprocess.run(
@@ -71,7 +73,7 @@ def test_a_bad_factory_gets_one_line_naming_it(
         text=True,
         check=False,
     )
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == ExitCode.BAD_INPUT, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     errors = [line for line in lines if line.startswith("Error:")]
     assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
@@ -143,7 +145,7 @@ def test_make_vec_without_sticky_actions_fails_sticky_actions_alone() -> None:
     statuses = _statuses(result)
     assert statuses.pop("sticky_actions") == "fail", result
     assert "fail" not in statuses.values(), result
-    assert result.exit_code == 1
+    assert result.exit_code is ExitCode.FAILED
 
 
 @pytest.mark.slow
@@ -254,7 +256,7 @@ def test_envpool_async_is_followed_by_its_ram_and_fails_what_its_defaults_break(
     assert rules["frame_cap"].measured == "truncated at 108,000 frames"
     assert rules["fire_start"].measured == "FIRE at the start"
     assert "INTER_AREA" in (rules["observation"].measured or "")
-    assert result.exit_code == 1
+    assert result.exit_code is ExitCode.FAILED
 
 
 # ------------------------------------------------------------ many games, one vector env

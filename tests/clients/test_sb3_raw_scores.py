@@ -24,7 +24,7 @@ from gymnasium.vector import AutoresetMode
 import saber  # noqa: F401  (registers SABER/*)
 from saber.envs import ClipRewardKeepRaw
 from saber.errors import SaberError
-from saber.training.sb3 import SaberMetricsCallback, SaberVecEnv, check_sb3_env, make_vec_env
+from saber.training.sb3 import SaberMetricsCallback, SaberVecEnv, check_sb3_env, make_sb3_vec_env
 from tests.clients.helpers import documented_change
 
 try:
@@ -80,7 +80,7 @@ def test_the_documented_change_runs() -> None:
 def test_monitor_sums_raw_scores_while_the_agent_gets_clipped_rewards() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning: Monitor sees the raw rewards
-        venv = make_vec_env(GAME, n_envs=1, seed=3, env_kwargs=CLIPPED)
+        venv = make_sb3_vec_env(GAME, n_envs=1, seed=3, env_kwargs=CLIPPED)
     info, agent_sum = play_one_episode(venv)
     venv.close()
     assert info["episode"]["r"] == info["saber"]["score"] > agent_sum > 0
@@ -95,7 +95,7 @@ def test_monitor_sums_raw_scores_while_the_agent_gets_clipped_rewards() -> None:
 
 
 def test_evaluate_policy_reports_raw_scores() -> None:
-    venv = make_vec_env(GAME, n_envs=2, seed=5, env_kwargs=CLIPPED)
+    venv = make_sb3_vec_env(GAME, n_envs=2, seed=5, env_kwargs=CLIPPED)
     scores: list[float] = []
 
     def keep_scores(local: dict[str, Any], _: dict[str, Any]) -> None:
@@ -110,7 +110,7 @@ def test_evaluate_policy_reports_raw_scores() -> None:
 
 
 def test_ep_rew_mean_holds_the_scores_of_saber_s_training_log(tmp_path: Path) -> None:
-    venv = make_vec_env(GAME, n_envs=2, seed=0, env_kwargs=CLIPPED)
+    venv = make_sb3_vec_env(GAME, n_envs=2, seed=0, env_kwargs=CLIPPED)
     model = PPO("CnnPolicy", venv, n_steps=128, batch_size=128, n_epochs=1, seed=0, device="cpu")
     torch.set_num_threads(1)
     callback = SaberMetricsCallback(tmp_path / "training.jsonl")
@@ -127,7 +127,7 @@ def test_the_rewards_probe_passes_on_its_envs_and_fails_on_sb3_s() -> None:
     from saber.check.probes.rewards import probe_rewards
     from saber.check.subject import subject_of
 
-    ours = make_vec_env("SABER/Pong", env_kwargs={"clip_rewards": True})
+    ours = make_sb3_vec_env("SABER/Pong", env_kwargs={"clip_rewards": True})
     [raw, _] = probe_rewards(subject_of(ours.envs[0]))
     assert raw.status is Status.PASS, raw
     theirs = env_util.make_vec_env("SABER/Pong", env_kwargs={"clip_rewards": True})
@@ -144,7 +144,7 @@ def test_user_wrapper_goes_above_the_clipping() -> None:
             seen.append(float(result[1]))
             return result
 
-    venv = make_vec_env(GAME, seed=1, env_kwargs=CLIPPED, wrapper_class=RewardSpy)
+    venv = make_sb3_vec_env(GAME, seed=1, env_kwargs=CLIPPED, wrapper_class=RewardSpy)
     play_one_episode(venv)
     venv.close()
     assert set(seen) <= {0.0, 1.0} and 1.0 in seen
@@ -154,11 +154,11 @@ def test_user_wrapper_goes_above_the_clipping() -> None:
 def test_atari_wrappers_are_refused_in_one_line(wrapper: str) -> None:
     wrapper_class = {"AtariWrapper": AtariWrapper, "EpisodicLifeEnv": EpisodicLifeEnv}[wrapper]
     with pytest.raises(SaberError, match=f"^SB3's {wrapper} over a SABER env [^\n]*$"):
-        make_vec_env("SABER/Pong", wrapper_class=wrapper_class)
+        make_sb3_vec_env("SABER/Pong", wrapper_class=wrapper_class)
 
 
 def test_vec_frame_stack_is_refused_in_one_line() -> None:
-    venv = VecFrameStack(make_vec_env("SABER/Pong"), n_stack=4)
+    venv = VecFrameStack(make_sb3_vec_env("SABER/Pong"), n_stack=4)
     with pytest.raises(SaberError, match=r"^VecFrameStack [^\n]*\(16, 84, 84\): remove it"):
         check_sb3_env(venv)
     model = PPO("CnnPolicy", venv, n_steps=8, batch_size=8, device="cpu")
@@ -183,6 +183,6 @@ def test_saber_vec_env_gives_monitor_s_raw_episode_and_frame_numbers() -> None:
 def test_other_envs_pass_through_without_a_word() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        venv = make_vec_env("CartPole-v1", n_envs=2, seed=0)
+        venv = make_sb3_vec_env("CartPole-v1", n_envs=2, seed=0)
     assert venv.reset().shape == (2, 4)
     venv.close()

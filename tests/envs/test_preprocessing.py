@@ -14,10 +14,10 @@ from saber.envs import (
     RolloverCorrection,
     SaberAtariEnv,
     SaberEpisodeStatistics,
-    SaberSettings,
     saber_settings,
 )
 from saber.envs.emulator import SeedStream
+from saber.protocol.settings import SaberSettings
 from tests.envs.test_rules import random_actions, reference_emulator
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from saber.envs import SaberSettings, saber_settings
+from saber.envs import saber_settings
 from saber.envs.rules import correct_rollover
 from saber.errors import ProtocolError
+from saber.protocol.settings import SaberSettings
 
 
 def test_defaults_are_the_protocol() -> None:

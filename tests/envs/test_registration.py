@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from gymnasium.spaces import Box, Discrete
 
-from saber.envs import make_env, supported_rom_ids
-from saber.envs.factory import env_id
+from saber.envs import make_env
 from saber.errors import UnknownGameError
-from saber.games import saber_games
+from saber.games import saber_games, supported_rom_ids
+from saber.registration import env_id
 
 SABER_IDS = [game.env_id for game in saber_games()]
 ALL_IDS = [env_id(rom_id) for rom_id in supported_rom_ids()]

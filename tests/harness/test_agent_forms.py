@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from saber.errors import PolicyError
 from saber.harness import EnvOptions, Inline, Processes, evaluate
 from saber.harness.agent_forms import resolve_agent
-from saber.harness.policies import PolicyError, PolicyFactory, callable_form
+from saber.harness.policies import PolicyFactory, callable_form
 from tests.harness.helpers import Fire, broken_factory, make_noop, plain_policy
 
 SHORT = EnvOptions({"max_episode_frames": 400}, allow_non_saber=True)  # 100 steps of Pong

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saber.errors import ProtocolError, SaberError
+from saber.errors import ProtocolError, RepeatedFailureError, SaberError
 from saber.harness import (
     BackendError,
     Dask,
@@ -19,8 +19,7 @@ from saber.harness import (
     RunMismatchError,
     evaluate,
 )
-from saber.harness.evaluate import RepeatedFailureError
-from saber.harness.work import episode_seed
+from saber.protocol.seeds import episode_seed
 from saber.replay import verify_run
 from tests.harness.helpers import (
     AlwaysRaise,

@@ -34,7 +34,7 @@ from saber.harness import (
 )
 from saber.harness.backends import capped_to_work
 from saber.protocol.seeds import episode_seed
-from saber.rundir import lock_directory
+from saber.rundir.durable import lock_directory
 from saber.scoring import read_scores
 from tests.harness.helpers import short_env
 

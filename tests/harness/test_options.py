@@ -1,5 +1,5 @@
 """evaluate()'s option objects (backend, EnvOptions, Recording), the CLI options' mapping
-to a backend object, and saber 0.3's keywords, which name their new home. No emulator."""
+to a backend object. No emulator."""
 
 from __future__ import annotations
 
@@ -10,26 +10,6 @@ import pytest
 from saber.errors import ProtocolError, SaberError
 from saber.harness import Dask, EnvOptions, Inline, Processes, Recording, evaluate
 from saber.harness.backends import backend_for
-from saber.harness.evaluate import MOVED_KEYWORDS
-
-
-@pytest.mark.parametrize("name", sorted(MOVED_KEYWORDS))
-def test_a_moved_keyword_names_its_new_home(tmp_path: Path, name: str) -> None:
-    with pytest.raises(TypeError, match=rf"takes no `{name}` since saber 0.4: pass ") as error:
-        evaluate("random", "pong", 1, out=tmp_path / "run", **{name: 1})
-    assert MOVED_KEYWORDS[name] in str(error.value)
-    assert not (tmp_path / "run").exists()
-
-
-def test_the_moved_keywords_messages_read_as_written() -> None:
-    with pytest.raises(TypeError) as error:
-        evaluate("random", "pong", 1, envs_per_worker=2)
-    assert str(error.value) == (
-        "evaluate() takes no `envs_per_worker` since saber 0.4: pass "
-        "backend=Processes(envs_per_worker=N) (or Inline(...), Dask(...)), from saber.harness"
-    )
-    with pytest.raises(TypeError, match="evaluate\\(\\) got an unexpected keyword argument 'nope'"):
-        evaluate("random", "pong", 1, nope=1)
 
 
 def test_a_plain_dict_of_settings_is_refused_with_the_object_to_use(tmp_path: Path) -> None:
@@ -76,14 +56,14 @@ def test_bad_options_are_refused_when_made(made, message) -> None:  # type: igno
 
 
 def test_the_cli_options_map_to_one_backend_object() -> None:
-    assert backend_for("local", 0, envs_per_worker=2, unit_timeout=9) == Inline(2)
-    assert backend_for("local", None) == Processes()
-    assert backend_for("local", 2, policy_process=True, envs_per_worker=4, unit_timeout=9) == (
+    assert backend_for("processes", 0, envs_per_worker=2, unit_timeout=9) == Inline(2)
+    assert backend_for("processes", None) == Processes()
+    assert backend_for("processes", 2, policy_process=True, envs_per_worker=4, unit_timeout=9) == (
         Processes(2, True, 4, unit_timeout=9)
     )
     tls = {"tls_ca_file": "ca.pem"}
     assert backend_for("dask", 3, address="tcp://h:8786", timeout=5, security=tls) == Dask(
         "tcp://h:8786", 3, 5, tls
     )
-    with pytest.raises(SaberError, match="Expect a backend `local` or `dask`, actually: 'ray'"):
+    with pytest.raises(SaberError, match="Expect a backend `processes` or `dask`, actually: 'ray'"):
         backend_for("ray", 1)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from saber.errors import PolicyError
 from saber.harness.policies import (
     ConstantPolicy,
     EpsilonConstantPolicy,
-    PolicyError,
     RandomPolicy,
     check_actions,
     load_policy,
 )
+from tests.harness import helpers
 
 OBS = np.zeros((3, 4, 84, 84), dtype=np.uint8)
 
@@ -44,16 +45,22 @@ def test_random_policy_follows_episode_seeds_not_rows() -> None:
     assert a.min() >= 0 and a.max() <= 17 and len(np.unique(a)) > 10
 
 
-@pytest.mark.parametrize(
-    "spec",
-    [
-        "tests.harness.helpers:make_noop",
-        "tests.harness.helpers:plain_policy",
-        "tests.harness.helpers:WrongShape",
-    ],
-)
-def test_module_attr_specs(spec: str) -> None:
-    assert callable(load_policy(spec))
+def test_a_factory_spec_is_called_and_gives_its_policy() -> None:
+    policy = load_policy("tests.harness.helpers:make_noop")
+    assert policy is not helpers.make_noop
+    assert policy(OBS).tolist() == [0, 0, 0]
+
+
+def test_a_function_spec_is_the_policy_itself() -> None:
+    assert load_policy("tests.harness.helpers:plain_policy") is helpers.plain_policy
+
+
+def test_a_class_spec_is_instantiated() -> None:
+    """A class is a factory with no required parameters: its instance is the policy (here
+    one that answers with one action too many, which the harness refuses when it plays)."""
+    policy = load_policy("tests.harness.helpers:WrongShape")
+    assert type(policy) is helpers.WrongShape
+    assert len(policy(OBS)) == len(OBS) + 1
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import PolicyError, RepeatedFailureError
 from saber.harness import Processes, evaluate
-from saber.harness.evaluate import RepeatedFailureError
-from saber.harness.policies import PolicyError
 from tests.harness.helpers import (
     AlwaysRaise,
     BrokenAgent,

@@ -58,7 +58,7 @@ def test_the_shipped_run_is_the_whole_benchmark() -> None:
     from collections import defaultdict
 
     from saber.games import saber_games
-    from saber.harness import episode_seed
+    from saber.protocol.seeds import episode_seed
 
     meta = json.loads(
         resources.files("saber.data").joinpath("saber_random_provenance.json").read_text()

@@ -7,15 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from saber.errors import SaberError
-from saber.harness.store import (
-    EPISODES_FILE,
-    TORN_ERROR,
-    ResultsStore,
-    RunMismatchError,
-    complete_torn_line,
-    provenance,
-)
+from saber.errors import RunMismatchError, SaberError
+from saber.harness.store import ResultsStore, run_provenance
+from saber.rundir.records import EPISODES_FILE, TORN_ERROR
+from saber.rundir.torn import complete_torn_line
 
 SABER_SETTINGS = {"repeat_action_probability": 0.25, "max_frames_without_reward": 18000}
 
@@ -32,7 +27,7 @@ def _run(**changes: object) -> dict:
         command=["saber", "eval"],
     )
     fields.update(changes)
-    return provenance(**fields)  # type: ignore[arg-type]
+    return run_provenance(**fields)  # type: ignore[arg-type]
 
 
 def _record(episode: int, **extra: object) -> dict:

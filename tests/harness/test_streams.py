@@ -8,16 +8,9 @@ from pathlib import Path
 
 from saber.harness import Inline, Processes, evaluate
 from saber.harness import runner as runner_module
-from saber.harness.backends import LocalBackend
-from saber.harness.work import (
-    EpisodeDone,
-    FramesPlayed,
-    Job,
-    UnitFailed,
-    UnitFinished,
-    WorkUnit,
-    episode_seed,
-)
+from saber.harness.local_backend import LocalExecutor
+from saber.harness.work import EpisodeDone, FramesPlayed, Job, UnitFailed, UnitFinished, WorkUnit
+from saber.protocol.seeds import episode_seed
 from tests.harness.helpers import (
     FailOnEpisode,
     read_records,
@@ -51,7 +44,7 @@ def test_next_unit_joins_the_running_one_and_plays_the_same_episodes(tmp_path: P
     assert strip_timing(kept.records) == strip_timing(fresh.records)
     # One worker, 3 units of 2: each unit has started both its episodes at once, so the
     # next one is sent and takes the rows as they free up (started before the last ends).
-    backend = LocalBackend(Job("random", "random", short_settings(), 2, 1), 1)
+    backend = LocalExecutor(Job("random", "random", short_settings(), 2, 1), 1)
     try:
         for unit in _units("breakout", 3, 2):
             backend.submit(unit)
@@ -94,7 +87,7 @@ def test_a_failure_in_joined_units_retries_each_episode_alone_and_counts_once(
     assert all("error" not in r for r in result.records if r["episode"] in retried)
 
 
-def _run_until_done(backend: LocalBackend, units: list[WorkUnit]) -> list:
+def _run_until_done(backend: LocalExecutor, units: list[WorkUnit]) -> list:
     for unit in units:
         backend.submit(unit)
     events: list = []
@@ -119,7 +112,7 @@ def test_a_dead_worker_fails_the_units_it_started_and_hands_on_the_others() -> N
     # ends) the policy kills the worker. Unit 1 had not started: it is not failed, but
     # run by the new worker.
     policy = FailOnEpisode("pong", 0, after=300, kill=True)
-    events = _run_until_done(LocalBackend(Job("x", policy, {}, 2, 1), 1), _units("pong", 2, 2))
+    events = _run_until_done(LocalExecutor(Job("x", policy, {}, 2, 1), 1), _units("pong", 2, 2))
     failures = [(e.kind, e.unit_id, e.also) for e in events if isinstance(e, UnitFailed)]
     assert failures == [("worker", 0, ())]
     assert ("UnitFinished", 1) in [(type(e).__name__, e.unit_id) for e in events]
@@ -130,7 +123,7 @@ def test_a_dead_worker_fails_every_unit_playing_in_its_env_at_once() -> None:
     # The policy kills the worker 20 steps later: one failure names unit 1, and unit 0
     # too unless its other episode had ended by then.
     policy = FailOnEpisode("pong", 2, after=20, kill=True)
-    events = _run_until_done(LocalBackend(Job("x", policy, {}, 2, 1), 1), _units("pong", 2, 2))
+    events = _run_until_done(LocalExecutor(Job("x", policy, {}, 2, 1), 1), _units("pong", 2, 2))
     failures = [e for e in events if isinstance(e, UnitFailed)]
     assert len(failures) == 1
     named = {failures[0].unit_id, *failures[0].also}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from saber.harness.work import episode_seed, plan_units
+from saber.harness.work import plan_units
+from saber.protocol.seeds import episode_seed
 
 
 def test_episode_seeds_are_stable_and_distinct() -> None:

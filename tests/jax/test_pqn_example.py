@@ -140,8 +140,7 @@ def test_params_round_trip_and_clear_errors(
 ) -> None:
     import jax
 
-    from saber.errors import SaberError
-    from saber.harness.policies import PolicyError
+    from saber.errors import PolicyError, SaberError
     from saber.jax.policy import JaxQPolicy, load_policy
     from saber.jax.qnetwork import init_params, load_params, q_values, save_params
 

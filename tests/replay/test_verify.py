@@ -19,7 +19,8 @@ from saber.cli import main
 from saber.harness import Inline, Recording, evaluate
 from saber.protocol.replay import Replay, encode_replay, read_replay, sha256_of
 from saber.replay import verify_run
-from saber.rundir import EPISODES_FILE, episodes_log_checkpoint
+from saber.rundir import EPISODES_FILE
+from saber.rundir.reading import episodes_log_checkpoint
 from tests.harness.helpers import short_env
 
 EPISODES = 4

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from saber.games import all_games
-from saber.reports import build_report
+from saber.reports import make_report
 from saber.scoring import merge_tables, read_scores, reference_table
 
 DOCS = Path(__file__).parents[2] / "docs" / "reports.md"
@@ -38,7 +38,7 @@ def keys(value: object) -> set[str]:
 def test_every_key_of_the_json_is_documented(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
-    report = build_report(table, n_resamples=10)
+    report = make_report(table, n_resamples=10).to_dict()
     (dqn_ppo,) = (
         pair
         for pair in report["comparisons"]["saber"]["pairs"]

@@ -24,9 +24,9 @@ pytest.importorskip("matplotlib")  # the test extra has it; the figures need it
 from PIL import Image
 
 from saber.cli import main
-from saber.reports import build_report
+from saber.reports import make_report
+from saber.reports.figures.style import PALETTE
 from saber.reports.html import to_html
-from saber.reports.plots import PALETTE
 from saber.scoring import merge_tables, read_scores, reference_table
 
 ROWS = "agent,run,game,episode,score\n" + "".join(
@@ -49,7 +49,7 @@ def page(tmp_path_factory) -> Path:
     (folder / "s.csv").write_text(ROWS)
     table = merge_tables([read_scores(folder / "s.csv"), reference_table("saber-paper")])
     path = folder / "report.html"
-    path.write_text(to_html(build_report(table, n_resamples=100)), encoding="utf-8")
+    path.write_text(to_html(make_report(table, n_resamples=100).to_dict()), encoding="utf-8")
     return path
 
 
@@ -181,7 +181,7 @@ def wide_page(tmp_path_factory) -> Path:
     tables = [read_scores(folder / "s.csv"), reference_table("saber-paper")]
     table = merge_tables([*tables, reference_table("dopamine@10M")])
     path = folder / "report.html"
-    path.write_text(to_html(build_report(table, n_resamples=100)), encoding="utf-8")
+    path.write_text(to_html(make_report(table, n_resamples=100).to_dict()), encoding="utf-8")
     return path
 
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.reports import build_report
+from saber.reports import make_report
 from saber.reports.latex import escape, to_latex
 from saber.scoring import merge_tables, read_scores, reference_table
 
@@ -37,7 +37,7 @@ def report(tmp_path_factory) -> dict:
     path = tmp_path_factory.mktemp("latex") / "s.csv"
     path.write_text(ROWS)
     table = merge_tables([read_scores(path), reference_table("saber-paper")])
-    return build_report(table, n_resamples=200)
+    return make_report(table, n_resamples=200).to_dict()
 
 
 def _table(tex: str, label: str) -> list[list[str]]:
@@ -209,7 +209,7 @@ def test_cli_writes_latex_beside_json_with_the_same_numbers(tmp_path):
 
 def test_a_long_per_game_table_goes_on_in_further_floats():
     # The paper's 61 games: one float would be taller than a page; two of 31 and 30 rows.
-    tex = to_latex(build_report(reference_table("saber-paper"), n_resamples=10))
+    tex = to_latex(make_report(reference_table("saber-paper"), n_resamples=10).to_dict())
     first = _table(tex, "tab:saber-per-game-saber")
     second = _table(tex, "tab:saber-per-game-saber-2")
     assert (len(first), len(second)) == (31, 30)

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.reports import build_report, make_report, to_markdown
+from saber.reports import make_report, to_markdown
 from saber.scoring import merge_tables, read_scores, reference_table
 
 
@@ -73,7 +73,7 @@ def test_identical_time_limits_are_printed_once_with_a_note(tmp_path, cells):
         f"pong,{limit},{e},{s}\n" for limit in ("5min", "30min", "saber") for e, s in enumerate((-21, -19))
     )  # fmt: skip
     (tmp_path / "s.csv").write_text(rows)
-    document = build_report(read_scores(tmp_path / "s.csv"), n_resamples=50)
+    document = make_report(read_scores(tmp_path / "s.csv"), n_resamples=50).to_dict()
     assert document["time_limit_groups"] == [["5min", "30min", "saber"]]
     text = to_markdown(document)
     assert text.count("## Per-game scores") == 1
@@ -92,7 +92,7 @@ def test_identical_time_limits_are_printed_once_with_a_note(tmp_path, cells):
 def test_different_time_limits_stay_apart(tmp_path):
     rows = "game,time_limit,score\npong,5min,-21\npong,30min,-10\npong,saber,-10\n"
     (tmp_path / "s.csv").write_text(rows)
-    document = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    document = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     assert document["time_limit_groups"] == [["5min"], ["30min", "saber"]]
     text = to_markdown(document)
     assert "## Per-game scores, 5 minutes\n" in text
@@ -120,7 +120,7 @@ def test_iqm_of_fewer_than_four_entries_is_left_out_with_the_reason(tmp_path):
 def test_one_game_in_common_leaves_the_inter_algorithm_mean_out(tmp_path):
     rows = "agent,game,episode,score\nx,pong,0,0\nx,pong,1,2\ny,pong,0,5\ny,pong,1,6\n"
     (tmp_path / "s.csv").write_text(rows)
-    document = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    document = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     comparison = document["comparisons"]["saber"]
     assert comparison["inter_algorithm"]["mean"] == {"x": 0.0, "y": 100.0}  # what it was
     assert "mean" in comparison["omitted"]["inter_algorithm"]
@@ -139,7 +139,7 @@ def test_the_aggregates_figure_leaves_the_same_iqm_out(tmp_path):
     from saber.reports.plots import plot_aggregates
 
     (tmp_path / "s.csv").write_text("game,episode,score\npong,0,-21\npong,1,-19\n")
-    fig = plot_aggregates(build_report(read_scores(tmp_path / "s.csv"), n_resamples=10))
+    fig = plot_aggregates(make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict())
     median, iqm = fig.axes[0], fig.axes[1]
     assert median.patches and not iqm.patches  # the median's interval bar; no IQM drawn
     assert [t.get_text() for t in iqm.texts] == ["–"]

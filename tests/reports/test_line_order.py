@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.harness import Inline, evaluate
-from saber.rundir import episodes_log_checkpoint
+from saber.rundir.reading import episodes_log_checkpoint
 from tests.harness.helpers import short_env
 
 

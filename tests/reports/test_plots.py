@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from saber.reports import build_report
+from saber.reports import make_report
 from saber.scoring import read_scores
 
 pytest.importorskip("matplotlib")
@@ -20,7 +20,7 @@ EXAMPLE = Path(__file__).parent / "data" / "example_scores.csv"
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    return build_report(read_scores(EXAMPLE), n_resamples=20)
+    return make_report(read_scores(EXAMPLE), n_resamples=20).to_dict()
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -46,7 +46,8 @@ def test_save_plots_writes_every_figure(report, tmp_path):
 
 
 def test_each_format_at_a_papers_widths(report, tmp_path):
-    from saber.reports.plots import COLUMN_WIDTH, PAGE_WIDTH, save_plots
+    from saber.reports.figures.style import COLUMN_WIDTH, PAGE_WIDTH
+    from saber.reports.plots import save_plots
 
     save_plots(report, tmp_path, formats=("png", "pdf", "svg"), dpi=100)
     assert png_size(tmp_path / "classes_saber.png")[0] == round(100 * COLUMN_WIDTH)
@@ -62,7 +63,8 @@ def test_each_format_at_a_papers_widths(report, tmp_path):
 
 
 def test_vector_figures_are_reproducible(report, tmp_path):
-    from saber.reports.plots import plot_aggregates, save_figure
+    from saber.reports.figures.files import save_figure
+    from saber.reports.plots import plot_aggregates
 
     for suffix in ("pdf", "svg"):
         first = save_figure(plot_aggregates(report), tmp_path / f"a.{suffix}").read_bytes()
@@ -70,29 +72,32 @@ def test_vector_figures_are_reproducible(report, tmp_path):
 
 
 def test_no_time_limit_figure_for_a_single_time_limit(tmp_path):
-    from saber.reports.plots import plot_time_limits, save_plots
+    from saber.reports.figures.intervals import plot_time_limits
+    from saber.reports.plots import save_plots
 
     (tmp_path / "s.csv").write_text("game,score\npong,0\nventure,100\n")
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     assert plot_time_limits(report) is None
     names = [p.name for p in save_plots(report, tmp_path / "figures", dpi=40)]
     assert "time_limits.png" not in names and "classes_saber.png" in names
 
 
 def test_class_counts_are_on_an_integer_axis(report):
-    from saber.reports.plots import plot_classes
+    from saber.reports.figures.scores import plot_classes
 
     ticks = plot_classes(report).axes[0].get_yticks()
     assert len(ticks) > 1 and all(float(t).is_integer() for t in ticks)
 
 
 def test_same_agent_same_colour_and_references_drawn_apart(tmp_path):
-    from saber.reports.plots import agent_styles, plot_classes, plot_profile
+    from saber.reports.figures.scores import plot_classes
+    from saber.reports.figures.style import agent_styles
+    from saber.reports.plots import plot_profile
 
     (tmp_path / "s.csv").write_text(
         "agent,game,score\nrainbow@saber-paper,pong,20\nmine,pong,21\nmine,venture,0\n"
     )
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     styles = agent_styles(report)
     assert not styles["mine"].reference and styles["rainbow@saber-paper"].reference
     assert styles["rainbow@saber-paper"].linestyle != "-"
@@ -111,7 +116,7 @@ def test_profile_shows_an_agent_at_or_below_zero(tmp_path):
 
     # pong -21 is below the random score: (-21 + 20.34) / 41.34 = -1.6% of the record
     (tmp_path / "s.csv").write_text("game,score\npong,-21\nventure,0\n")
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     ax = plot_profile(report).axes[0]
     assert ax.get_xlim()[0] < -1.6
 
@@ -134,7 +139,8 @@ def test_human_per_game_figure(report):
 
 
 def test_missing_matplotlib_names_both_install_forms(report, monkeypatch):
-    from saber.reports.plots import PlotsUnavailableError, plot_classes
+    from saber.reports.figures.scores import plot_classes
+    from saber.reports.plots import PlotsUnavailableError
 
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if not installed
     with pytest.raises(PlotsUnavailableError, match=r'pip install "saber-ale\[plots\]"') as error:
@@ -146,12 +152,13 @@ def test_figures_of_games_without_a_saber_baseline(tmp_path):
     from saber.reports.plots import save_plots
 
     (tmp_path / "s.csv").write_text("game,score\nbasic_math,3\nsurround,1\n")
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     assert len(save_plots(report, tmp_path / "figures", dpi=40)) == 4
 
 
 def test_runs_give_bands_and_intervals_and_references_are_drawn_as_such(tmp_path):
-    from saber.reports.plots import agent_styles, plot_improvement, plot_profile
+    from saber.reports.figures.style import agent_styles
+    from saber.reports.plots import plot_improvement, plot_profile
     from saber.scoring import merge_tables, reference_table
 
     rows = "agent,run,game,episode,score\n" + "".join(
@@ -162,7 +169,7 @@ def test_runs_give_bands_and_intervals_and_references_are_drawn_as_such(tmp_path
     )
     (tmp_path / "s.csv").write_text(rows)
     table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
-    report = build_report(table, n_resamples=20)
+    report = make_report(table, n_resamples=20).to_dict()
     styles = agent_styles(report)
     assert styles["rainbow@saber-paper"].reference and not styles["a"].reference
     assert plot_profile(report).axes[0].collections  # the bands (fill_between)
@@ -181,7 +188,7 @@ def test_aggregate_intervals_stay_off_the_axes_and_labels_count_runs(tmp_path):
     )
     rows += "b,r0,pong,0,-20\nb,r0,pong,1,-19\nb,r0,boxing,0,1\nb,r0,boxing,1,3\n"
     (tmp_path / "s.csv").write_text(rows)
-    fig = plot_aggregates(build_report(read_scores(tmp_path / "s.csv"), n_resamples=20))
+    fig = plot_aggregates(make_report(read_scores(tmp_path / "s.csv"), n_resamples=20).to_dict())
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["a (3 runs)", "b (1 run)"]
     for ax in fig.axes[:4]:
@@ -197,7 +204,7 @@ def test_profile_of_several_runs_below_zero_is_drawn_whole(tmp_path):
     # 41.34 = +0.8% of the record. Half the entries are below 0%: the curve must show the
     # drop from 1 to 0.5 below 0%, and the x-range must reach it.
     (tmp_path / "s.csv").write_text("run,game,score\nr0,pong,-21\nr1,pong,-20\n")
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     profile = report["agents"]["agent"]["saber"]["world_record"]["profile"]
     fraction = dict(zip(profile["thresholds_pct"], profile["fraction_above"], strict=True))
     assert fraction[-10.0] == 1.0 and fraction[-1.0] == 0.5 and fraction[0.0] == 0.5
@@ -218,7 +225,7 @@ def test_aggregate_tick_labels_never_overlap() -> None:
     from saber.reports.plots import plot_aggregates
     from saber.scoring import reference_table
 
-    fig = plot_aggregates(build_report(reference_table("saber-random"), n_resamples=200))
+    fig = plot_aggregates(make_report(reference_table("saber-random"), n_resamples=200).to_dict())
     fig.draw_without_rendering()
     for ax in fig.axes:
         low, high = sorted(ax.get_xlim())
@@ -236,9 +243,10 @@ def test_aggregate_tick_labels_never_overlap() -> None:
 
 def test_the_typed_report_and_its_json_dict_draw_the_same_figures(tmp_path):
     """The figures read the typed report (saber.reports.model.Report); its JSON dict, which
-    build_report returns, is read as one first: the same SVG bytes from either."""
+    make_report(...).to_dict() gives, is read as one first: the same SVG bytes from either."""
     from saber.reports import make_report
-    from saber.reports.plots import figure_bytes, report_figures
+    from saber.reports.figures.files import figure_bytes
+    from saber.reports.plots import report_figures
     from saber.scoring import merge_tables, reference_table
 
     # A not-SABER reference (Dopamine's DQN): its note under every figure reads the typed

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from saber.reports import build_report, to_csv, to_json, to_markdown
+from saber.reports import make_report, to_csv, to_json, to_markdown
 from saber.scoring import read_scores
 
 DATA = Path(__file__).parent / "data"
@@ -35,7 +35,7 @@ EXAMPLE = DATA / "example_scores.csv"
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    return build_report(read_scores(EXAMPLE), n_resamples=300)
+    return make_report(read_scores(EXAMPLE), n_resamples=300).to_dict()
 
 
 def test_world_record_aggregates(report):
@@ -130,9 +130,9 @@ def test_intervals_are_reproducible_and_contain_the_estimate(report):
     wr = report["agents"]["alpha"]["saber"]["world_record"]
     assert wr["median_ci"] == [pytest.approx(30.0), pytest.approx(30.0)]
     assert wr["mean_ci"][0] <= wr["mean"] <= wr["mean_ci"][1]
-    again = build_report(read_scores(EXAMPLE), n_resamples=300)
+    again = make_report(read_scores(EXAMPLE), n_resamples=300).to_dict()
     assert again["agents"] == report["agents"]
-    other = build_report(read_scores(EXAMPLE), seed=1, n_resamples=300)
+    other = make_report(read_scores(EXAMPLE), seed=1, n_resamples=300).to_dict()
     assert other["agents"]["alpha"]["saber"]["world_record"]["mean_ci"] != wr["mean_ci"]
 
 
@@ -148,9 +148,9 @@ def test_atari5_estimate_in_the_report(tmp_path):
     games = ("battle_zone", "double_dunk", "name_this_game", "phoenix", "qbert")
     rows = "".join(f"{g},{get_game(g).atari57_human}\n" for g in games)
     (tmp_path / "a5.csv").write_text("game,score\n" + rows)
-    atari5 = build_report(read_scores(tmp_path / "a5.csv"), n_resamples=10)["agents"]["agent"][
-        "saber"
-    ]["atari5"]
+    atari5 = make_report(read_scores(tmp_path / "a5.csv"), n_resamples=10).to_dict()["agents"][
+        "agent"
+    ]["saber"]["atari5"]
     assert atari5["estimate"] == pytest.approx(10 ** (0.9653 * math.log10(101)) - 1)
     assert atari5["missing"] == []
     assert atari5["estimates"]["atari10"] is None
@@ -194,14 +194,16 @@ def test_non_compliant_runs_are_marked(tmp_path):
     record |= {"score_30min": 1.0, "infinite": False}
     (run / "episodes.jsonl").write_text(json.dumps(record) + "\n")
     (run / "run.json").write_text('{"non_saber": true}')
-    report = build_report(read_scores(run), n_resamples=10)
+    report = make_report(read_scores(run), n_resamples=10).to_dict()
     assert report["saber_compliant"] is False
     assert "**Warning: not SABER-compliant.**" in to_markdown(report)
 
 
 def test_agents_without_a_common_game(tmp_path):
     (tmp_path / "s.csv").write_text("agent,game,score\nx,pong,1\ny,venture,2\n")
-    comparison = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)["comparisons"]
+    comparison = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()[
+        "comparisons"
+    ]
     assert comparison["saber"]["games"] == []
     assert comparison["saber"]["pairs"][0]["probability_of_improvement"] is None
     assert comparison["saber"]["inter_algorithm"]["mean"] == {"x": None, "y": None}
@@ -209,7 +211,7 @@ def test_agents_without_a_common_game(tmp_path):
 
 def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path, cells):
     (tmp_path / "s.csv").write_text("game,score\nventure,3890\nbattle_zone,inf\nasterix,inf\n")
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=20)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=20).to_dict()
     wr = report["agents"]["agent"]["saber"]["world_record"]
     assert wr["median"] is None and wr["median_infinite"] is True
     assert wr["mean"] == pytest.approx((10 + 200 + 200) / 3)
@@ -220,7 +222,7 @@ def test_a_median_among_infinite_games_is_flagged_not_nan(tmp_path, cells):
 
 def test_games_without_a_saber_baseline_are_left_out_like_surround(tmp_path, cells):
     (tmp_path / "s.csv").write_text("game,score\npong,21\nsurround,1\nbasic_math,3\ntennis,0\n")
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     section = report["agents"]["agent"]["saber"]
     assert section["world_record"]["games"] == 1
     assert section["world_record"]["left_out_reasons"] == {
@@ -246,7 +248,7 @@ def test_games_without_a_saber_baseline_are_left_out_like_surround(tmp_path, cel
 def test_a_report_without_any_saber_baseline_is_valid_json(tmp_path):
     # Nothing counts: every aggregate is null, never NaN (which JSON has not).
     (tmp_path / "s.csv").write_text("game,score,episode\nsurround,1,0\nbasic_math,3,0\n")
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     wr = report["agents"]["agent"]["saber"]["world_record"]
     assert wr["games"] == 0 and wr["median"] is None and wr["median_ci"] == [None, None]
     assert set(wr["profile"]["fraction_above"]) == {None}

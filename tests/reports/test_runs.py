@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import ScoreFileError
-from saber.reports import build_report, make_report
+from saber.reports import make_report
 from saber.scoring import read_scores
 
 RUNS = """run,game,episode,score
@@ -223,19 +223,13 @@ def test_bad_run_input_fails_with_the_line_and_writes_nothing(tmp_path, text, me
     assert not out.exists()
 
 
-def test_build_report_is_the_json_document_of_make_report(tmp_path):
-    (tmp_path / "s.csv").write_text(RUNS)
-    table = read_scores(tmp_path / "s.csv")
-    assert build_report(table, n_resamples=30) == make_report(table, n_resamples=30).to_dict()
-
-
 def test_markdown_says_what_was_resampled_and_why_a_comparison_is_missing(tmp_path):
     from saber.reports import to_markdown
     from saber.scoring import merge_tables, reference_table
 
     (tmp_path / "s.csv").write_text(RUNS)
     table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
-    text = to_markdown(build_report(table, n_resamples=30))
+    text = to_markdown(make_report(table, n_resamples=30).to_dict())
     assert "resampling runs: over runs within each game" in text
     assert "† No interval (rainbow@saber-paper, 5 minutes;" in text
     assert "published per-game means only (one number per game, no runs or episodes)" in text

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from saber.games import BASELINE_SOURCES
-from saber.reports import build_report, to_markdown
+from saber.reports import make_report, to_markdown
 from saber.scoring import read_scores
 
 
 def markdown(tmp_path, text: str) -> str:
     (tmp_path / "s.csv").write_text(text)
-    return to_markdown(build_report(read_scores(tmp_path / "s.csv"), n_resamples=20))
+    return to_markdown(make_report(read_scores(tmp_path / "s.csv"), n_resamples=20).to_dict())
 
 
 def test_never_minus_zero(tmp_path, cells):
@@ -33,7 +33,7 @@ def test_sources_of_the_reference_columns_are_cited(tmp_path):
         assert f"- {source}." in text
     assert "Mnih et al. 2015" in text and "arXiv:1908.04683" in text
     assert "Human-normalized median" in text and "Human median" not in text
-    report = build_report(read_scores(tmp_path / "s.csv"), n_resamples=10)
+    report = make_report(read_scores(tmp_path / "s.csv"), n_resamples=10).to_dict()
     assert report["baseline_sources"] == BASELINE_SOURCES  # the same words in the JSON
 
 

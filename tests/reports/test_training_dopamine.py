@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.reports import build_report, to_csv, to_markdown
+from saber.reports import make_report, to_csv, to_markdown
 from saber.reports.training import compare_training, training_curves
 from saber.reports.training_log import CheckpointScore
 from saber.scoring import dopamine, reference_table
@@ -81,7 +81,7 @@ def test_plots_writes_one_figure_per_game(log, tmp_path):
 
 
 def test_report_tables_label_dopamine_as_not_saber():
-    report = build_report(reference_table("dopamine:dqn@10M"), n_resamples=20)
+    report = make_report(reference_table("dopamine:dqn@10M"), n_resamples=20).to_dict()
     markdown = to_markdown(report)
     assert "| dqn@dopamine-10M ‡ |" in markdown.replace("  ", "")
     assert f"‡ dqn@dopamine-10M: {dopamine.deviation_label()}." in markdown

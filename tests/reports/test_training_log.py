@@ -15,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import TrainingLogError
 from saber.protocol.training import TRAINING_CHECKPOINTS
 from saber.reports.training import compare_training, training_csv, training_curves
-from saber.reports.training_log import TrainingLogError, read_training_log, training_scores
+from saber.reports.training_log import read_training_log, training_scores
 
 SHIPPED_LOG = Path(__file__).parents[2] / "saber" / "agents" / "data" / "ppo_pong_training.jsonl.gz"
 LOG_END = 20_955_860  # frames of the shipped log's last line (episode 1617)

@@ -39,12 +39,12 @@ from hypothesis import strategies as st
 
 from saber.agents.convnet import read_policy_file
 from saber.cli import main
-from saber.envs import SaberSettings
 from saber.errors import SaberError
 from saber.games import get_game
 from saber.harness.policies import resolve_spec
 from saber.harness.store import ResultsStore
 from saber.protocol.replay import decode_replay, encode_replay
+from saber.protocol.settings import SaberSettings
 from saber.protocol.training import parse_frames
 from saber.replay import recorded_episodes, verify_run, verify_training_log
 from saber.reports.training_log import read_training_log, training_scores
@@ -55,7 +55,7 @@ from saber.rundir import (
     read_run_file,
 )
 from saber.scoring import read_scores, reference_table
-from saber.scoring.scorefile import read_score_csv
+from saber.scoring.csvscores import read_score_csv
 from tests.robustness.mutations import dump, json_values, mutated_bytes, mutated_json
 
 DEFAULT_EXAMPLES = 40  # per property: 980 in all, about 15 s of CPU
@@ -359,7 +359,7 @@ def resume_damaged_run(real_run: Path, data: st.DataObject, which: str) -> None:
     """``ResultsStore.open`` (what ``saber eval`` resumes with) on a damaged directory:
     it opens, or refuses with one line (a run made with other settings lists them, one a
     line: the only message of several lines, by design)."""
-    from saber.harness.store import RunMismatchError
+    from saber.errors import RunMismatchError
 
     session = read_run_file(real_run)
     session.sessions = session.sessions[-1:]

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from saber.agents.convnet import PolicyFileError, read_policy_file
+from saber.agents.convnet import read_policy_file
 from saber.cli import main
-from saber.errors import SaberError, ScoreFileError
-from saber.protocol.replay import ReplayError, decode_replay
+from saber.errors import PolicyFileError, ReplayError, SaberError, ScoreFileError
+from saber.protocol.replay import decode_replay
 from saber.protocol.training import parse_frames
 from saber.replay import recorded_episodes, verify_run, verify_training_log
 from saber.reports.training_log import read_training_log
@@ -288,7 +288,8 @@ def test_env_option_of_5000_digits_is_one_line_before_any_run(tmp_path: Path) ->
 
 def test_policy_file_named_with_a_line_break_is_one_line() -> None:
     # Was "Agent spec 'conv-actor:\n0': \n0: no such policy file": two lines.
-    from saber.harness.policies import PolicyError, resolve_spec
+    from saber.errors import PolicyError
+    from saber.harness.policies import resolve_spec
 
     with pytest.raises(PolicyError, match=r"'\\n0': no such policy file") as error:
         resolve_spec("conv-actor:\n0")
@@ -355,7 +356,7 @@ def test_score_csv_with_a_cell_of_200_kb_is_refused(tmp_path: Path) -> None:
 
 def test_score_csv_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     # Was IsADirectoryError (an OSError, as a file without read permission gives).
-    from saber.scoring.scorefile import read_score_csv
+    from saber.scoring.csvscores import read_score_csv
 
     with pytest.raises(ScoreFileError, match=r"Cannot read .*: Is a directory"):
         read_score_csv(tmp_path)

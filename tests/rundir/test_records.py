@@ -1,6 +1,6 @@
 """The time-limit registry and the episode record: one definition, read everywhere.
 
-The "1 hour" test adds one :class:`TimeLimit` to the registry (what a one-line edit of
+The "1 hour" test adds one :class:`ScoreTimeLimit` to the registry (what a one-line edit of
 ``saber/protocol/limits.py`` does) and checks that env records, harness records, score
 files and report tables all carry the new column, with nothing else changed.
 """
@@ -17,18 +17,12 @@ from gymnasium.vector import AutoresetMode
 
 from saber.envs import SaberVectorEnv
 from saber.harness.runner import run_episodes
-from saber.protocol import (
-    EpisodeEnd,
-    EpisodeRecord,
-    TimeLimit,
-    checkpoint_limits,
-    limits,
-    time_limit,
-)
-from saber.reports import build_report, to_markdown
+from saber.protocol import EpisodeEnd, EpisodeRecord, ScoreTimeLimit, limits, time_limit
+from saber.protocol.limits import checkpoint_limits
+from saber.reports import make_report, to_markdown
 from saber.scoring import read_harness_results
 
-ONE_HOUR = TimeLimit("1h", 216_000, "1 hour", "score_1h")  # the one line
+ONE_HOUR = ScoreTimeLimit("1h", 216_000, "1 hour", "score_1h")  # the one line
 
 
 @pytest.fixture
@@ -135,7 +129,7 @@ def test_one_hour_column_is_one_registry_line(one_hour: None, tmp_path) -> None:
     (tmp_path / "episodes.jsonl").write_text(json.dumps(lines[0] | {"game": "breakout"}) + "\n")
     table = read_harness_results(tmp_path)
     assert table.time_limits() == ["5min", "30min", "1h", "saber"]
-    text = to_markdown(build_report(table, n_resamples=10))
+    text = to_markdown(make_report(table, n_resamples=10).to_dict())
     assert "1 hour" in text
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from saber.errors import RepeatedFailureError
 from saber.harness import Inline, evaluate
-from saber.harness.evaluate import RepeatedFailureError
 from saber.rundir import (
     EpisodeLine,
     FailedAttempt,

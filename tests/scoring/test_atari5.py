@@ -7,14 +7,8 @@ import math
 import pytest
 
 from saber.errors import UnknownGameError
-from saber.scoring import (
-    atari57_median,
-    atari_n_estimate,
-    missing_games,
-    normalize,
-    predict_game_scores,
-    subset_weights,
-)
+from saber.scoring import atari_n_estimate, normalize
+from saber.scoring.atari5 import atari57_median, missing_games, predict_game_scores, subset_weights
 
 ATARI5 = ("battle_zone", "double_dunk", "name_this_game", "phoenix", "qbert")
 

@@ -75,7 +75,7 @@ def test_shipped_layout_and_game_names():
     for row in rows:
         first, last = dopamine.iteration_frames(int(row["iteration"]))
         assert (int(row["first_frame"]), int(row["last_frame"])) == (first, last)
-    provenance = dopamine.provenance()
+    provenance = dopamine.dopamine_provenance()
     assert provenance["saber_games_not_in_dopamine"] == ["defender"]
     assert provenance["dopamine_games_not_in_saber"] == []
     assert provenance["licence"] == "Apache-2.0"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from saber.envs import resolve_rom_id, supported_rom_ids
+from saber.envs.factory import resolve_rom_id
 from saber.errors import UnknownGameError
-from saber.games import get_game, resolve_games
+from saber.games import get_game, resolve_games, supported_rom_ids
 
 
 def test_every_registered_rom_is_a_game_in_any_spelling():

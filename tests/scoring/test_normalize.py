@@ -7,13 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from saber.scoring import (
-    baseline_arrays,
-    has_baseline,
-    human_normalize,
-    normalize,
-    world_record_normalize,
-)
+from saber.scoring import human_normalize, normalize, world_record_normalize
+from saber.scoring.normalize import baseline_arrays, has_baseline
 
 
 def test_world_record_formula_uses_absolute_range():

@@ -31,11 +31,10 @@ from saber.scoring import (
     aggregate_median,
     aggregate_optimality_gap,
     bootstrap_runs,
-    percentile_interval,
     probability_of_improvement,
     score_distribution,
 )
-from saber.scoring.stats import pairwise_improvement
+from saber.scoring.stats import pairwise_improvement, percentile_interval
 
 pytestmark = pytest.mark.rliable
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from saber.scoring import class_counts, classify, counted_in_means, game_mean
+from saber.scoring.rules import class_counts, classify, counted_in_means, game_mean
 
 INF = math.inf
 

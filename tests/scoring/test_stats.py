@@ -15,16 +15,18 @@ from saber.scoring import (
     aggregate_mean,
     aggregate_median,
     aggregate_optimality_gap,
-    bootstrap_episode_means,
     bootstrap_runs,
-    counted_in_means,
-    inter_algorithm_normalize,
-    percentile_interval,
     probability_of_improvement,
     score_distribution,
     welch_t_test,
 )
-from saber.scoring.stats import pairwise_improvement
+from saber.scoring.rules import counted_in_means
+from saber.scoring.stats import (
+    bootstrap_episode_means,
+    inter_algorithm_normalize,
+    pairwise_improvement,
+    percentile_interval,
+)
 
 INF = math.inf
 

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import SaberError
+from saber.protocol.training import parse_frames
 from saber.training import (
     TrainingRecorder,
     VectorTrainingRecorder,
-    parse_frames,
     training_scores,
 )
 

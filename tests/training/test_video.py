@@ -20,20 +20,19 @@ from click.testing import CliRunner
 
 import saber
 from saber.cli import main
-from saber.envs import SaberSettings
 from saber.errors import SaberError
 from saber.harness import Inline
 from saber.protocol.replay import ReplayHeader, encode_replay
+from saber.protocol.settings import SaberSettings
 from saber.training.video import (
     EpisodeFilm,
     VectorVideoRecorder,
     VideoRecorder,
     VideoRequest,
-    VideoWriter,
     replay_to_video,
-    require_video_extra,
     video_entries,
 )
+from saber.training.video_writer import VideoWriter, require_video_extra
 from tests.harness.helpers import read_records, short_env, strip_timing
 
 GAMES = "breakout,freeway"  # a game over and (random Freeway) a stuck timeout

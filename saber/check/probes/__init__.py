@@ -16,8 +16,6 @@ from saber.check.probes.tampered import probe_frame_cap_tampered, probe_rollover
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["FOLLOWED", "FOLLOWED_QUICK", "FULL", "QUICK", "RAM_FOLLOWED", "RULES"]
-
 Probe = Callable[[Subject], list[RuleResult]]
 
 RULES = (

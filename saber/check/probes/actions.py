@@ -29,8 +29,6 @@ from saber.check.result import RuleResult
 from saber.check.subject import Subject
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = ["probe_actions"]
-
 PROBE_ROM = "boxing"
 CONFIDENCE = 0.99  # a pass: SABER's 0.25 in this interval, at most 2 x TOLERANCE wide
 FAIL_CONFIDENCE = 0.999  # a fail: 0.25 outside this one (a SABER stack: 1 check in 1,000)

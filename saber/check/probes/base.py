@@ -6,13 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from saber.check.emulator import ProbeError
 from saber.check.result import RuleResult, Status
 from saber.check.subject import Subject
 from saber.envs.rules import correct_rollover
+from saber.errors import ProbeError
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
-
-__all__ = ["SABER", "ProbeError", "fail", "passed", "restart", "unknown"]
 
 _S = SaberSettings()
 _ROLLOVER_EXAMPLE = -999_950.0

@@ -43,8 +43,6 @@ from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
 from saber.check.result import RuleResult
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = ["game_text", "probe_followed", "probe_stuck_clock"]
-
 SEEDS = range(5)
 STEPS = 700  # informative sticky steps, as the twin-emulator probe
 ROUNDS = 6  # tries of each index

@@ -36,8 +36,6 @@ from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, unknown, ver
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["probe_frame_cap", "probe_stuck_timeout"]
-
 PROBE_ROM = "breakout"
 SCORE_LOW_RAM = 0x4D  # Breakout's score, low two BCD digits (the ALE reads RAM 0xCD)
 PAST_TIMEOUT = 2_000  # frames played beyond SABER's timeout before giving up

@@ -12,8 +12,6 @@ from saber.check.probes.base import NO_EMULATOR, restart, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["probe_lives"]
-
 PROBE_ROM = "breakout"
 LIVES_RAM = 0xB9 - 0x80  # Breakout's lives counter, as ALEInterface.setRAM indexes RAM
 STEPS_AFTER = 4

@@ -23,8 +23,6 @@ from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, same, unknow
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["probe_preprocessing", "saber_frame"]
-
 PROBE_ROM = "pong"
 STEPS = 6  # steps compared where pooling shows (the two last frames differ after resizing)
 MAX_STEPS = 300  # Pong's ball appears about 60 steps after the start

@@ -46,8 +46,6 @@ from saber.check.probes.preprocessing import ALTERNATIVES, _stack, saber_frame, 
 from saber.check.result import RuleResult
 from saber.protocol.settings import NUM_ACTIONS
 
-__all__ = ["RamFollower", "probe_ram_followed"]
-
 SEEDS = range(5)
 MAX_START_FRAMES = 400  # NOOP frames searched before the first observation (30 no-ops of 4)
 MAX_FIRE_FRAMES = 8  # FIRE frames searched after them

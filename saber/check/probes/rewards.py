@@ -35,8 +35,6 @@ from saber.check.probes.base import NO_EMULATOR, SETTINGS, restart, unknown, ver
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["probe_rewards", "recorded_scores"]
-
 PROBE_ROM = "asterix"
 SCORE_RAM = (0xDE - 0x80, 0xDF - 0x80, 0xE0 - 0x80)  # BCD, most significant first
 JUMP = 999_950  # written into the score: the next step reports it as one raw reward

@@ -16,8 +16,6 @@ from saber.check.probes.base import NO_EMULATOR, same, unknown, verdict
 from saber.check.result import RuleResult
 from saber.check.subject import Subject
 
-__all__ = ["probe_start"]
-
 SEEDS = range(5)
 
 

@@ -38,8 +38,6 @@ from saber.check.result import RuleResult
 from saber.envs.rules import END_REASONS
 from saber.protocol.episode import EpisodeEnd
 
-__all__ = ["probe_frame_cap_tampered", "probe_rollover_tampered"]
-
 WRAP = 1_000_000  # a 6-digit score counter: the ALE reports ``gain - WRAP`` as it wraps
 REWARDED_STEPS = 3  # positive rewards wrapped before the verdict
 MAX_STEPS = 1_500  # steps played, at most, to see them

@@ -9,5 +9,5 @@
 - :mod:`.files`: every figure of a report, and writing figures to files.
 
 Every figure reads the typed report (:class:`saber.reports.model.Report`); given the JSON
-dict of :func:`saber.reports.build_report`, it reads it as one first.
+dict of ``make_report(...).to_dict()``, it reads it as one first.
 """

@@ -28,7 +28,7 @@ def report_figures(
 
     Args:
         report: from :func:`saber.reports.make_report`, or its JSON dict
-            (:func:`saber.reports.build_report`).
+            (``make_report(...).to_dict()``).
         time_limits: the limits to draw (default: all of the report's).
         across_limits: also the ``time_limits`` figure (when the report has several).
 
@@ -96,7 +96,7 @@ def save_plots(
 
     Args:
         report: from :func:`saber.reports.make_report`, or its JSON dict
-            (:func:`saber.reports.build_report`).
+            (``make_report(...).to_dict()``).
         directory: where to write ``<figure>.<format>``.
         formats: any of :data:`FORMATS`; ``pdf`` and ``svg`` are vector figures for papers.
         dpi: resolution of PNG figures, in dots per inch.
@@ -151,7 +151,7 @@ def save_figure(fig: Figure, path: str | Path, dpi: int = 300) -> Path:
 
     PDF and SVG files carry no creation date, so the same report gives the same bytes.
     """
-    from saber.rundir import writing_atomically
+    from saber.rundir.durable import writing_atomically
 
     path = Path(path)
     # Whole or absent: a full disk leaves no half figure under the name.

@@ -11,7 +11,7 @@ from saber.reports.figures import style
 from saber.reports.figures.axes import left_of, log_axis
 from saber.reports.figures.intervals import has_intervals
 from saber.reports.model import GameScore, Profile, Report, as_report
-from saber.scoring import CLASS_NAMES
+from saber.scoring.rules import CLASS_NAMES
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
