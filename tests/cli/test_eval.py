@@ -275,20 +275,6 @@ def test_run_name_through_the_cli(tmp_path: Path) -> None:
     assert [r["run"] for r in read_records(out)] == ["seed-7"]
 
 
-def test_list_prints_games_sets_and_agents_and_json() -> None:
-    result = CliRunner().invoke(main, ["list"])
-    assert result.exit_code == 0
-    assert "ms_pacman" in result.output and "SABER/MsPacman" in result.output
-    assert "290,090.0" in result.output  # Ms. Pac-Man's world record
-    assert "atari5   battle_zone, double_dunk, name_this_game, phoenix, qbert" in result.output
-    assert "epsilon-constant:K[:EPS]" in result.output
-    listing = json.loads(CliRunner().invoke(main, ["list", "--json"]).output)
-    assert len(listing["game_sets"]["all"]) == 61 and len(listing["game_sets"]["atari57"]) == 57
-    pacman = next(g for g in listing["games"] if g["ale_id"] == "ms_pacman")
-    assert pacman["world_record"] == 290090.0 and pacman["random"] is not None
-    assert "random" in listing["agents"]
-
-
 def test_workers_print_no_ale_banner(tmp_path: Path) -> None:
     command = [*EVAL, "--agent", "constant:1", "--games", "breakout", "--episodes", "2",
                "--workers", "2", "--envs-per-worker", "1", "--out", str(tmp_path / "run"),

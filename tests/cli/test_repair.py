@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.errors import SaberError
+from saber.errors import ExitCode, SaberError
 from saber.rundir import EPISODES_FILE, RUN_FILE, durable, read_run_file
 from saber.rundir.repair import repair_run, salvage_json_object
 from saber.scoring import read_scores
@@ -135,7 +135,7 @@ def _advice(directory: Path) -> list[str]:
         ["verify", str(directory), "--workers", "0"],
     ):
         result = CliRunner().invoke(main, args)
-        assert result.exit_code == 1, (args, result.output)
+        assert result.exit_code == ExitCode.BAD_INPUT, (args, result.output)
         assert "Traceback" not in result.output
         said.append(result.output)
     return said
@@ -225,7 +225,7 @@ def test_a_run_json_of_another_run_is_not_repaired(clean_run: Path, tmp_path: Pa
     (directory / EPISODES_FILE).write_text(text.replace('"score": ', '"score": 1', 1))
     before = (directory / EPISODES_FILE).read_bytes()
     result = CliRunner().invoke(main, ["repair", str(directory)])
-    assert result.exit_code == 1 and "does not belong to" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "does not belong to" in result.output
     assert (directory / EPISODES_FILE).read_bytes() == before
     assert not [p for p in directory.iterdir() if ".damaged-" in p.name]
 
@@ -256,7 +256,8 @@ def test_a_run_json_cut_inside_its_settings_is_refused(clean_run: Path, tmp_path
     (directory / RUN_FILE).write_text(text[: text.index('"settings"') + 40])
     before = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
     result = CliRunner().invoke(main, ["repair", str(directory)])
-    assert result.exit_code == 1 and "damaged before the run's settings end" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "damaged before the run's settings end" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()} == before
 

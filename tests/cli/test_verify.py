@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 from saber.harness import Inline, Recording, evaluate
 from saber.protocol.replay import Replay, encode_replay, read_replay, sha256_of
 from saber.replay import verify_run
@@ -203,7 +204,7 @@ def test_sample_seed_draws_the_episodes_verify_run_draws(run: Path, tmp_path: Pa
 
 def test_the_old_seed_flag_names_the_new_one(run: Path) -> None:
     result = CliRunner().invoke(main, ["verify", str(run), "--sample", "1", "--seed", "5"])
-    assert result.exit_code == 2
+    assert result.exit_code == ExitCode.USAGE
     assert result.output.splitlines() == [
         "Error: saber verify --seed is now --sample-seed (the seed of the --sample draw); "
         "--seed is the episode base seed of saber eval only"
@@ -235,4 +236,4 @@ def test_a_run_without_replays_is_not_verified(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     code, output = _verify(empty)
-    assert code == 1 and "no run.json" in output
+    assert code == ExitCode.BAD_INPUT and "no run.json" in output

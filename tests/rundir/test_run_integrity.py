@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from saber import rundir
 from saber.cli import main
-from saber.errors import SaberError
+from saber.errors import ExitCode, SaberError
 from saber.harness import Inline, Processes, evaluate
 from saber.harness.store import ResultsStore
 from saber.rundir import EPISODES_FILE, RunFile, Session, durable, read_run_file
@@ -214,10 +214,11 @@ def test_a_run_json_of_another_run_is_refused(clean_run: Path, tmp_path: Path) -
         with pytest.raises(SaberError, match="does not belong to"):
             _reopen(directory)
         result = CliRunner().invoke(main, ["report", str(directory)])
-        assert result.exit_code == 1 and "does not belong to" in result.output
+        assert result.exit_code == ExitCode.BAD_INPUT and "does not belong to" in result.output
         assert "Traceback" not in result.output
         resumed = CliRunner().invoke(main, [*EVAL_ARGS, "--out", str(directory)])
-        assert resumed.exit_code == 1 and "does not belong to" in resumed.output
+        assert resumed.exit_code == ExitCode.BAD_INPUT
+        assert "does not belong to" in resumed.output
     # A run.json copied into an empty directory, and an episodes.jsonl rewritten.
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -318,7 +319,8 @@ def test_a_full_disk_at_any_write_leaves_every_file_whole_and_resumes(
         if result.exit_code == 0:  # only the session's end in run.json was lost: said so
             assert "only this session's summary is lost" in result.output, (n, result.output)
         else:
-            assert result.exit_code == 1 and isinstance(result.exception, SystemExit), n
+            assert result.exit_code == ExitCode.UNFINISHED, (n, result.output)  # it resumes
+            assert isinstance(result.exception, SystemExit), n
             errors = [line for line in result.output.splitlines() if "Error" in line]
             assert len(errors) == 1 and "Cannot write" in errors[0], (n, result.output)
         if (out / "run.json").exists():
@@ -365,7 +367,7 @@ def test_a_stop_right_after_any_write_keeps_the_counts_true_and_resumes(
         out = tmp_path / f"stop-{n}"
         monkeypatch.setattr(durable, "_write_all", StopAfterWrite(n))
         result = runner.invoke(main, [*EVAL_ARGS, "--out", str(out)])
-        assert result.exit_code == 130, (n, result.output)
+        assert result.exit_code == ExitCode.INTERRUPTED, (n, result.output)
         assert "Interrupted. Finished episodes are in" in result.output, (n, result.output)
         assert "Traceback" not in result.output, (n, result.output)
         monkeypatch.setattr(durable, "_write_all", counter.real)
@@ -414,7 +416,7 @@ def test_input_that_is_not_utf8_is_a_one_line_error(clean_run: Path, tmp_path: P
     ]
     for args, message in cases:
         result = runner.invoke(main, args)
-        assert result.exit_code == 1, (args, result.output)
+        assert result.exit_code == ExitCode.BAD_INPUT, (args, result.output)
         assert message in result.output, (args, result.output)
         assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
         assert len(result.output.strip().splitlines()) == 1, result.output
@@ -472,7 +474,7 @@ def test_two_sigterms_in_a_row_still_stop_cleanly_with_143(
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 143, stderr
+    assert process.returncode == ExitCode.TERMINATED, stderr
     assert "Terminated (SIGTERM). Finished episodes are in" in stderr
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
     (session,) = json.loads((out / "run.json").read_text())["sessions"]
