@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 SABER = Path(__file__).resolve().parents[1] / "saber"
+API_PAGE = SABER.parent / "docs" / "api" / "index.md"
 
 # The modules whose ``__all__`` makes names public. A new one is a decision: add it here,
 # and its names to the API page (docs/api.md).
@@ -174,3 +176,13 @@ def test_a_second_home_fails_here(module: str, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(f"{__name__}._exports", lambda: exports)
     with pytest.raises(AssertionError, match="SaberSettings"):
         test_each_public_name_has_one_home()
+
+
+def test_the_api_page_documents_each_public_module_once_and_the_top_level_without_its_reexports() -> (
+    None
+):
+    page = API_PAGE.read_text(encoding="utf-8")
+    documented = re.findall(r"^\.\. automodule:: (\S+)$", page, re.M)
+    assert sorted(documented) == sorted(PUBLIC_MODULES)
+    (excluded,) = re.findall(r"automodule:: saber\n   :members:\n   :exclude-members: (.*)", page)
+    assert sorted(excluded.split(", ")) == sorted(FIRST_NEEDED)
