@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from saber.agents.pretrained import PRETRAINED, provenance
+from saber.agents.pretrained import PRETRAINED, agent_provenance
 from saber.games import get_game
 from saber.reports.training import compare_training, training_curves
 from saber.reports.training_log import training_scores
@@ -133,7 +133,7 @@ def budget_frames(name: str) -> int:
     """The frames of the updates a run made (agent steps x 4, as CleanRL counts them): its
     log counts the frames the emulator played, a little fewer (the autoreset step after
     each episode plays none), so the log alone ends just short of the budget."""
-    training = provenance(name)["training"]
+    training = agent_provenance(name)["training"]
     args = training["args"]
     return int(training["iterations"]) * int(args["num_envs"]) * int(args["num_steps"]) * 4
 
@@ -145,7 +145,7 @@ def training_table(logs: dict[str, Path]) -> list[str]:
         "|---|---:|---:|---:|---|---:|---:|---|",
     ]
     for name, log in logs.items():
-        training = provenance(name)["training"]
+        training = agent_provenance(name)["training"]
         seconds = training["seconds"]
         total = sum(seconds[key] for key in ("learning", "acting", "emulation"))
         split = " / ".join(
@@ -213,7 +213,7 @@ def decompressed_logs(folder: Path) -> dict[str, Path]:
     """Each saber-ppo agent's training log, decompressed into ``folder``."""
     logs = {}
     for name in sorted(PRETRAINED, key=lambda n: (PRETRAINED[n].game, n)):
-        record = provenance(name)
+        record = agent_provenance(name)
         if record.get("reference") != "saber-ppo":
             continue
         path = folder / f"{name}.jsonl"

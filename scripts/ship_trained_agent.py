@@ -19,7 +19,7 @@ data were made), in two steps, because the evaluation plays the shipped file::
 * ``saber/agents/data/<stem>.json``: the provenance (script and its SHA-256, command,
   commit, versions, seed, frames, episodes, wall time, frames/s and where the time went,
   machine, hyperparameters) and the policy file's SHA-256, which
-  :func:`saber.agents.pretrained.provenance` checks;
+  :func:`saber.agents.pretrained.agent_provenance` checks;
 * ``saber/agents/data/<stem>_training.jsonl.gz``: the training log (every training
   episode), for ``saber training``;
 * the agent's entry in ``saber/agents/data/agents.json`` (what ``saber eval --agent``
@@ -51,7 +51,7 @@ import numpy as np
 from ship_random_reference import EPISODE_COLUMNS, read_records, summarize, write_csv
 
 from saber.games import get_game
-from saber.protocol.rundir import read_run_json
+from saber.rundir.reading import read_run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "saber" / "agents" / "data"
