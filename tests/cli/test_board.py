@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 
 
 def _board(*arguments: str) -> tuple[int, str]:
@@ -50,7 +51,7 @@ def test_a_folder_of_someone_elses_files_is_refused_in_one_line(tmp_path: Path) 
     site.mkdir()
     (site / "index.html").write_text("my own page")
     code, output = _board("saber-paper", "--out", str(site))
-    assert code == 1
+    assert code == ExitCode.BAD_INPUT
     assert output == (
         f"Error: {site} holds files saber board did not write (index.html); nothing was "
         "written: choose a new or empty --out, or move them away\n"

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 
 
 def test_saber_export_writes_minari_datasets_and_names_bad_input_in_one_line(
@@ -45,7 +46,7 @@ def test_saber_export_writes_minari_datasets_and_names_bad_input_in_one_line(
         ),
     ]:
         code, output = export(*args)
-        assert code == 1 and message in output, output
+        assert code == ExitCode.BAD_INPUT and message in output, output
         assert len(output.strip().splitlines()) == 1, output
     # A failed export leaves no dataset (whole or absent), nor a malformed id's folder.
     assert list(minari.list_local_datasets()) == ["saber/breakout/seed_0-v0"]

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.errors import SaberError
+from saber.errors import ExitCode, SaberError
 from saber.replay import recorded_episode
 
 
@@ -40,7 +40,7 @@ def test_saber_replay_films_a_recorded_episode_after_the_fact(
         main, ["replay", str(recorded_run), "--game", "breakout", "--episode", "7"]
     )
     assert (
-        missing.exit_code == 1
+        missing.exit_code == ExitCode.BAD_INPUT
         and "no finished episode 7 of breakout (finished: 0-1)" in missing.output
     )
     with pytest.raises(SaberError, match="no finished episode 7"):

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 
 EXAMPLE = Path(__file__).parents[1] / "reports" / "data" / "example_scores.csv"
 
@@ -88,11 +89,11 @@ def test_each_output_flag_writes_only_what_it_names(tmp_path, flag, name, start)
         ),
     ],
 )
-def test_bad_scores_exit_1_with_the_line_and_no_traceback(tmp_path, text, message):
+def test_bad_scores_are_refused_with_the_line_and_no_traceback(tmp_path, text, message):
     bad = tmp_path / "bad.csv"
     bad.write_text(text)
     result = run("report", str(bad), "--json", str(tmp_path / "r.json"))
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert message in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "r.json").exists()
@@ -156,7 +157,7 @@ def test_missing_matplotlib_is_found_before_anything_is_written(tmp_path, monkey
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     result = run("report", str(EXAMPLE), "--json", str(tmp_path / "r.json"), "--plots", "f")
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert 'pip install "saber-ale[plots]"' in result.output
     assert 'pip install ".[plots]"' in result.output
     assert files(tmp_path) == []

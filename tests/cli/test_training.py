@@ -7,6 +7,7 @@ import json
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 
 
 def run(*args: str):
@@ -30,7 +31,7 @@ def test_training_refuses_an_empty_log(tmp_path):
     log = tmp_path / "training.jsonl"
     log.write_text("")
     result = run("training", str(log))
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert f"{log}: no episodes in this training log" in result.output
     assert "|" not in result.output  # no empty table
 

@@ -24,6 +24,7 @@ pytest.importorskip("matplotlib")  # the test extra has it; the figures need it
 from PIL import Image
 
 from saber.cli import main
+from saber.errors import ExitCode
 from saber.reports import make_report
 from saber.reports.figures.style import PALETTE
 from saber.reports.html import to_html
@@ -258,6 +259,6 @@ def test_html_without_matplotlib_is_one_line_and_writes_nothing(tmp_path, monkey
         ["report", str(tmp_path / "s.csv"), "--json", str(tmp_path / "r.json"), "--html",
          str(tmp_path / "r.html")],
     )  # fmt: skip
-    assert out.exit_code == 1
+    assert out.exit_code == ExitCode.BAD_INPUT
     assert 'pip install "saber-ale[plots]"' in out.output and "Traceback" not in out.output
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "r.html").exists()

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
+from saber.errors import ExitCode
 from saber.reports import make_report
 from saber.scoring import (
     UnknownReferenceError,
@@ -106,7 +107,7 @@ def test_reading_the_shipped_file_as_scores_points_to_the_reference(tmp_path):
     path = tmp_path / "saber_paper_agents.csv"
     path.write_text(DATA.joinpath("saber_paper_agents.csv").read_text(encoding="utf-8"))
     result = CliRunner().invoke(main, ["report", str(path)])
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "Traceback" not in result.output
     # Rainbow-IQN's Air Raid under SABER at 200M (line 7) and 10M (line 8) training frames.
     assert "saber_paper_agents.csv:8: game air_raid given twice" in result.output
     assert "keep the rows of one training checkpoint" in result.output
@@ -179,7 +180,10 @@ def test_cli_reference_and_list(tmp_path):
     bad = runner.invoke(
         main, ["report", str(tmp_path / "s.csv"), "--json", str(out), "--reference", "nope"]
     )
-    assert bad.exit_code == 1 and "Unknown reference 'nope' for --reference" in bad.output
+    assert (
+        bad.exit_code == ExitCode.BAD_INPUT
+        and "Unknown reference 'nope' for --reference" in bad.output
+    )
     assert not out.exists()
     good = runner.invoke(
         main, ["report", str(tmp_path / "s.csv"), "--json", str(out), "--reference", "saber-paper"]
@@ -214,7 +218,7 @@ def test_training_report_shows_rainbow_iqn_at_the_same_checkpoints(tmp_path):
     }
     assert rows[1]["references"]["rainbow-iqn@saber-paper"] is None
     bad = CliRunner().invoke(main, ["training", str(tmp_path / "t.jsonl"), "--reference", "x"])
-    assert bad.exit_code == 1 and "Unknown reference 'x'" in bad.output
+    assert bad.exit_code == ExitCode.BAD_INPUT and "Unknown reference 'x'" in bad.output
 
 
 def test_ppo_reference_is_the_shipped_evaluations_one_run_per_training_seed():

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.errors import ScoreFileError
+from saber.errors import ExitCode, ScoreFileError
 from saber.reports import make_report
 from saber.scoring import read_scores
 
@@ -218,7 +218,7 @@ def test_bad_run_input_fails_with_the_line_and_writes_nothing(tmp_path, text, me
     (tmp_path / "s.csv").write_text(text)
     out = tmp_path / "r.json"
     result = CliRunner().invoke(main, ["report", str(tmp_path / "s.csv"), "--json", str(out)])
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert message in result.output and "Traceback" not in result.output
     assert not out.exists()
 

@@ -16,7 +16,7 @@ from gymnasium.vector import AutoresetMode
 
 from saber.cli import main
 from saber.envs.vector import SaberVectorEnv
-from saber.errors import SaberError
+from saber.errors import ExitCode, SaberError
 from saber.replay import verify_training_log
 from saber.training import TrainingRecorder, VectorTrainingRecorder
 from tests.harness.helpers import short_settings
@@ -142,10 +142,12 @@ def test_a_torn_last_line_is_skipped_and_a_foreign_file_is_one_line(
     assert code == 0 and "verified 2 episode(s) of 1 game(s) (a sample of 2 of 12)" in output
     log.write_text('{"x": 1}\n' + log.read_text())
     code, output = _cli_verify(log)
-    assert code == 1 and f"Error: {log}, line 1: not a training log line" in output, output
+    assert (
+        code == ExitCode.BAD_INPUT and f"Error: {log}, line 1: not a training log line" in output
+    ), output
     log.write_bytes(b"\xff\xfe")
     code, output = _cli_verify(log)
-    assert code == 1 and "not a training log (not UTF-8" in output, output
+    assert code == ExitCode.BAD_INPUT and "not a training log (not UTF-8" in output, output
 
 
 def test_a_training_log_without_replays_is_named_per_episode(tmp_path: Path) -> None:
