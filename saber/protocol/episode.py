@@ -1,7 +1,7 @@
 """The record of one finished episode: the one definition of an episode's result.
 
 The env puts :meth:`EpisodeRecord.to_dict` in ``info["saber"]`` and the harness writes it
-to ``episodes.jsonl`` (the keys of both are those of saber 0.1, so old files stay readable).
+to ``episodes.jsonl``.
 """
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ class EpisodeRecord:
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> EpisodeRecord:
-        """The record of a dict written by :meth:`to_dict` (or by saber 0.1: ``t`` for
-        ``seconds``). Checkpoints missing from the dict are NaN. Extra keys are ignored."""
-        seconds = record.get("seconds", record.get("t", 0.0))
+        """The record of a dict written by :meth:`to_dict`. Checkpoints missing from the
+        dict are NaN. Extra keys are ignored."""
+        seconds = record.get("seconds", 0.0)
         return cls(
             score=float(record[saber_limit().record_field]),
             checkpoints={

@@ -34,7 +34,6 @@ package exports the few a reader of run directories needs; the rest are internal
 * :mod:`saber.rundir.damage` and :mod:`saber.rundir.repair`: what ``saber repair``
   finds wrong in a directory and how it mends it.
 
-The JSON keys are those of saber 0.2 (and 0.1), so old directories read.
 """
 
 from __future__ import annotations

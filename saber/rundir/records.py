@@ -4,7 +4,6 @@ A run directory (``saber eval --out DIR``) holds ``episodes.jsonl`` (one JSON ob
 line, appended and never rewritten: an :class:`EpisodeLine` per finished episode, a
 :class:`FailedAttempt` per episode attempt that failed), ``run.json`` (the run's
 provenance: :mod:`saber.rundir.runfile`), ``.lock`` and, when asked for, ``videos/``.
-The JSON keys are those of saber 0.2 (and 0.1), so old directories read.
 
 >>> line = EpisodeLine("pong", 3, 7, "random", EpisodeRecord(-21.0, {"5min": -21.0, "30min": -21.0}, 3000, 760, "game_over"))
 >>> EpisodeLine.from_dict(line.to_dict()) == line, list(line.to_dict())[:5]
@@ -103,12 +102,12 @@ class EpisodeLine:
 
     @classmethod
     def from_dict(cls, line: Mapping[str, Any]) -> EpisodeLine:
-        """The line of a dict written by :meth:`to_dict` (or by saber 0.1)."""
+        """The line of a dict written by :meth:`to_dict`."""
         return cls(
             game=str(line["game"]),
             episode=int(line["episode"]),
-            seed=int(line.get("seed", -1)),
-            agent=str(line.get("agent", "")),
+            seed=int(line["seed"]),
+            agent=str(line["agent"]),
             record=EpisodeRecord.from_dict(line),
             run=None if line.get("run") is None else str(line["run"]),
             replay=None if line.get("replay") is None else str(line["replay"]),
@@ -140,7 +139,7 @@ class FailedAttempt:
     run: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object (keys as written since saber 0.2)."""
+        """The JSON object."""
         return {
             "game": self.game,
             "episode": self.episode,

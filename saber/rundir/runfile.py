@@ -4,8 +4,7 @@
 
 ``run.json`` is rewritten atomically (:func:`saber.rundir.durable.write_run_file`) and
 read by :func:`saber.rundir.reading.read_run_file`; it keeps one :class:`Session` per
-``saber eval`` that opened the directory (saber 0.2's sessions gain ``status`` and
-``counts``).
+``saber eval`` that opened the directory.
 """
 
 from __future__ import annotations
@@ -28,10 +27,10 @@ class Session:
         versions: package versions it ran with (``saber``, ``ale_py``, ...).
         ended: when it ended; None while it runs (or if it was killed outright).
         status: ``"finished"``, ``"interrupted"`` (Ctrl-C, SIGTERM), ``"failed"`` (an
-            error stopped it), ``"running"``, ``"repaired"`` (``saber repair``); None for a
-            session of saber 0.2, which did not say (its history is kept as it was written).
+            error stopped it), ``"running"`` (written as no ``status``: the session runs,
+            or was killed outright), ``"repaired"`` (``saber repair``).
         counts: what it did: ``episodes_finished`` and ``attempts_failed`` (this
-            session's lines); empty for a session of saber 0.2.
+            session's lines); empty while it runs.
         summary: the run's counts when it ended (``finished``, ``failed``, ...).
         episodes_log: what ``episodes.jsonl`` held when the session last wrote
             ``run.json``: ``{"bytes": N, "sha256": hex of its first N bytes}``
@@ -47,7 +46,7 @@ class Session:
     started: str
     versions: dict[str, str] = field(default_factory=dict)
     ended: str | None = None
-    status: SessionStatus | None = "running"
+    status: SessionStatus = "running"
     counts: dict[str, int] = field(default_factory=dict)
     summary: dict[str, Any] | None = None
     episodes_log: dict[str, Any] | None = None
@@ -56,13 +55,13 @@ class Session:
     _KNOWN = ("command", "started", "ended", "status", "counts", "summary", "episodes_log")
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object (a session of saber 0.2 had no ``status`` nor ``counts``)."""
+        """The JSON object (a running session has no ``status`` nor ``counts``)."""
         session: dict[str, Any] = {"command": self.command, "started": self.started}
         session.update(self.versions)
         session.update(self.extra)
         if self.ended is not None:
             session["ended"] = self.ended
-        if self.status is not None and self.status != "running":
+        if self.status != "running":
             session["status"] = self.status
         if self.counts:
             session["counts"] = dict(self.counts)
@@ -74,11 +73,15 @@ class Session:
 
     @classmethod
     def from_dict(cls, session: Mapping[str, Any], version_keys: tuple[str, ...]) -> Session:
-        """The session of a ``run.json`` entry; ``version_keys`` are the package names."""
+        """The session of a ``run.json`` entry; ``version_keys`` are the package names.
+
+        Raises:
+            ValueError: a status that is none of :data:`~saber.rundir.records.SESSION_STATUSES`.
+        """
         ended = session.get("ended")
-        status = session.get("status")
+        status = session.get("status", "running")
         if status not in SESSION_STATUSES:
-            status = None  # saber 0.2 did not say
+            raise ValueError(f"a session's status {status!r} is none of {SESSION_STATUSES}")
         known = set(cls._KNOWN) | set(version_keys)
         return cls(
             command=list(session.get("command", [])),
@@ -217,7 +220,7 @@ class RunFile:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object, keys in the order saber 0.2 wrote them."""
+        """The JSON object, keys in the order saber writes them."""
         run: dict[str, Any] = {"format": self.format, **self.versions, "platform": self.platform}
         run.update(
             settings=self.settings,
@@ -243,7 +246,7 @@ class RunFile:
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Any]) -> RunFile:
-        """The run of a ``run.json`` object (saber 0.1 and 0.2 included).
+        """The run of a ``run.json`` object.
 
         Raises:
             KeyError, TypeError, ValueError: a key missing or of the wrong type.
@@ -251,21 +254,19 @@ class RunFile:
         versions = {k: run[k] for k in cls.VERSION_KEYS if k in run}
         return cls(
             settings=dict(run["settings"]),
-            deviations=dict(run.get("deviations", {})),
+            deviations=dict(run["deviations"]),
             agent=str(run["agent"]),
-            games=[str(game) for game in run.get("games", [])],
-            episodes=int(run.get("episodes", 0)),
-            base_seed=int(run.get("base_seed", 0)),
-            seed_scheme=str(run.get("seed_scheme", "")),
-            command=list(run.get("command", [])),
-            started=str(run.get("started", "")),
+            games=[str(game) for game in run["games"]],
+            episodes=int(run["episodes"]),
+            base_seed=int(run["base_seed"]),
+            seed_scheme=str(run["seed_scheme"]),
+            command=list(run["command"]),
+            started=str(run["started"]),
             versions=versions,
-            platform=str(run.get("platform", "")),
+            platform=str(run["platform"]),
             run=None if run.get("run") is None else str(run["run"]),
             run_id=None if run.get("run_id") is None else str(run["run_id"]),
-            sessions=[
-                Session.from_dict(session, cls.VERSION_KEYS) for session in run.get("sessions", [])
-            ],
+            sessions=[Session.from_dict(session, cls.VERSION_KEYS) for session in run["sessions"]],
             format=str(run["format"]),
             extra={
                 k: v for k, v in run.items() if k not in cls._KNOWN and k not in cls.VERSION_KEYS

@@ -32,26 +32,31 @@ from saber.rundir import (
 from saber.scoring import read_scores
 from tests.robustness.valid_files import small_policy_layers
 
-RUN_02 = Path(__file__).parents[1] / "rundir" / "data" / "run-0.2"  # saber 0.2's run
+RUN_04 = Path(__file__).parents[1] / "rundir" / "data" / "run-0.4"  # saber 0.4's run
 DEEP = "[" * 100_000 + "]" * 100_000  # json.loads recurses: RecursionError
 HUGE = "9" * 5000  # json.loads refuses integers of over 4300 digits: ValueError
 
 
-def _run_02(tmp_path: Path, line: str | None = None, run_json: str | None = None) -> Path:
-    """saber 0.2's run directory, its first line replaced by ``line`` or its ``run.json``
-    by ``run_json``."""
+def _run_04(tmp_path: Path, line: str | None = None, run_json: str | None = None) -> Path:
+    """saber 0.4's run directory, its first line replaced by ``line`` (and its sessions'
+    checkpoints of ``episodes.jsonl`` dropped, so that the line is read, not refused as a
+    rewritten file) or its ``run.json`` by ``run_json``."""
     run = tmp_path / "run"
-    shutil.copytree(RUN_02, run)
+    shutil.copytree(RUN_04, run)
     if line is not None:
         lines = (run / EPISODES_FILE).read_text().splitlines(keepends=True)
         (run / EPISODES_FILE).write_text(line + "\n" + "".join(lines[1:]))
+        unchecked = json.loads((run / RUN_FILE).read_text())
+        for session in unchecked["sessions"]:
+            session.pop("episodes_log", None)
+        (run / RUN_FILE).write_text(json.dumps(unchecked))
     if run_json is not None:
         (run / RUN_FILE).write_text(run_json)
     return run
 
 
 def _first_record() -> dict:
-    return json.loads((RUN_02 / EPISODES_FILE).read_text().splitlines()[0])
+    return json.loads((RUN_04 / EPISODES_FILE).read_text().splitlines()[0])
 
 
 def _one_line(error: pytest.ExceptionInfo) -> str:
@@ -65,7 +70,7 @@ def _one_line(error: pytest.ExceptionInfo) -> str:
 
 def test_run_json_with_a_5000_digit_integer_is_damaged(tmp_path: Path) -> None:
     # Was ValueError (Python's limit on integer digits), not RunDirectoryError.
-    run = _run_02(tmp_path, run_json='{"format": "saber-run/1", "episodes": ' + HUGE + "}")
+    run = _run_04(tmp_path, run_json='{"format": "saber-run/1", "episodes": ' + HUGE + "}")
     with pytest.raises(RunDirectoryError, match="is damaged") as error:
         read_run_file(run)
     _one_line(error)
@@ -73,7 +78,7 @@ def test_run_json_with_a_5000_digit_integer_is_damaged(tmp_path: Path) -> None:
 
 def test_run_json_nested_thousands_deep_is_damaged(tmp_path: Path) -> None:
     # Was RecursionError.
-    run = _run_02(tmp_path, run_json='{"format": "saber-run/1", "x": ' + DEEP + "}")
+    run = _run_04(tmp_path, run_json='{"format": "saber-run/1", "x": ' + DEEP + "}")
     with pytest.raises(RunDirectoryError, match="is damaged") as error:
         read_scores(run)
     _one_line(error)
@@ -81,7 +86,7 @@ def test_run_json_nested_thousands_deep_is_damaged(tmp_path: Path) -> None:
 
 def test_episode_line_nested_thousands_deep_names_its_line(tmp_path: Path) -> None:
     # Was RecursionError.
-    run = _run_02(tmp_path, line='{"game": "breakout", "x": ' + DEEP + "}")
+    run = _run_04(tmp_path, line='{"game": "breakout", "x": ' + DEEP + "}")
     with pytest.raises(RunDirectoryError, match=r"episodes.jsonl:1: not an episode record"):
         read_episode_lines(run / EPISODES_FILE)
 
@@ -89,7 +94,7 @@ def test_episode_line_nested_thousands_deep_names_its_line(tmp_path: Path) -> No
 def test_score_of_400_digits_is_refused_not_overflowed(tmp_path: Path) -> None:
     # Was OverflowError (int too large to convert to float) from math.isfinite.
     record = {**_first_record(), "score": 10**400}
-    run = _run_02(tmp_path, line=json.dumps(record))
+    run = _run_04(tmp_path, line=json.dumps(record))
     with pytest.raises(
         ScoreFileError,
         match="score of game breakout must be a finite number, got an integer of 401 digits",
@@ -99,8 +104,8 @@ def test_score_of_400_digits_is_refused_not_overflowed(tmp_path: Path) -> None:
 
 def test_negative_base_seed_reads_the_scores(tmp_path: Path) -> None:
     # Was ValueError from episode_seed: a base seed of -1 cannot be checked, not a crash.
-    run_json = json.loads((RUN_02 / RUN_FILE).read_text())
-    run = _run_02(tmp_path, run_json=json.dumps({**run_json, "base_seed": -1}))
+    run_json = json.loads((RUN_04 / RUN_FILE).read_text())
+    run = _run_04(tmp_path, run_json=json.dumps({**run_json, "base_seed": -1}))
     table = read_scores(run)
     assert sorted(r.score for r in table.records if r.time_limit == "saber") == [1.0, 5.0]
 
@@ -108,7 +113,7 @@ def test_negative_base_seed_reads_the_scores(tmp_path: Path) -> None:
 def test_recorded_episodes_of_a_record_without_episode_names_the_line(tmp_path: Path) -> None:
     # Was KeyError 'episode' (and TypeError for "episode": [1]).
     record = {key: value for key, value in _first_record().items() if key != "episode"}
-    run = _run_02(tmp_path, line=json.dumps(record))
+    run = _run_04(tmp_path, line=json.dumps(record))
     with pytest.raises(
         RunDirectoryError, match=r"episodes.jsonl:1: not an episode record"
     ) as error:
@@ -118,7 +123,7 @@ def test_recorded_episodes_of_a_record_without_episode_names_the_line(tmp_path: 
 
 def test_verify_of_a_record_with_a_list_episode_names_the_line(tmp_path: Path) -> None:
     # Was TypeError: int() argument must be ... not 'list'.
-    run = _run_02(tmp_path, line=json.dumps({**_first_record(), "episode": [1]}))
+    run = _run_04(tmp_path, line=json.dumps({**_first_record(), "episode": [1]}))
     with pytest.raises(RunDirectoryError, match=r"episodes.jsonl:1: not an episode record"):
         verify_run(run, workers=0)
 
@@ -248,16 +253,16 @@ def test_policy_file_with_a_damaged_deflate_stream_is_refused(tmp_path: Path) ->
 
 def test_run_json_with_a_session_that_is_no_object_is_not_a_run(tmp_path: Path) -> None:
     # Was AttributeError: 'list' object has no attribute 'get'.
-    run_json = json.loads((RUN_02 / RUN_FILE).read_text())
-    run = _run_02(tmp_path, run_json=json.dumps({**run_json, "sessions": [[1]]}))
+    run_json = json.loads((RUN_04 / RUN_FILE).read_text())
+    run = _run_04(tmp_path, run_json=json.dumps({**run_json, "sessions": [[1]]}))
     with pytest.raises(RunDirectoryError, match="not the provenance of a saber run"):
         read_run_file(run)
 
 
 def test_run_json_with_infinite_episodes_is_not_a_run(tmp_path: Path) -> None:
     # Was OverflowError: cannot convert float infinity to integer.
-    run_json = json.loads((RUN_02 / RUN_FILE).read_text())
-    run = _run_02(tmp_path, run_json=json.dumps({**run_json, "episodes": float("inf")}))
+    run_json = json.loads((RUN_04 / RUN_FILE).read_text())
+    run = _run_04(tmp_path, run_json=json.dumps({**run_json, "episodes": float("inf")}))
     with pytest.raises(RunDirectoryError, match="not the provenance of a saber run"):
         read_run_file(run)
 
@@ -299,7 +304,7 @@ def test_policy_file_named_with_a_line_break_is_one_line() -> None:
 def test_failed_attempt_with_a_list_episode_names_the_line(tmp_path: Path) -> None:
     # Was TypeError: unhashable type: 'list' (the failure summary's set of episodes).
     failure = {"game": "breakout", "episode": [1], "error": "boom"}
-    run = _run_02(tmp_path, line=json.dumps(failure))
+    run = _run_04(tmp_path, line=json.dumps(failure))
     with pytest.raises(ScoreFileError, match=r"episodes.jsonl:1: episode \[1\] of game breakout"):
         read_scores(run)
 
@@ -308,9 +313,9 @@ def test_failed_attempt_with_a_list_episode_names_the_line(tmp_path: Path) -> No
 def test_run_json_checkpoint_of_no_size_is_damaged(tmp_path: Path, size: str) -> None:
     # 1e309 was OverflowError, 2**40 MemoryError (read() allocated 1 TB), 2**64
     # OverflowError (an index-sized integer).
-    run_json = json.loads((RUN_02 / RUN_FILE).read_text())
+    run_json = json.loads((RUN_04 / RUN_FILE).read_text())
     run_json["sessions"][-1]["episodes_log"] = {"bytes": "@", "sha256": "ab" * 32}
-    run = _run_02(tmp_path, run_json=json.dumps(run_json).replace('"@"', size))
+    run = _run_04(tmp_path, run_json=json.dumps(run_json).replace('"@"', size))
     damaged = "a session's episodes_log is damaged"  # not a size at all (1e309)
     # 2**40, 2**64: more bytes attested than the file holds, its records the run's: a cut,
     # with saber repair's advice (saber.rundir.damage).
@@ -331,7 +336,7 @@ def test_resume_over_a_record_of_no_episode_names_the_line(
     # played), OverflowError.
     from saber.harness.store import ResultsStore
 
-    run = _run_02(tmp_path, line=json.dumps({**_first_record(), key: value}))
+    run = _run_04(tmp_path, line=json.dumps({**_first_record(), key: value}))
     session = read_run_file(run)
     session.sessions = session.sessions[-1:]
     with pytest.raises(RunDirectoryError, match=r"episodes.jsonl:1: not an episode record"):
@@ -340,7 +345,7 @@ def test_resume_over_a_record_of_no_episode_names_the_line(
 
 def test_run_json_of_another_version_with_a_line_break_is_one_line(tmp_path: Path) -> None:
     # Was "... (format 'x', saber a\nb); ...": two lines.
-    run = _run_02(tmp_path, run_json=json.dumps({"format": "x", "saber": "a\nb"}))
+    run = _run_04(tmp_path, run_json=json.dumps({"format": "x", "saber": "a\nb"}))
     with pytest.raises(RunDirectoryError, match=r"format 'x', saber 'a\\nb'") as error:
         read_run_file(run)
     _one_line(error)
@@ -385,8 +390,7 @@ def test_training_log_line_holding_two_objects_is_refused(tmp_path: Path) -> Non
 
 def test_replay_path_with_a_line_break_is_one_line(tmp_path: Path) -> None:
     # Was "run/a\nb: No such file or directory", from recorded_episodes and saber verify.
-    run = _run_02(tmp_path)
-    (run / EPISODES_FILE).write_text(json.dumps({**_first_record(), "replay": "a\nb"}) + "\n")
+    run = _run_04(tmp_path, line=json.dumps({**_first_record(), "replay": "a\nb"}))
     with pytest.raises(ReplayError, match=r"run/a\\nb': No such file") as error:
         list(recorded_episodes(run))
     _one_line(error)
@@ -396,8 +400,7 @@ def test_replay_path_with_a_line_break_is_one_line(tmp_path: Path) -> None:
 
 def test_replay_path_with_a_nul_is_a_replay_problem(tmp_path: Path) -> None:
     # Was ValueError: embedded null byte, from recorded_episodes and saber verify.
-    run = _run_02(tmp_path)
-    (run / EPISODES_FILE).write_text(json.dumps({**_first_record(), "replay": "\x00"}) + "\n")
+    run = _run_04(tmp_path, line=json.dumps({**_first_record(), "replay": "\x00"}))
     with pytest.raises(ReplayError, match="embedded null byte") as error:
         list(recorded_episodes(run))
     _one_line(error)

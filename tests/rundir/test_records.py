@@ -93,15 +93,6 @@ def test_record_dict_has_the_saber_0_1_keys_and_round_trips() -> None:
     assert record.score_at("5m") == 40.0 and record.score_at("unlimited") == 120.0
 
 
-def test_record_reads_a_saber_0_1_info_record() -> None:
-    # saber 0.1's info["episode"]: Gymnasium's r / l / t beside the SABER keys.
-    old = {"score": 3.0, "score_5min": 3.0, "score_30min": 3.0, "frames": 900, "steps": 225}
-    old |= {"end": "stuck_timeout", "rollovers": 0, "infinite": False, "r": 3.0, "l": 225}
-    record = EpisodeRecord.from_dict(old | {"t": 0.5})
-    assert record.end == EpisodeEnd.STUCK_TIMEOUT and record.seconds == 0.5
-    assert record.checkpoints == {"5min": 3.0, "30min": 3.0}
-
-
 def test_one_hour_column_is_one_registry_line(one_hour: None, tmp_path) -> None:
     assert time_limit("60 minutes") is ONE_HOUR and time_limit("1h") is ONE_HOUR
     # Single env: info["saber"] has score_1h (the score at frame 216,000 = the score here).

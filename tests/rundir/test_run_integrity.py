@@ -26,6 +26,7 @@ from saber.errors import ExitCode, SaberError
 from saber.harness import Inline, Processes, evaluate
 from saber.harness.store import ResultsStore
 from saber.rundir import EPISODES_FILE, RunFile, Session, durable, read_run_file
+from saber.rundir.records import now
 from saber.scoring import read_scores
 from tests.harness.helpers import (
     alive,
@@ -61,7 +62,7 @@ def _copy(run: Path, tmp_path: Path, name: str = "run") -> Path:
 def _reopen(directory: Path, episodes: int | None = None) -> ResultsStore:
     """Open the directory as a new session of its own run would (asking for ``episodes``)."""
     on_disk = read_run_file(directory)
-    session = Session(command=["test"], started=rundir.now(), versions=dict(on_disk.versions))
+    session = Session(command=["test"], started=now(), versions=dict(on_disk.versions))
     changes = {"sessions": [session], "episodes": episodes or on_disk.episodes}
     return ResultsStore.open(directory, RunFile(**{**on_disk.__dict__, **changes}))
 
@@ -248,7 +249,7 @@ def test_a_missing_run_json_and_an_unfinished_run_are_reported_with_a_warning(
     _evaluate(unfinished, episodes=1)  # resumed, asking for no more
     run = json.loads((unfinished / "run.json").read_text())
     run_file = RunFile.from_dict(run)
-    with ResultsStore.open(unfinished, RunFile(**{**run_file.__dict__, "episodes": 4, "sessions": [Session(["saber"], rundir.now(), dict(run_file.versions))]})) as store:  # fmt: skip
+    with ResultsStore.open(unfinished, RunFile(**{**run_file.__dict__, "episodes": 4, "sessions": [Session(["saber"], now(), dict(run_file.versions))]})) as store:  # fmt: skip
         store.end_session({}, "interrupted")  # a session asked for 4, stopped after 1
     result = CliRunner().invoke(main, ["report", str(unfinished)])
     assert result.exit_code == 0, result.output
