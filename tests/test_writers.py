@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from saber.cli import main
+from saber.errors import ExitCode
 from tests.mounts import Mounts, fill
 
 SHORT = ["--env-option", "max_frames_without_reward=400", "--allow-non-saber"]
@@ -43,9 +44,9 @@ def eval_args(out: Path, episodes: int = 1, *more: str) -> list[str | Path]:
     ]  # fmt: skip
 
 
-def assert_one_line_error(result: Result, text: str) -> None:
-    """Exit status 1, no traceback, and an ``Error:`` line holding ``text``."""
-    assert result.exit_code == 1, result.output
+def assert_one_line_error(result: Result, text: str, status: ExitCode = ExitCode.BAD_INPUT) -> None:
+    """Exit ``status``, no traceback, and an ``Error:`` line holding ``text``."""
+    assert result.exit_code == status, result.output
     assert "Traceback" not in result.output, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and text in errors[0], result.output
@@ -128,7 +129,8 @@ def test_eval_on_a_full_disk_keeps_the_episodes_and_resumes(mounts: Mounts) -> N
     before = {p.name: p.read_bytes() for p in (out / "episodes.jsonl", out / "report.json")}
     fill(disk)
     result = saber(*eval_args(out, 2))
-    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.exit_code == ExitCode.UNFINISHED, result.output  # the same command resumes
+    assert "Traceback" not in result.output, result.output
     [error] = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert f"Cannot write {out}/" in error and "free some space" in error
     assert {p: (out / p).read_bytes() for p in before} == before  # the records intact
@@ -285,7 +287,10 @@ def test_every_os_error_is_one_line_naming_the_path(
     finally:
         if kind == "immutable":
             subprocess.run(["chattr", "-i", str(place)], check=True)
-    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    # A run's results that cannot be written leave it unfinished (the same command goes
+    # on); any other file that cannot be written is a place refused.
+    status = ExitCode.UNFINISHED if command == "eval" else ExitCode.BAD_INPUT
+    assert result.exit_code == status and "Traceback" not in result.output, result.output
     [error] = [line for line in result.output.splitlines() if line.startswith("Error:")]
     # The path: the file asked for, or the first part of it that could not be made.
     assert str(place) in error, error
