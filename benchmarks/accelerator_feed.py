@@ -28,15 +28,16 @@ Workers do no emulation here (their observations are fixed random frames), so th
 are the transport alone, measured as the inference process sees them: wall time per
 batch step, and the CPU seconds per batch step of all processes together (this process
 plus the workers'). The table also gives the CPU of copying the batch once (``memcpy``)
-and the CNN's forward pass on this CPU at one and at all torch threads, for scale: a
-worker's own batch step (emulation, resize, rules) costs about 0.27 ms of CPU per sub-env
-(benchmarks/env_throughput.py). Configurations run in interleaved rounds; medians.
+and the CNN's forward pass on this CPU at one and at all torch threads, for scale beside a
+worker's own batch step (emulation, resize, rules: benchmarks/env_throughput.py).
+Configurations run in interleaved rounds; medians.
 
 Run ``python benchmarks/accelerator_feed.py`` (``--quick`` for a short run; needs PyTorch
 for the CNN column, ``pip install torch``). On a machine with a CUDA GPU, two more
 columns: the same CNN's greedy actions for the batch on the GPU, from host memory to
 host memory (the copy there from pageable or from pinned memory, the forward pass, the
-actions back), in wall ms.
+actions back), in wall ms. It writes ``benchmarks/results/accelerator-feed.json`` for
+docs/measurements/eval.md.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from multiprocessing.shared_memory import SharedMemory
 from typing import Any
 
 import numpy as np
+from _results import Measurement, add_options
 
 OBSERVATION = (4, 84, 84)  # one SABER observation, uint8
 OBSERVATION_BYTES = int(np.prod(OBSERVATION))
@@ -301,7 +303,15 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[8, 16, 32, 64, 128, 256])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5; quick 2)")
+    add_options(parser, "accelerator-feed")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="eval",
+        order=45,
+        title="Feeding one policy from several workers: the transport",
+        benchmark=__file__,
+    )
     rounds = args.rounds or (2 if args.quick else 5)
     steps = 100 if args.quick else 300
     print(
@@ -321,17 +331,17 @@ def main() -> None:
                 results.setdefault((transport, workers, batch), []).append(
                     measure_transport(transport, workers, batch, steps_here)
                 )
-    print(
-        "\nPer batch step, median of rounds: wall (ms) / CPU of all processes (ms); "
-        "the policy does nothing.\n"
+    measurement.text(
+        f"Per batch step, median of {rounds} rounds ({steps} timed batch steps per "
+        "shared-memory run): wall (ms) / CPU of all processes (ms); the policy does nothing. "
+        "Beside them, for scale: copying the batch once, and a Nature-DQN CNN's forward pass."
     )
     header = ["batch B", "inline"] + [f"{t} W={w}" for t, w in configs[1:]]
     header += ["memcpy CPU", "CNN 1 thread", f"CNN {os.cpu_count()} threads"]
     gpu = cuda_cnn_seconds(8, pinned=False, repeats=3) is not None
     if gpu:
         header += ["CNN on GPU, pageable", "CNN on GPU, pinned"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---:|" * len(header))
+    table = []
     for batch in args.batches:
         cells = [str(batch)]
         for transport, workers in configs:
@@ -350,7 +360,11 @@ def main() -> None:
         for pinned in (False, True) if gpu else ():
             seconds = cuda_cnn_seconds(batch, pinned, repeats=max(20, 2000 // batch))
             cells.append(f"{seconds * 1e3:.3f}" if seconds is not None else "-")
-        print("| " + " | ".join(cells) + " |")
+        table.append(cells)
+    measurement.table(header, table, align=["right"] * len(header))
+    if gpu:
+        measurement.title += " (and the CNN on the GPU)"
+    measurement.write()
     print(
         f"\nload average after: {os.getloadavg()[0]:.2f}; rounds = {rounds}, "
         f"{steps} timed batch steps per shared-memory run; ru_maxrss of this process "

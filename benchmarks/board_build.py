@@ -14,15 +14,13 @@ builds measured are what follows:
 2. **again**: the same entries again (everything found in the cache: a rebuild);
 3. **one more**: one entry added (its report and page computed, the others found).
 
-The goal (issue 43): a board of 100 entries over 57 games builds in under a minute on 2
-cores once verified, and a build that adds one entry does not verify the others again.
+The goal: a board of 100 entries over 57 games builds in under a minute on 2 cores once
+verified, and a build that adds one entry does not verify the others again.
 
     python benchmarks/board_build.py [--entries 100] [--episodes 100] [--no-figures]
 
-Measured 2026-11-28 on 2 cores shared with a PPO training and other test runs (load
-average about 20 during the cold build), 100 entries x 57 games x 100 episodes, figures
-drawn: cold 944 s (200 reports, 100 figure pages), again 20.0 s, one more 21.2 s (2
-reports); the site 83 MB in 480 files (about 0.6 MB of figures a report page).
+It writes ``benchmarks/results/board-build.json`` for docs/measurements/board.md, where
+the figures measured so far are.
 """
 
 from __future__ import annotations
@@ -36,6 +34,8 @@ import time
 import uuid
 from importlib import resources
 from pathlib import Path
+
+from _results import Measurement, add_options
 
 from saber.board import build_board
 from saber.board._cache import Cache, digest
@@ -115,7 +115,15 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100, help="episodes per game")
     parser.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--keep", type=Path, default=None, help="build here and keep it")
+    add_options(parser, "board-build")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="board",
+        order=10,
+        title=f"{args.entries} entries over {GAMES} games",
+        benchmark=__file__,
+    )
     folder = args.keep or Path(tempfile.mkdtemp(prefix="board-bench-"))
     games = [g.ale_id for g in saber_games()][:GAMES]
     rows = _random_records(games, args.episodes)
@@ -134,12 +142,27 @@ def main() -> None:
         board = build_board(given, folder / "site", figures=args.figures, cache=cache)
         results.append((name, board))
         print(f"{name}: {board.summary()}", flush=True)
-    print("\n| build | entries | runs verified | reports computed | files | MB | seconds |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, board in results:
-        print(f"| {name} | {len(board.entries)} | {board.verified_now} | "
-              f"{board.reports_computed} | {board.files} | {board.size / 1e6:.1f} | "
-              f"{board.seconds:.1f} |")  # fmt: skip
+    measurement.text(
+        f"{args.entries} entries x {len(games)} games x {len(rows)} episodes, made from the "
+        "random agent's records under SABER, their verifications put in the cache as a first "
+        f"build leaves them; figures {'drawn' if args.figures else 'not drawn'}."
+    )
+    measurement.table(
+        ["build", "entries", "runs verified", "reports computed", "files", "MB", "seconds"],
+        [
+            [
+                name,
+                len(board.entries),
+                board.verified_now,
+                board.reports_computed,
+                board.files,
+                f"{board.size / 1e6:.1f}",
+                f"{board.seconds:.1f}",
+            ]
+            for name, board in results
+        ],
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

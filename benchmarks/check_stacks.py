@@ -10,11 +10,12 @@ SB3's ``AtariWrapper`` and ``make_atari_env``, CleanRL's ``make_env``, envpool 1
 SABER/Breakout), SABER/Pong and the wrapped variants the check tests probe
 (``tests/check/stacks.py``), and the slowest, SB3's ``AtariWrapper`` over
 ``ALE/Pong-v5`` (16 emulator frames a step: the twin's replays of a sticky step grow with
-the square of that), which took 57 s when issue 28 was filed.
+the square of that), once the slowest.
 
 Run: ``python benchmarks/check_stacks.py [--rounds 3] [--stacks NAME ...]`` (the SB3 and
 CleanRL stacks need stable-baselines3, envpool's envpool==1.2.5: a stack whose library
-is missing is listed as such, not timed).
+is missing is listed as such, not timed). It writes ``benchmarks/results/check-stacks.json``
+for docs/measurements/check.md.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from _results import Measurement, add_options
 
 GOAL_SECONDS = 30.0
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +124,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stacks", nargs="*", default=list(STACKS), choices=list(STACKS))
+    add_options(parser, "check-stacks")
     args = parser.parse_args()
+    measurement = Measurement(
+        args, page="check", order=10, title="The full check of each stack", benchmark=__file__
+    )
     missing = {
         stack: STACKS[stack][2]
         for stack in args.stacks
@@ -132,14 +139,10 @@ def main() -> None:
         for stack in runs:
             runs[stack].append(_run(stack))
             print(f"round {round_ + 1}: {stack}: {runs[stack][-1]['total']:.1f} s", flush=True)
-    print()
-    print(
-        f"| stack | full check, median (min-max) | whole process, median | "
-        f"goal < {GOAL_SECONDS:.0f} s | slowest probes (median) | verdicts |"
-    )
-    print("|---|---|---|---|---|---|")
-    for stack, need in missing.items():
-        print(f"| {stack} | not run: {need} is not installed | | | | |")
+    table = [
+        [stack, f"not run: {need} is not installed", "", "", "", ""]
+        for stack, need in missing.items()
+    ]
     for stack, results in runs.items():
         totals = [r["total"] for r in results]
         median = statistics.median(totals)
@@ -155,10 +158,34 @@ def main() -> None:
         verdict = "met" if max(processes) < GOAL_SECONDS else "NOT met"
         counts = Counter(results[-1]["statuses"].values())
         verdicts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        print(
-            f"| {stack} | {median:.1f} s ({min(totals):.1f}-{max(totals):.1f}) | "
-            f"{statistics.median(processes):.1f} s | {verdict} | {shown} | {verdicts} |"
+        table.append(
+            [
+                stack,
+                f"{median:.1f} s ({min(totals):.1f}-{max(totals):.1f})",
+                f"{statistics.median(processes):.1f} s",
+                verdict,
+                shown,
+                verdicts,
+            ]
         )
+    print()
+    measurement.text(
+        f"The full check of each stack in a fresh process, median of {args.rounds} rounds "
+        f"(min-max), and the whole process (imports included); the goal: under {GOAL_SECONDS:.0f} s."
+    )
+    measurement.table(
+        [
+            "stack",
+            "full check, median (min-max)",
+            "whole process, median",
+            f"goal < {GOAL_SECONDS:.0f} s",
+            "slowest probes (median)",
+            "verdicts",
+        ],
+        table,
+        align=["left"] * 6,
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

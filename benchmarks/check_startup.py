@@ -7,19 +7,21 @@ the two are interleaved, and the table gives the median and spread of the per-ro
 differences and ratios. It also times the probe alone in a fresh process (cold: imports,
 twin emulators, the ROM table) and again in the same process (warm: other options).
 
-A 1-episode run is the worst case for the ratio; a SABER evaluation plays 6,100 episodes
-(about 40 minutes on 2 cores), against which the probe is a constant of a few seconds.
+A 1-episode run is the worst case for the ratio; a SABER evaluation plays 6,100 episodes,
+against which the probe is a constant.
 
-Run: ``python benchmarks/check_startup.py [--rounds 5]``.
+Run: ``python benchmarks/check_startup.py [--rounds 5]``; it writes
+``benchmarks/results/check-startup.json`` for docs/measurements/check.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
+
+from _results import Measurement, add_options
 
 EVAL = """
 import time, tempfile, saber
@@ -49,7 +51,15 @@ def _run(code: str) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    add_options(parser, "check-startup")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="check",
+        order=20,
+        title="What the quick probe adds to `saber eval`'s start-up",
+        benchmark=__file__,
+    )
     differences, ratios, colds, warms = [], [], [], []
     for _ in range(args.rounds):
         (probed,) = _run(EVAL.format(allow=False))
@@ -63,16 +73,18 @@ def main() -> None:
     def spread(values: list[float]) -> str:
         return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
-    rows = {
-        "evaluate(1 episode) with the probe minus without, s": spread(differences),
-        "evaluate(1 episode) with / without the probe": spread(ratios),
-        "quick probe alone, cold process, s": spread(colds),
-        "quick probe alone, warm (new options), s": spread(warms),
-    }
-    print(f"median (min-max) of {args.rounds} interleaved rounds")
-    for name, value in rows.items():
-        print(f"  {name:<55} {value}")
-    print(json.dumps({"rounds": args.rounds, **rows}))
+    rows = [
+        ["`saber.evaluate` of 1 episode, with the probe minus without", f"{spread(differences)} s"],
+        ["`saber.evaluate` of 1 episode, with the probe over without", f"{spread(ratios)}x"],
+        ["the quick probe alone, in a fresh process", f"{spread(colds)} s"],
+        ["the quick probe alone, warm (other options)", f"{spread(warms)} s"],
+    ]
+    measurement.text(
+        f"Median (min-max) of {args.rounds} interleaved rounds in fresh processes; the "
+        "evaluation is the NOOP agent's, 1 episode of Pong, in the calling process:"
+    )
+    measurement.table(["what", "median (min-max)"], rows)
+    measurement.write()
 
 
 if __name__ == "__main__":

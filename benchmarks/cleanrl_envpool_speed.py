@@ -35,6 +35,8 @@ rounds, and the median of the rounds' ratios. Run::
         envpool==0.8.4 gym==0.23.1 "numpy<2" tyro tensorboard
     pip install envpool==1.2.5 gym==0.23.1 tyro tensorboard   # into saber's venv
     python benchmarks/cleanrl_envpool_speed.py --envpool-python /tmp/envpool084/bin/python
+
+It writes ``benchmarks/results/envpool-cleanrl.json`` for docs/measurements/envs.md.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.clients.cleanrl_envpool: the scripts and the diff
+
+from _results import Measurement, add_options  # noqa: E402
 
 from tests.clients.cleanrl_envpool import SCRIPTS, saber_script  # noqa: E402
 
@@ -245,12 +249,14 @@ def interleaved(
     return rates
 
 
-def _line(name: str, ours: list[float], theirs: list[float]) -> str:
+def _line(name: str, ours: list[float], theirs: list[float]) -> list[str]:
     ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
-    return (
-        f"| {name} | {min(ours):.0f}-{max(ours):.0f} | {min(theirs):.0f}-{max(theirs):.0f} "
-        f"| {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] |"
-    )
+    return [
+        name,
+        f"{min(ours):.0f}-{max(ours):.0f}",
+        f"{min(theirs):.0f}-{max(theirs):.0f}",
+        f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]",
+    ]
 
 
 def main() -> None:
@@ -263,18 +269,23 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=8, help="of the async loop")
     parser.add_argument("--batches", type=int, default=2000, help="recv/send of the async loop")
     parser.add_argument("--sync-child", choices=("saber", "envpool"), help=argparse.SUPPRESS)
+    add_options(parser, "envpool-cleanrl")
     args = parser.parse_args()
     if args.sync_child:
         sync_child(args.sync_child, args.game, args.sync_steps)
         return
     if not args.envpool_python:
         parser.error("--envpool-python is required (an interpreter with envpool 0.8.4)")
+    measurement = Measurement(
+        args,
+        page="envs",
+        order=80,
+        title="saber.envpool against envpool under CleanRL's scripts",
+        benchmark=__file__,
+    )
 
     envpool_python, game, steps = args.envpool_python, args.game, args.total_timesteps
-    rows = [
-        "| run | saber side | envpool | saber / envpool: median [rounds] |",
-        "|---|---|---|---|",
-    ]
+    rows: list[list[str]] = []
     with tempfile.TemporaryDirectory() as folder:
         for name in TRAINING_SCRIPTS:
             ours = saber_script(name, Path(folder))
@@ -314,7 +325,16 @@ def main() -> None:
     shape = f"{num_envs} envs, batch {num_envs // 2}"
     for name in ("saber.envpool", "ale-py, saber's arrangement", "ale-py async mode"):
         rows.append(_line(f"async loop, {shape}: {name}", rates[name], rates["envpool"]))
-    print("\n".join(rows))
+    measurement.text(
+        f"{game}, {args.rounds} interleaved rounds per comparison: the range of each side's "
+        "rate over the rounds, and the median [range] of the rounds' ratios:"
+    )
+    measurement.table(
+        ["run", "saber side", "envpool", "saber / envpool: median [rounds]"],
+        rows,
+        align=["left"] * 4,
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ Each ratio is SABER's speed over the contender's within one round (adjacent runs
 far better than long ones on a shared machine), reported as the median over rounds with
 the min-max spread. CPU use is the process's CPU time over the wall time of the timed
 steps (cores busy). Run ``python benchmarks/env_throughput.py`` (``--quick`` for a short
-run; ``--envs 16 32 64`` on a many-core machine).
+run; ``--envs 16 32 64`` on a many-core machine); it writes
+``benchmarks/results/env-headline.json`` for docs/measurements/envs.md.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import ale_py
 import cv2
 import gymnasium as gym
 import numpy as np
+from _results import Measurement, add_options
 from ale_py import ALEInterface, LoggerMode, roms
 
 import saber
@@ -351,7 +353,15 @@ def main() -> None:
         "--envs", type=int, nargs="+", default=[8, 32], help="vector sizes (default 8 32)"
     )
     parser.add_argument("--skip-single", action="store_true", help="vector env only")
+    add_options(parser, "env-headline")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="envs",
+        order=20,
+        title="The envs against their least work and their peers",
+        benchmark=__file__,
+    )
     rounds = args.rounds or (3 if args.quick else 8)
     env_steps = args.env_steps or (1600 if args.quick else 4000)
     single_steps, single_rounds = (200, 10) if args.quick else (400, 30)
@@ -388,21 +398,32 @@ def main() -> None:
             report(f"vector {name} x{num_envs}", results, VECTOR_GOALS, speeds, rows)
             progress(f"vector {name} x{num_envs}")
 
-    print("\n| setting | env | env-steps/s (median) | cores busy (median) |\n|---|---|---:|---:|")
-    for setting, contender, speed, cores in speeds:
-        print(f"| {setting} | {contender} | {speed:,.0f} | {cores:.2f} |")
-    print(
-        "\n| setting | SABER / | ratio: median [min-max] over rounds | goal | verdict |"
-        "\n|---|---|---|---|---|"
+    measurement.text(
+        f"saber {saber.__version__}, ale-py {ale_py.__version__}, OpenCV {cv2.__version__} "
+        f"({cv2.getNumThreads()} threads); {rounds} rounds, {env_steps} vector env-steps per "
+        "round. Speeds, medians over the rounds:"
     )
+    measurement.table(
+        ["setting", "env", "env-steps/s (median)", "cores busy (median)"],
+        [
+            [setting, contender, f"{speed:,.0f}", f"{cores:.2f}"]
+            for setting, contender, speed, cores in speeds
+        ],
+        align=["left", "left", "right", "right"],
+    )
+    measurement.text("SABER's speed over each contender's within a round:")
+    table = []
     for setting, contender, ratios, goal in rows:
         target, outcome = verdict(ratios, goal)
-        print(f"| {setting} | {contender} | {spread(ratios)} | {target} | {outcome} |")
-    load = os.getloadavg()
-    print(
-        f"\nos.cpu_count() = {os.cpu_count()}; load average after: {load[0]:.2f} (1 min); "
-        f"rounds = {rounds}, vector env-steps per round = {env_steps}"
+        table.append([setting, contender, spread(ratios), target, outcome])
+    measurement.table(
+        ["setting", "SABER /", "ratio: median [min-max] over rounds", "goal", "verdict"],
+        table,
+        align=["left"] * 5,
     )
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} (1 min), on {os.cpu_count()} cores")
+    measurement.write()
 
 
 if __name__ == "__main__":

@@ -12,18 +12,20 @@ machine disturbs far less than a wall-clock rate.
     copies), the engine stubbed, and its parts: the bilinear resize of the 8 frames, the
     ordered copy of the stack, the rules, the action check.
 
-Run ``python benchmarks/envpool_overhead.py`` (about a minute). docs/speed.md
-("saber.envpool against envpool") gives the figures.
+Run ``python benchmarks/envpool_overhead.py``; it writes
+``benchmarks/results/envpool-overhead.json`` for docs/measurements/envs.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from _results import Measurement, add_options
 
 import saber  # noqa: F401  (registers SABER/<Game>)
 from saber import envpool
@@ -103,6 +105,16 @@ def vector_costs() -> dict[str, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_options(parser, "envpool-overhead")
+    args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="envs",
+        order=90,
+        title="What saber.envpool and the vector env cost per batch step",
+        benchmark=__file__,
+    )
     rows = {"adapter, sync (gymnasium)": adapter_cost("gymnasium")}
     try:
         import gym as _  # noqa: F401  (the old package: env_type="gym")
@@ -112,10 +124,11 @@ def main() -> None:
         pass
     rows["adapter, async (batch 4)"] = adapter_cost("gymnasium", NUM_ENVS // 2)
     rows.update(vector_costs())
-    print(f"| Breakout, {NUM_ENVS} envs, emulation stubbed | CPU per batch step (us) |")
-    print("|---|---:|")
-    for name, cost in rows.items():
-        print(f"| {name} | {cost:.1f} |")
+    measurement.table(
+        [f"Breakout, {NUM_ENVS} envs, emulation stubbed", "CPU per batch step (us)"],
+        [[name, f"{cost:.1f}"] for name, cost in rows.items()],
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ the policy acts for every worker on batches of W x E (the layout for a policy on
 
 Freeway's episodes all last 8,192 frames, whatever the policy: the configurations play
 exactly the same frames, with no luck in which episodes run long.
+
+It writes ``benchmarks/results/eval-defaults.json`` for docs/measurements/eval.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from _results import Measurement, add_options
 from eval_least_work import HERE, SPECS, eval_command, timed
 
 
@@ -53,7 +56,15 @@ def main() -> None:
     parser.add_argument(
         "--configs", default="2x4,2x8,2x16,1x8", help="WORKERSxENVS[p],... (p: --policy-process)"
     )
+    add_options(parser, "eval-defaults")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="eval",
+        order=30,
+        title="`--workers` and `--envs-per-worker`",
+        benchmark=__file__,
+    )
     configs = [
         (int(workers), int(envs.removesuffix("p")), envs.endswith("p"))
         for workers, envs in (item.split("x") for item in args.configs.split(","))
@@ -79,14 +90,19 @@ def main() -> None:
                     flush=True,
                 )
     print(f"load average after: {os.getloadavg()}\n")
-    print(f"{args.game}, {args.episodes} episodes, {args.rounds} rounds, medians\n")
-    print("| policy | --workers | --envs-per-worker | --policy-process | frames/s | CPU s |")
-    print("|---|---:|---:|---|---:|---:|")
+    measurement.text(f"{args.game}, {args.episodes} episodes, {args.rounds} rounds, medians:")
+    table = []
     for (policy, (workers, envs, policy_process)), runs in results.items():
         rate = statistics.median(f / w for w, _, f in runs)
         cpu = statistics.median(c for _, c, _ in runs)
         shared = "yes" if policy_process else "no"
-        print(f"| {policy} | {workers} | {envs} | {shared} | {rate:,.0f} | {cpu:.1f} |")
+        table.append([policy, workers, envs, shared, f"{rate:,.0f}", f"{cpu:.1f}"])
+    measurement.table(
+        ["policy", "--workers", "--envs-per-worker", "--policy-process", "frames/s", "CPU s"],
+        table,
+        align=["left", "right", "right", "left", "right", "right"],
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

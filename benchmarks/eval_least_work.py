@@ -32,7 +32,6 @@ Default jobs: Pong (short for random actions: 3,700 frames an episode) and Freew
 (8,192 frames, every episode), 16 episodes each (2 processes x 8 sub-envs: the default
 ``saber eval`` batch), for ``random`` and ``torch``; Pong alone for ``ppo-pong``, whose
 Pong episodes are long (about 26,000 frames), 8 episodes (a batch of 4 on each side).
-3 rounds: about 7 minutes on 2 cores.
 
     python benchmarks/eval_least_work.py [--rounds 3] [--policies random,torch,ppo-pong]
     python benchmarks/eval_least_work.py --games atari5 --episodes 100 --rounds 1
@@ -41,23 +40,24 @@ Pong episodes are long (about 26,000 frames), 8 episodes (a batch of 4 on each s
 ``--games`` takes comma-separated jobs; a group name (``atari5``) is one job of all its
 games (one ``saber eval --games atari5``; the least work plays the games one after the
 other). The full job, ``--games atari5 --episodes 100``, is opt-in for its cost: with
-random actions it plays 2.9 million frames per side and round (about 4 minutes a side on
-2 cores); the NatureCNN and ppo-pong play other games than the one they were made for,
-and their episodes can run to the 5-minute stuck timeout (18,000 frames) or beyond, so
-plan on an hour or more per round with all three policies (not run in full here).
+random actions it plays 2.9 million frames per side and round; the NatureCNN and
+ppo-pong play other games than the one they were made for, and their episodes can run to
+the 5-minute stuck timeout (18,000 frames) or beyond, many times the random agent's cost.
 Before the rounds, one short ``saber eval`` warms the machine up: it reads the libraries
 into the page cache and leaves the quick probe's pass on disk (saber.check.verdicts), so
 the rounds measure what every run after a machine's first one costs. The first run of an
-installed saber (or of an edited checkout) probes its env too: about 0.8 s of CPU more.
+installed saber (or of an edited checkout) probes its env too.
 Before the warm-up, saber's modules (and this folder's) are byte-compiled, as ``pip
 install`` does for a user: a checkout installed in editable mode on a machine that sets
 ``PYTHONDONTWRITEBYTECODE=1`` (this development machine does) keeps no bytecode, and
-every process compiles the saber modules it imports again (about 80 ms of CPU each:
-saber eval starts three processes, the least work two). The ``__pycache__`` folders this
+every process compiles the saber modules it imports again (saber eval starts three
+processes, the least work two). The ``__pycache__`` folders this
 makes are removed at the end; ``--no-compile`` measures without them.
 With more episodes than sub-envs the least work resets with gymnasium's autoreset,
-while saber eval gives every episode its seeded reset (about 0.08 s of CPU, a ROM
-reload: the price of per-episode seeds), so part of any gap there is the protocol's.
+while saber eval gives every episode its seeded reset (a ROM reload: the price of
+per-episode seeds), so part of any gap there is the protocol's.
+
+It writes ``benchmarks/results/eval-least-work.json`` for docs/measurements/eval.md.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from _results import Measurement, add_options
 
 HERE = Path(__file__).resolve().parent
 SPECS = {
@@ -255,6 +257,7 @@ def main() -> None:
         action="store_true",
         help="leave saber's modules as installed (see the module's docstring)",
     )
+    add_options(parser, "eval-least-work")
     args = parser.parse_args()
     if args.play:
         spec, games, episodes, envs = json.loads(args.play)
@@ -275,8 +278,15 @@ def main() -> None:
 
 
 def measure(args: argparse.Namespace, jobs: list[tuple[str, list[str], int]]) -> None:
-    """Warm up, run the rounds and print the table."""
+    """Warm up, run the rounds and record the table."""
     policies = args.policies.split(",")
+    measurement = Measurement(
+        args,
+        page="eval",
+        order=20,
+        title="`saber eval` against the least work",
+        benchmark=__file__,
+    )
     warm_up()
     print(f"bytecode: {'as installed' if args.no_compile else 'compiled (pip install)'}")
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -307,24 +317,45 @@ def measure(args: argparse.Namespace, jobs: list[tuple[str, list[str], int]]) ->
                         flush=True,
                     )
     print(f"load average after: {os.getloadavg()}\n")
-    print(f"{args.rounds} rounds, medians; ratio = saber eval frames/s over least work")
-    print("frames/s (median of the rounds' ratios, and their range)\n")
-    print(
-        "| policy | games | episodes | least work frames/s | saber eval frames/s | ratio | range "
-        "| least work CPU s | saber eval CPU s |"
+    measurement.text(
+        f"{args.rounds} rounds, medians; ratio = saber eval frames/s over the least work's "
+        "(the median of the rounds' ratios, and their range); bytecode "
+        f"{'as installed' if args.no_compile else 'compiled (as pip install leaves it)'}"
+        f"{'; saber eval with --policy-process' if args.policy_process else ''}:"
     )
-    print("|---|---|---:|---:|---:|---:|---|---:|---:|")
+    table = []
     for index, (policy, games, episodes) in enumerate(jobs):
         least, harness = results[(index, "least work")], results[(index, "saber eval")]
         ratios = [(h[2] / h[0]) / (w[2] / w[0]) for w, h in zip(least, harness, strict=True)]
-        print(
-            f"| {policy} | {','.join(games)} | {episodes} "
-            f"| {statistics.median(f / w for w, _, f in least):,.0f} "
-            f"| {statistics.median(f / w for w, _, f in harness):,.0f} "
-            f"| **{statistics.median(ratios):.2f}x** | {min(ratios):.2f}-{max(ratios):.2f} "
-            f"| {statistics.median(c for _, c, _ in least):.1f} "
-            f"| {statistics.median(c for _, c, _ in harness):.1f} |"
+        table.append(
+            [
+                policy,
+                ",".join(games),
+                episodes,
+                f"{statistics.median(f / w for w, _, f in least):,.0f}",
+                f"{statistics.median(f / w for w, _, f in harness):,.0f}",
+                f"**{statistics.median(ratios):.2f}x**",
+                f"{min(ratios):.2f}-{max(ratios):.2f}",
+                f"{statistics.median(c for _, c, _ in least):.1f}",
+                f"{statistics.median(c for _, c, _ in harness):.1f}",
+            ]
         )
+    measurement.table(
+        [
+            "policy",
+            "games",
+            "episodes",
+            "least work frames/s",
+            "saber eval frames/s",
+            "ratio",
+            "range",
+            "least work CPU s",
+            "saber eval CPU s",
+        ],
+        table,
+        align=["left", "left", "right", "right", "right", "right", "left", "right", "right"],
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

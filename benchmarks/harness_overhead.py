@@ -16,8 +16,9 @@ Frames per second are emulator frames of finished episodes per wall-clock second
 variant also reports the CPU seconds it used (this process plus its reaped workers):
 unlike wall time, CPU time hardly changes with what else runs on the machine, so it
 shows whether 2 workers do more work than 1, or only wait. The load average before and
-after is printed: on a shared machine, W workers among L other busy processes on C cores
-get at most ``W * min(1, C / (L + W))`` cores.
+after is printed (not recorded: say what else ran with ``--note``): on a shared machine, W
+workers among L other busy processes on C cores get at most ``W * min(1, C / (L + W))``
+cores.
 
 ``--resets`` measures the seeded reset instead (CPU time per reset of one sub-env, with
 a reload of the ROM as per-episode seeds need, against a reset that continues the
@@ -25,6 +26,9 @@ emulator's random stream, and ale-py's own ``loadROM`` / ``reset_game``).
 
     python benchmarks/harness_overhead.py [--game pong] [--envs 8] [--repeats 3] [--scaling-only]
     python benchmarks/harness_overhead.py --resets [--game pong]
+
+It writes ``benchmarks/results/harness-overhead.json`` (``--resets``:
+``harness-resets.json``) for docs/measurements/eval.md.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import tempfile
 import time
 
 import numpy as np
+from _results import Measurement, add_options
 from gymnasium.vector import AutoresetMode
 
 from saber.envs import SaberVectorEnv
@@ -97,7 +102,7 @@ def cpu_seconds() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
-def reset_costs(game: str, count: int = 20) -> None:
+def reset_costs(game: str, measurement: Measurement, count: int = 20) -> None:
     """CPU seconds per reset of one sub-env: seeded (reload) vs continuing; ale-py's own."""
     import ale_py
 
@@ -133,10 +138,10 @@ def reset_costs(game: str, count: int = 20) -> None:
     timed("ale-py reset_game", lambda i: ale.reset_game())
     state = ale.cloneState(include_rng=True)
     timed("ale-py restoreState (with RNG)", lambda i: ale.restoreState(state))
-    print(f"{game}: CPU seconds per call (mean of {count}), ale-py {ale_py.__version__}")
-    print("| call | CPU ms |\n|---|---:|")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds * 1000:.2f} |")
+    measurement.text(f"{game}: CPU time per call (mean of {count}), ale-py {ale_py.__version__}:")
+    measurement.table(
+        ["call", "CPU ms"], [[name, f"{seconds * 1000:.2f}"] for name, seconds in rows]
+    )
 
 
 def main() -> None:
@@ -146,10 +151,27 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scaling-only", action="store_true", help="only the 1 vs 2 workers rows")
     parser.add_argument("--resets", action="store_true", help="measure the seeded reset instead")
+    add_options(parser, "harness-overhead")
     args = parser.parse_args()
     if args.resets:
-        reset_costs(args.game)
+        measurement = Measurement(
+            args,
+            page="eval",
+            order=12,
+            title="What a seeded reset costs",
+            benchmark=__file__,
+            name="harness-resets",
+        )
+        reset_costs(args.game, measurement)
+        measurement.write()
         return
+    measurement = Measurement(
+        args,
+        page="eval",
+        order=11,
+        title="The harness against a bare loop, and 1 against 2 workers",
+        benchmark=__file__,
+    )
     two = 2 * args.envs
     variants = {
         "bare loop": lambda: bare_loop(args.game, args.envs, args.envs),
@@ -183,14 +205,12 @@ def main() -> None:
             )
     median = {name: statistics.median(values) for name, values in rates.items()}
     print(f"\nload average after: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print(f"{args.game}, {args.envs} envs per worker, median of {args.repeats} repeats")
-    print("| variant | frames/s | ratio | CPU us/frame | parent CPU us/frame |")
-    print("|---|---:|---:|---:|---:|")
+    table = []
 
     def row(name: str, ratio: str) -> None:
         cpu_median = statistics.median(cpu[name])
         parent = statistics.median(parent_cpu[name])
-        print(f"| {name} | {median[name]:,.0f} | {ratio} | {cpu_median:.1f} | {parent:.1f} |")
+        table.append([name, f"{median[name]:,.0f}", ratio, f"{cpu_median:.1f}", f"{parent:.1f}"])
 
     if "bare loop" in median:
         bare = median["bare loop"]
@@ -199,6 +219,11 @@ def main() -> None:
     one = median["2 units, 1 worker, 1 thread"]
     for name in ("2 units, 1 worker, 1 thread", "2 units, 1 worker", "2 units, 2 workers"):
         row(name, f"{median[name] / one:.3f} x 1 worker, 1 thread")
+    measurement.text(f"{args.game}, {args.envs} envs per worker, median of {args.repeats} repeats:")
+    measurement.table(
+        ["variant", "frames/s", "ratio", "CPU us/frame", "parent CPU us/frame"], table
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

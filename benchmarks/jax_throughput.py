@@ -13,7 +13,9 @@ The contenders run in short interleaved rounds (each continues its games where t
 round left them; compilation happens before the first round) and the table reports the
 median and the spread (min-max) of the per-round ratios: on a shared machine speed drifts
 over seconds, and adjacent short rounds pair up far better than long ones.
-Run: ``python benchmarks/jax_throughput.py`` (``--steps``, ``--rounds``, ``--envs``).
+Run: ``python benchmarks/jax_throughput.py`` (``--steps``, ``--rounds``, ``--envs``); it
+writes ``benchmarks/results/jax-cpu.json`` (``jax-gpu.json`` on a GPU) for
+docs/measurements/envs.md (CPU) and docs/measurements/jax.md (GPU).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import gymnasium as gym
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _results import Measurement, add_options
 from ale_py.vector_env import AtariVectorEnv
 
 import saber  # noqa: F401  (registers SABER/*)
@@ -129,31 +132,50 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--envs", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--games", nargs="+", default=list(ROM_IDS), help="Pong, Breakout")
+    add_options(parser, "jax-<platform>")
     args = parser.parse_args()
+    platform = jax.devices()[0].platform
+    measurement = Measurement(
+        args,
+        page="envs" if platform == "cpu" else "jax",
+        order=30 if platform == "cpu" else 10,
+        title=f"saber.jax against ale-py's XLA env and make_vec ({platform.upper()})",
+        benchmark=__file__,
+        name=f"jax-{platform}",
+    )
     # Any spelling (pong, PONG, Pong): ale-py's XLA env wants its own, the keys of ROM_IDS.
     spellings = {name.lower(): name for name in ROM_IDS}
     unknown = [game for game in args.games if game.lower() not in spellings]
     if unknown:
         parser.error(f"unknown game(s) {', '.join(unknown)}: choose among {', '.join(ROM_IDS)}")
     args.games = [spellings[game.lower()] for game in args.games]
-    print(
-        f"jax {jax.__version__} on {jax.devices()[0].platform}; {args.rounds} rounds of "
-        f"{args.steps} steps; median ratio of rounds (min-max)"
+    measurement.text(
+        f"jax {jax.__version__} on {platform}; {args.rounds} rounds of {args.steps} steps; "
+        "median ratio of the rounds (min-max):"
     )
-    print(
-        "| game x envs | saber.jax steps/s | saber.jax / ale-py XLA (goal >= 0.9x) "
-        "| saber.jax / make_vec |"
-    )
-    print("|---|---|---|---|")
+    rows = []
     for game in args.games:
         for num_envs in args.envs:
             speeds = measure(game, num_envs, args.steps, args.rounds)
-            print(
-                f"| {game} x{num_envs} | {statistics.median(speeds['saber.jax']):,.0f} "
-                f"| {ratio(speeds, 'saber.jax', 'ale-py XLA')} "
-                f"| {ratio(speeds, 'saber.jax', 'make_vec')} |",
-                flush=True,
+            rows.append(
+                [
+                    f"{game} x{num_envs}",
+                    f"{statistics.median(speeds['saber.jax']):,.0f}",
+                    ratio(speeds, "saber.jax", "ale-py XLA"),
+                    ratio(speeds, "saber.jax", "make_vec"),
+                ]
             )
+            print(" | ".join(rows[-1]), flush=True)
+    measurement.table(
+        [
+            "game x envs",
+            "saber.jax steps/s",
+            "saber.jax / ale-py XLA (goal >= 0.9x)",
+            "saber.jax / make_vec",
+        ],
+        rows,
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

@@ -19,8 +19,9 @@ Four measurements, in one run:
    and of its first ``reset``, in a fresh process (saber and Gymnasium imported before the
    clock starts).
 
-Run ``python benchmarks/multigame_speed.py`` (``--quick`` for a short run; ``--json
-PATH`` also writes the numbers).
+Run ``python benchmarks/multigame_speed.py`` (``--quick`` for a short run); it writes
+``benchmarks/results/multigame.json`` (the tables and the raw numbers) for
+docs/measurements/envs.md.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -39,6 +39,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from _results import Measurement, add_options
 
 import saber  # noqa: F401  registers SABER/*
 from saber.games import game_sets, get_game
@@ -179,14 +180,15 @@ def memory_and_startup(repeats: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run")
-    parser.add_argument("--json", type=str, default=None, help="also write the numbers here")
+    add_options(parser, "multigame")
     args = parser.parse_args()
+    measurement = Measurement(
+        args, page="envs", order=100, title="Many games in one vector env", benchmark=__file__
+    )
     seconds, rounds = (0.7, 3) if args.quick else (2.0, 5)
     atari5 = [game.ale_id for game in game_sets()["atari5"]]
     with_skiing = ["breakout", "pong", "skiing", "space_invaders", "qbert"]
     results: dict[str, Any] = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-        "python": platform.python_version(),
         "side_by_side": [
             side_by_side(atari5, 1, rounds, seconds),
             side_by_side(atari5, 4, rounds, seconds),
@@ -195,39 +197,55 @@ def main() -> None:
         "scaling": scaling([1, 5, 10, 57], [1, 2, 4], seconds),
         "memory_startup": memory_and_startup(1 if args.quick else 3),
     }
-    print(f"machine: {results['machine']}; python {results['python']}\n")
-    print(
-        "| games | sub-envs per game | multi-game env (steps/s) | own envs one after another "
-        "(steps/s) | ratio (median, min-max) |"
+    names = ["Atari-5", "Atari-5", "Breakout, Pong, Skiing, Space Invaders, Q*bert"]
+    measurement.text(
+        f"Side by side, {rounds} rounds of {seconds} s: the multi-game env against the games' "
+        "own vector envs stepped one after another, for the same sub-envs:"
     )
-    print("|---|---:|---:|---:|---:|")
-    for row in results["side_by_side"]:
-        print(
-            f"| {row['games']} | {row['per_game']} | {row['multi_steps_per_s']:,.0f} | "
-            f"{row['own_steps_per_s']:,.0f} | {row['ratio_median']:.2f}x "
-            f"({row['ratio_min']:.2f}-{row['ratio_max']:.2f}) |"
-        )
-    print("\n| games | sub-envs per game | sub-envs | batch steps/s | frames/s |")
-    print("|---:|---:|---:|---:|---:|")
-    for row in results["scaling"]:
-        print(
-            f"| {row['games']} | {row['per_game']} | {row['num_envs']} | "
-            f"{row['batch_steps_per_s']:,.1f} | {row['frames_per_s']:,.0f} |"
-        )
+    measurement.table(
+        [
+            "games",
+            "sub-envs per game",
+            "multi-game env (steps/s)",
+            "own envs one after another (steps/s)",
+            "ratio (median, min-max)",
+        ],
+        [
+            [
+                name,
+                row["per_game"],
+                f"{row['multi_steps_per_s']:,.0f}",
+                f"{row['own_steps_per_s']:,.0f}",
+                f"{row['ratio_median']:.2f}x ({row['ratio_min']:.2f}-{row['ratio_max']:.2f})",
+            ]
+            for name, row in zip(names, results["side_by_side"], strict=True)
+        ],
+    )
+    measurement.text("Scaling:")
+    measurement.table(
+        ["games", "sub-envs per game", "sub-envs", "batch steps/s", "frames/s"],
+        [
+            [
+                row["games"],
+                row["per_game"],
+                row["num_envs"],
+                f"{row['batch_steps_per_s']:,.1f}",
+                f"{row['frames_per_s']:,.0f}",
+            ]
+            for row in results["scaling"]
+        ],
+        align=["right"] * 5,
+    )
     memory = results["memory_startup"]
-    print(
-        f"\nmemory per sub-env: {memory['rss_per_sub_env_mib_57']:.1f} MiB (57 sub-envs), "
-        f"{memory['rss_per_sub_env_mib_114']:.1f} MiB (114); each added sub-env "
-        f"{memory['rss_per_added_sub_env_mib']:.1f} MiB"
+    measurement.text(
+        f"Memory: {memory['rss_per_sub_env_mib_57']:.1f} MiB per sub-env with 57 sub-envs (one "
+        f"per game), {memory['rss_per_sub_env_mib_114']:.1f} MiB with 114; each added sub-env "
+        f"{memory['rss_per_added_sub_env_mib']:.1f} MiB. Start-up of `SABER/Atari57` (57 "
+        f"sub-envs, 57 ROMs): `make_vec` {memory['startup_make_s_57']:.1f} s and the first "
+        f"`reset` {memory['startup_reset_s_57']:.1f} s."
     )
-    print(
-        f"start-up of SABER/Atari57 (57 sub-envs): make_vec {memory['startup_make_s_57']:.2f} s, "
-        f"first reset {memory['startup_reset_s_57']:.2f} s"
-    )
-    if args.json:
-        with open(args.json, "w") as file:
-            json.dump(results, file, indent=2)
-        print(f"wrote {args.json}")
+    measurement.data = results
+    measurement.write()
 
 
 if __name__ == "__main__":

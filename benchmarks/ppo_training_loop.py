@@ -23,11 +23,13 @@ of kernels) cancels out. Where the time goes, per agent step:
 (``--update-epochs 0`` would time the rollouts directly, but CleanRL's file then fails
 after its first iteration: its logging reads the loss of the update that did not run.)
 
-Run (about 8 minutes on 2 cores; needs torch, tyro and tensorboard for CleanRL's file:
+Run (it needs torch, tyro and tensorboard for CleanRL's file:
 ``pip install torch==2.13.0 tyro tensorboard``)::
 
     python benchmarks/ppo_training_loop.py
     python benchmarks/ppo_training_loop.py --steps 4096   # quicker, noisier
+
+It writes ``benchmarks/results/training-loop.json`` for docs/measurements/training.md.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from _results import Measurement, add_options
 
 import saber  # noqa: F401  (registers SABER/*)
 from saber.training import VectorTrainingRecorder
@@ -171,17 +174,25 @@ def engine_seconds(num_envs: int, steps: int) -> float:
     return elapsed / (batches * num_envs)
 
 
-def row(name: str, engine: float, env: float, acting: float, full: float) -> str:
+def row(name: str, engine: float, env: float, acting: float, full: float) -> list[str]:
     learning = max(full - env - acting, 0.0)
-    shares = " | ".join(f"{100 * part / full:.0f}%" for part in (env, engine, acting, learning))
+    shares = [f"{100 * part / full:.0f}%" for part in (env, engine, acting, learning)]
     micros = " / ".join(f"{1e6 * part:,.0f}" for part in (env, engine, acting, learning))
-    return f"| {name} | {1 / full:,.0f} | {shares} | {micros} |"
+    return [name, f"{1 / full:,.0f}", *shares, micros]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=16_384, help="agent steps of the short runs")
+    add_options(parser, "training-loop")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="training",
+        order=10,
+        title="examples/ppo_saber.py beside CleanRL's ppo_atari.py",
+        benchmark=__file__,
+    )
     missing = [
         name for name in ("torch", "tyro", "tensorboard") if importlib.util.find_spec(name) is None
     ]
@@ -192,11 +203,7 @@ def main() -> None:
     steps = args.steps
     with tempfile.TemporaryDirectory() as temporary:
         workdir = Path(temporary)
-        lines = [
-            "| loop | env-steps/s | env | of which the emulator | acting | learning and the rest "
-            "| us per step (env / emulator / acting / rest) |",
-            "|---|---:|---:|---:|---:|---:|---|",
-        ]
+        lines: list[list[str]] = []
         # The shipped shape only: a second shape (8 x 128) gave a marginal time that one
         # busy second of the machine could halve (a difference of two wall times).
         for name, shape in (("examples/ppo_saber.py (16 x 64)", (16, 64)),):
@@ -209,7 +216,7 @@ def main() -> None:
             full = marginal_seconds(lambda n, run, s=shape: ours(n, s, run / "out"), steps, workdir)
             engine = engine_seconds(shape[0], steps)
             lines.append(row(name, engine, env, our_acting(shape[0]), full))
-            print(lines[-1], flush=True)
+            print(" | ".join(lines[-1]), flush=True)
         cleanrl_steps = steps // 2  # 3-4x slower: half the steps keeps the runs comparable
         envs = cleanrl_envs()
         acting = cleanrl_acting(envs)
@@ -217,7 +224,24 @@ def main() -> None:
         full = marginal_seconds(lambda n, run: cleanrl(n), cleanrl_steps, workdir)
         engine = engine_seconds(8, cleanrl_steps)
         lines.append(row("CleanRL ppo_atari.py (8 x 128, Nature CNN)", engine, env, acting, full))
-    print("\n".join(lines))
+    measurement.text(
+        f"SABER/Pong; marginal rates, from runs of N and 2N agent steps (N = {steps:,} for "
+        f"examples/ppo_saber.py, {steps // 2:,} for CleanRL's):"
+    )
+    measurement.table(
+        [
+            "loop",
+            "env-steps/s",
+            "env",
+            "of which the emulator",
+            "acting",
+            "learning and the rest",
+            "us per step (env / emulator / acting / rest)",
+        ],
+        lines,
+        align=["left", "right", "right", "right", "right", "right", "left"],
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,9 @@ itself compresses below the uniform floor.
     python benchmarks/replay_overhead.py [--agent random] [--game pong] [--episodes 8] [--rounds 7]
     python benchmarks/replay_overhead.py --agent ppo-pong --game pong --episodes 4 --rounds 4
     python benchmarks/replay_overhead.py --sizes RUN     # the sizes of a run saber eval made
+
+It writes ``benchmarks/results/replay-overhead.json`` (``--sizes``: ``replay-sizes.json``)
+for docs/measurements/eval.md.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+from _results import Measurement, add_options
 
 from saber.harness import Inline, Processes, Recording, evaluate
 from saber.protocol.replay import read_replay
@@ -106,12 +111,29 @@ def main() -> None:
                         help="0: in this process (the worst case); N: N worker processes")  # fmt: skip
     parser.add_argument("--sizes", type=Path, default=None, metavar="RUN",
                         help="only report the sizes of the replays of this run directory")  # fmt: skip
+    add_options(parser, "replay-overhead")
     args = parser.parse_args()
     if args.sizes is not None:
+        measurement = Measurement(
+            args,
+            page="eval",
+            order=62,
+            title="The size of a replay",
+            benchmark=__file__,
+            name="replay-sizes",
+        )
         episodes = sum(1 for _ in (args.sizes / "replays").rglob("*.saber-replay"))
-        print(f"{args.sizes}: {episodes} recorded episodes")
-        report_sizes(sizes(args.sizes), episodes)
+        measurement.text(f"`{args.sizes.name}`: {episodes} recorded episodes.")
+        report_sizes(sizes(args.sizes), episodes, measurement)
+        measurement.write()
         return
+    measurement = Measurement(
+        args,
+        page="eval",
+        order=60,
+        title="What recording replays costs",
+        benchmark=__file__,
+    )
     load = os.getloadavg()[0]
     rates: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     recorded: Path | None = None
@@ -132,43 +154,60 @@ def main() -> None:
                 recorded = directory
             else:
                 shutil.rmtree(directory)
-    print(
+    print(f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
+    measurement.text(
         f"{args.agent} on {args.game}: {args.episodes} episodes ({', '.join(map(str, frames))} "
         f"frames) per evaluation, {args.rounds} interleaved rounds (ABBA), "
         f"{f'{args.workers} worker processes' if args.workers else 'in this process'}; "
-        f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after"
+        "medians of the rounds:"
     )
-    print(f"{'variant':<18} {'frames/s (wall)':>16} {'frames/CPU s':>14}   (median of rounds)")
-    for replays, label in ((False, "without replays"), (True, "with replays")):
-        wall = statistics.median(rate for rate, _ in rates[replays])
-        cpu = statistics.median(rate for _, rate in rates[replays])
-        print(f"{label:<18} {wall:>16,.0f} {cpu:>14,.0f}")
+    measurement.table(
+        ["variant", "frames/s (wall)", "frames per CPU s"],
+        [
+            [
+                label,
+                f"{statistics.median(rate for rate, _ in rates[replays]):,.0f}",
+                f"{statistics.median(rate for _, rate in rates[replays]):,.0f}",
+            ]
+            for replays, label in ((False, "without replays"), (True, "with replays"))
+        ],
+    )
+    costs = []
     for column, name in ((0, "wall-clock"), (1, "CPU")):
         without = [rates[False][i][column] for i in range(args.rounds)]
         with_ = [rates[True][i][column] for i in range(args.rounds)]
         paired = [100 * (1 - w / o) for w, o in zip(with_, without, strict=True)]
         of_medians = 100 * (1 - statistics.median(with_) / statistics.median(without))
-        print(
-            f"cost of recording, {name} throughput: {statistics.median(paired):+.2f}% "
-            f"(median of the rounds' ratios; rounds {min(paired):+.1f}% .. {max(paired):+.1f}%), "
-            f"{of_medians:+.2f}% (ratio of the medians); goal: at most 3%"
+        costs.append(
+            [
+                f"{name} throughput",
+                f"{statistics.median(paired):+.2f}%",
+                f"{min(paired):+.1f}% .. {max(paired):+.1f}%",
+                f"{of_medians:+.2f}%",
+            ]
         )
+    measurement.text("The cost of recording (the goal: at most 3%):")
+    measurement.table(
+        ["cost of recording", "median of the rounds' ratios", "rounds", "ratio of the medians"],
+        costs,
+    )
     assert recorded is not None
     size = sizes(recorded)
     shutil.rmtree(recorded)
-    report_sizes(size, args.episodes)
+    report_sizes(size, args.episodes, measurement)
+    measurement.write()
 
 
-def report_sizes(size: dict[str, float], episodes: int) -> None:
-    """Print the bytes per 1,000 steps beside the entropies."""
+def report_sizes(size: dict[str, float], episodes: int, measurement: Measurement) -> None:
+    """Record the bytes per 1,000 steps beside the entropies."""
     per = 1000 / size["steps"]
-    print(
+    measurement.text(
         f"size: {size['steps']:,} steps in {size['files']:,} bytes of replay files "
         f"({size['files'] / episodes:,.0f} bytes per episode) = "
         f"{size['files'] * per:,.0f} bytes per 1,000 steps (header and checksum included); "
         f"the compressed actions alone {size['actions'] * per:,.0f} bytes per 1,000 steps"
     )
-    print(
+    measurement.text(
         f"entropy per 1,000 steps: uniform over 18 actions {125 * FLOOR_BITS:,.0f} bytes "
         f"({FLOOR_BITS:.3f} bits per step); this policy's actions, order 0 "
         f"{125 * size['order0']:,.0f} bytes ({size['order0']:.3f} bits per step), order 1 "

@@ -19,7 +19,8 @@ include the run's own load).
 
 Run on a finished run: ``python benchmarks/unit_tail.py runs/random-saber``; on the shipped
 random-agent episodes (no seconds recorded: every step costs the same):
-``python benchmarks/unit_tail.py saber/data/saber_random_episodes.csv``.
+``python benchmarks/unit_tail.py saber/data/saber_random_episodes.csv``. It writes
+``benchmarks/results/unit-tail.json`` for docs/measurements/eval.md.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ import json
 import statistics
 from collections import defaultdict, deque
 from pathlib import Path
+
+from _results import Measurement, add_options
 
 from saber.harness.work import plan_units
 
@@ -124,7 +127,15 @@ def main() -> None:
     parser.add_argument("run", type=Path)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--envs", type=int, default=8, help="sub-envs per worker's vector env")
+    add_options(parser, "unit-tail")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="eval",
+        order=13,
+        title="Idle rows and idle workers: the schedule's tail",
+        benchmark=__file__,
+    )
 
     records = finished_records(args.run)
     by_game: dict[str, list[dict]] = defaultdict(list)
@@ -142,22 +153,29 @@ def main() -> None:
     useful, stepped, busy, makespan, by_game_stepped = simulate(
         units, steps, cost, args.envs, args.workers
     )
-    print(
-        f"{len(records)} episodes in {len(units)} units, {args.envs} rows, {args.workers} workers"
-    )
-    print(f"idle rows: {1 - useful / stepped:.1%} of the stepped row-time")
-    print(f"idle workers: {1 - busy / (args.workers * makespan):.1%} of worker time")
     useful_by_game = {
         game: sum(int(r["steps"]) for r in rs) * cost[game] for game, rs in by_game.items()
     }
     shares = sorted(
         ((1 - useful_by_game[g] / by_game_stepped[g], g) for g in by_game_stepped), reverse=True
     )
-    print("games with the most idle rows (share of their stepped row-time):")
-    for share, game in shares[:8]:
-        print(f"  {share:6.1%}  {game}")
     mean_steps = statistics.fmean(int(r["steps"]) for r in records)
-    print(f"mean episode: {mean_steps:,.0f} steps")
+    measurement.text(
+        f"The schedule of `{args.run.name}` replayed: {len(records)} episodes (mean "
+        f"{mean_steps:,.0f} steps) in {len(units)} units, {args.envs} rows, "
+        f"{args.workers} workers:"
+    )
+    measurement.table(
+        ["share", "of"],
+        [
+            [f"{1 - useful / stepped:.1%}", "the stepped row-time: idle rows"],
+            [f"{1 - busy / (args.workers * makespan):.1%}", "worker time: idle workers"],
+        ],
+        align=["right", "left"],
+    )
+    measurement.text("The games with the most idle rows (share of their stepped row-time):")
+    measurement.table(["game", "idle rows"], [[game, f"{share:.1%}"] for share, game in shares[:8]])
+    measurement.write()
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ interleaved rounds, one env alive at a time:
     (OpenCV's own threads, when it uses them for a large batch, are not counted in it).
 
 It reaches the engine through ``env.unwrapped._engine.ale`` (a private attribute) to wrap
-``send``/``recv`` with timers; the timers themselves cost about 1 microsecond a call.
-Run ``python benchmarks/vector_step_profile.py --game Pong --envs 8``.
+``send``/``recv`` with timers, whose own cost is small beside a batch step's.
+Run ``python benchmarks/vector_step_profile.py --game Pong --envs 8``; it writes
+``benchmarks/results/vector-profile.json`` for docs/measurements/envs.md.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import cv2
 import gymnasium as gym
 import numpy as np
+from _results import Measurement, add_options
 
 import saber
 from saber.envs.vector import new_vector_engine
@@ -103,7 +105,15 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--env-steps", type=int, default=4000, help="timed env-steps per round")
+    add_options(parser, "vector-profile")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="envs",
+        order=45,
+        title="Where a vector step's wall time goes",
+        benchmark=__file__,
+    )
     game = saber.get_game(args.game)  # any spelling
     actions = np.random.default_rng(0).integers(
         0, 18, (max(1, args.env_steps // args.envs), args.envs)
@@ -128,11 +138,8 @@ def main() -> None:
             steps = len(actions)
             own_cpu = main_cpu - engine.cpu_seconds
             rows[name].append((wall / steps, (wall - engine.seconds) / wall, own_cpu / steps))
-    print(f"{game.env_name} x{args.envs}, {args.rounds} rounds (median [min-max]):")
-    print(
-        "| env | wall per batch step (us) | engine idle (share of wall) | own CPU per step (us) |"
-    )
-    print("|---|---:|---:|---:|")
+    measurement.text(f"{game.env_name} x{args.envs}, {args.rounds} rounds (median [min-max]):")
+    table = []
     for name, values in rows.items():
         cells = []
         for index, scale, digits in ((0, 1e6, 0), (1, 100, 0), (2, 1e6, 0)):
@@ -141,7 +148,17 @@ def main() -> None:
                 f"{statistics.median(column):.{digits}f} "
                 f"[{min(column):.{digits}f}-{max(column):.{digits}f}]" + ("%" if index == 1 else "")
             )
-        print(f"| {name} | " + " | ".join(cells) + " |")
+        table.append([name, *cells])
+    measurement.table(
+        [
+            "env",
+            "wall per batch step (us)",
+            "engine idle (share of wall)",
+            "own CPU per step (us)",
+        ],
+        table,
+    )
+    measurement.write()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """Write ``docs/measurements/*.md`` from the result files in ``benchmarks/results/``.
 
-Each result file is one measurement, transcribed as data: the page it belongs to, its
-title, the benchmark and the commands that produced it, the machine, the date, the code
-measured, and its figures (tables as rows, the reading of them as text blocks). The pages
-are only rendered from those files, never edited by hand, so that a new measurement is a
-new file and the guide (docs/*.md) keeps one-line conclusions that link here.
+Each result file is one measurement: the page it belongs to, its title, the benchmark and
+the commands that produced it, the machine, what else ran (the note), the date, the code
+measured, how the file was obtained, and its figures (tables as rows, short texts). The
+benchmarks write these files themselves (benchmarks/_results.py); the files that say
+"transcribed" were copied by hand from the guide's earlier measurement logs and stay until
+their benchmark is run again. The pages are only rendered from those files, never edited
+by hand, so the guide (docs/*.md) keeps one-line conclusions that link here.
 
     python scripts/measurements_pages.py            # write the pages
     python scripts/measurements_pages.py --check    # exit 1 if a page is not up to date
@@ -29,8 +31,10 @@ FIELDS = (  # (key, label): the conditions printed above a measurement's figures
     ("benchmark", "Benchmark"),
     ("commands", "Command"),
     ("machine", "Machine"),
+    ("note", "Note"),
     ("date", "When"),
     ("code", "Code"),
+    ("source", "Source"),
 )
 
 
@@ -77,11 +81,13 @@ def render_result(result: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def load() -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+def load(
+    folder: Path = RESULTS,
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """The pages' descriptions and, per page, its results in their order."""
-    pages: dict[str, dict[str, Any]] = json.loads((RESULTS / "pages.json").read_text("utf-8"))
+    pages: dict[str, dict[str, Any]] = json.loads((folder / "pages.json").read_text("utf-8"))
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in pages}
-    for path in sorted(RESULTS.glob("*.json")):
+    for path in sorted(folder.glob("*.json")):
         if path.name == "pages.json":
             continue
         result = json.loads(path.read_text("utf-8"))
@@ -93,9 +99,9 @@ def load() -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     return pages, results
 
 
-def render() -> dict[Path, str]:
-    """Every page's text, by its path, the index included."""
-    pages, results = load()
+def render(folder: Path = RESULTS, out_folder: Path = PAGES) -> dict[Path, str]:
+    """Every page's text, by its path in ``out_folder``, the index included."""
+    pages, results = load(folder)
     out: dict[Path, str] = {}
     order = sorted(pages, key=lambda name: pages[name]["order"])
     index = [
@@ -104,6 +110,11 @@ def render() -> dict[Path, str]:
         "What the benchmarks in `benchmarks/` measured, with the machine, the command and the "
         "date of each run. The guide states the conclusions and links here; re-run a "
         "benchmark on your machine before relying on a close ratio.",
+        "Each benchmark writes its figures to `benchmarks/results/<name>.json` "
+        "(`--results PATH` elsewhere, `--note TEXT` for what else ran on the machine); "
+        "`python scripts/measurements_pages.py` renders these pages from those files. A "
+        "result whose source says *transcribed* was copied by hand from the guide's earlier "
+        "measurement logs, and stays until its benchmark is run again on an idle machine.",
     ]
     for name in order:
         page = pages[name]
@@ -112,9 +123,9 @@ def render() -> dict[Path, str]:
         )
         body = [f"# {page['title']}", GENERATED, page["intro"]]
         body += [render_result(result) for result in results[name]]
-        out[PAGES / f"{name}.md"] = "\n\n".join(body) + "\n"
-    index_text = "\n\n".join(index[:3]) + "\n\n" + "\n".join(index[3:]) + "\n"
-    out[PAGES / "README.md"] = index_text
+        out[out_folder / f"{name}.md"] = "\n\n".join(body) + "\n"
+    index_text = "\n\n".join(index[:4]) + "\n\n" + "\n".join(index[4:]) + "\n"
+    out[out_folder / "README.md"] = index_text
     return out
 
 

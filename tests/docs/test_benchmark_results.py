@@ -1,0 +1,148 @@
+"""The benchmarks write their result files themselves (benchmarks/_results.py), in the layout
+scripts/measurements_pages.py renders: a file written by the writer becomes a section of its
+measurement page, with its machine, command, note, date, code and figures."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and the like look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+WRITER = _load("_results", ROOT / "benchmarks" / "_results.py")
+PAGES = _load("measurements_pages", ROOT / "scripts" / "measurements_pages.py")
+BENCHMARK = ROOT / "benchmarks" / "multigame_speed.py"
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    WRITER.add_options(parser, "multigame")
+    return parser.parse_args(list(argv))
+
+
+def test_a_written_result_renders_as_a_section_of_its_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copy(PAGES.RESULTS / "pages.json", results / "pages.json")
+    path = results / "multigame.json"
+    argv = [str(BENCHMARK), "--quick", "--results", str(path), "--note=a PPO training on 2 cores"]
+    args = _args(*argv[1:])
+    measurement = WRITER.Measurement(
+        args, page="envs", order=100, title="Many games in one vector env", benchmark=str(BENCHMARK)
+    )
+    measurement.text("Side by side, random actions:")
+    measurement.table(["games", "steps/s"], [["Atari-5", "205"], ["Atari-57", 21.1]])
+    assert measurement.write(argv) == path
+    printed = capsys.readouterr().out
+    assert "| games | steps/s |\n| --- | ---: |\n| Atari-5 | 205 |\n| Atari-57 | 21.1 |" in printed
+
+    result = json.loads(path.read_text(encoding="utf-8"))
+    assert result["commands"] == ["python benchmarks/multigame_speed.py --quick"]
+    assert result["source"] == "written by the benchmark"
+    assert result["note"] == "a PPO training on 2 cores"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d-\d\d:\d\d UTC", result["date"])
+    assert result["code"].startswith("saber ")
+    assert f"{__import__('os').cpu_count()} cores" in result["machine"]
+
+    page = PAGES.render(results, tmp_path / "pages")[tmp_path / "pages" / "envs.md"]
+    section = page[page.index("## Many games in one vector env") :]
+    assert section == "\n".join(
+        [
+            "## Many games in one vector env",
+            "",
+            "- **Benchmark:** `benchmarks/multigame_speed.py`",
+            "- **Command:** `python benchmarks/multigame_speed.py --quick`",
+            f"- **Machine:** {result['machine']}",
+            "- **Note:** a PPO training on 2 cores",
+            f"- **When:** {result['date']}",
+            f"- **Code:** {result['code']}",
+            "- **Source:** written by the benchmark",
+            "",
+            "Side by side, random actions:",
+            "",
+            "| games | steps/s |",
+            "| --- | ---: |",
+            "| Atari-5 | 205 |",
+            "| Atari-57 | 21.1 |",
+            "",
+        ]
+    )
+
+
+def test_the_default_file_is_the_benchmarks_own_and_a_dash_writes_none() -> None:
+    def measurement(*argv: str, name: str | None = None) -> Any:
+        return WRITER.Measurement(
+            _args(*argv), page="envs", order=1, title="t", benchmark=str(BENCHMARK), name=name
+        )
+
+    results = ROOT / "benchmarks" / "results"
+    assert measurement().results == str(results / "multigame.json")
+    assert measurement(name="multigame-startup").results == str(results / "multigame-startup.json")
+    assert measurement("--results", "x.json", name="other").results == "x.json"
+    assert measurement("--results", "-").write([str(BENCHMARK), "--results", "-"]) is None
+
+
+def test_the_command_keeps_the_measurements_options_and_drops_the_files() -> None:
+    argv = [
+        str(BENCHMARK),
+        "--note",
+        "idle",
+        "--rounds",
+        "3",
+        "--results=/tmp/x.json",
+        "--games",
+        "a b",
+    ]
+    assert WRITER.command(argv) == "python benchmarks/multigame_speed.py --rounds 3 --games 'a b'"
+
+
+def test_a_row_of_the_wrong_width_is_refused_when_recorded() -> None:
+    measurement = WRITER.Measurement(
+        _args("--results", "-"), page="envs", order=1, title="t", benchmark=str(BENCHMARK)
+    )
+    with pytest.raises(ValueError, match="a row of 1 cells under 2 columns"):
+        measurement.table(["a", "b"], [["1"]])
+
+
+def _benchmarks_named_by_results() -> list[str]:
+    named = set()
+    for path in PAGES.RESULTS.glob("*.json"):
+        if path.name == "pages.json":
+            continue
+        result = json.loads(path.read_text(encoding="utf-8"))
+        commands = " ".join(result.get("commands") or [])
+        named.update(re.findall(r"\bpython (benchmarks/\w+\.py)", commands))
+        if result.get("benchmark"):
+            named.add(result["benchmark"])
+    return sorted(named)
+
+
+@pytest.mark.parametrize("benchmark", _benchmarks_named_by_results())
+def test_every_benchmark_a_page_shows_writes_its_result_file(benchmark: str) -> None:
+    source = (ROOT / benchmark).read_text(encoding="utf-8")
+    assert "add_options(" in source and ".write(" in source, (
+        f"{benchmark} is shown on a measurement page but does not write its result file "
+        "(benchmarks/_results.py)"
+    )
