@@ -1,4 +1,4 @@
-"""Every file saber writes is whole or absent, and every OS error is one line (issue 33).
+"""Every file saber writes is whole or absent, and every OS error is one line.
 
 Real file systems, no mocks: a tiny tmpfs filled to the last byte (a full disk), a
 read-only tmpfs, a directory made immutable with ``chattr +i`` (tests run as root, who

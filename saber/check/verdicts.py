@@ -1,9 +1,8 @@
 """Passed quick-probe verdicts kept on disk, so that ``saber eval`` probes an env stack once.
 
-The quick probe ``saber eval`` runs before playing (:mod:`saber.check.gate`) costs about
-0.8 s of CPU, most of it ROM loads: on a short evaluation (16 Pong episodes of random
-actions, 5 s on 2 cores) that is a sixth of the run, paid again by every run of the same
-code. Its verdict is a pure function of what it runs: saber's own code, the libraries
+The quick probe ``saber eval`` runs before playing (:mod:`saber.check.gate`) costs a
+few ROM loads: on a short evaluation (16 Pong episodes of random actions) a large share of
+the run, paid again by every run of the same code. Its verdict is a pure function of what it runs: saber's own code, the libraries
 under it (ale-py and its ROMs, NumPy, Gymnasium, OpenCV), the Python and the settings
 probed; it draws no random number that the seeds it is given do not fix. So a pass is
 kept under a key made of all of these, and a later run with the same key skips the

@@ -33,11 +33,9 @@ from saber.harness.options import check_count
 from saber.harness.threads import policy_threads, thread_variables, usable_cores
 from saber.harness.work import Job
 
-# The policy's batch. Measured with real policies (python benchmarks/eval_defaults.py, 2
-# workers on 2 cores, Freeway, 32 episodes): ppo-pong ran at 8,431 / 8,569 / 8,561
-# frames/s with 4 / 8 / 16 envs; a PyTorch NatureCNN used 76.0 / 70.3 / 68.8 CPU seconds.
-# 8 is within 2% of 16, and fills every row with half the episodes (16 on 2 cores) and
-# leaves fewer rows idle at a game's end.
+# The policy's batch. With real policies (benchmarks/eval_defaults.py; the figures are on
+# docs/measurements/eval.md) 8 envs ran within noise of 16, and they fill every row with
+# half the episodes and leave fewer rows idle at a game's end.
 DEFAULT_ENVS_PER_WORKER = 8
 # Seconds without frame progress before a unit's worker is stopped: far above a seeded
 # reset (0.25 s) or a policy's batch, short enough that a hang costs minutes, not hours.
@@ -79,10 +77,9 @@ class _Options:
     @property
     def parallelism(self) -> int:
         """Units that run at once (planned)."""
-        # One worker per core, measured with real policies (benchmarks/eval_defaults.py,
-        # 2 cores): one worker of 8 envs ran at 0.64x (ppo-pong) and 0.80x (a PyTorch
-        # NatureCNN) the frames/s of two, using 50% more CPU (its policy's two threads
-        # and its two emulation threads contend).
+        # One worker per core: with real policies (benchmarks/eval_defaults.py,
+        # docs/measurements/eval.md) one worker of 8 envs was slower than two and used more
+        # CPU (its policy's threads and its emulation threads contend).
         return self.workers or usable_cores()
 
     def threads_per_env(self) -> int:

@@ -62,8 +62,8 @@ from saber.protocol.seeds import SEED_SCHEME, episode_seed
 
 # Imported where used: saber.training.video (it loads Gymnasium and the envs), and the env
 # stack (saber.envs, ale-py, OpenCV) not at all. This process plans, stores and reports;
-# the workers play. Importing the emulator here cost the main process about 0.2 s of CPU
-# a run on 2 cores, 0.05-0.1 s of it before the workers were spawned (docs/harness.md).
+# the workers play. Importing the emulator here would cost the main process CPU on every
+# run, part of it before the workers are spawned.
 
 
 def _option(value: Any, kinds: tuple[type, ...], name: str, example: str) -> Any:
@@ -97,8 +97,8 @@ def _workers_starting(runs_on: Backend, job: Job, work: int) -> Iterator[Executo
 
     Started before the quick probe and the session's start in ``run.json``, a worker's
     start-up (a new interpreter importing saber and the agent's module) runs while this
-    process works, not after it: about 0.5 s of wall time a run on 2 cores
-    (benchmarks/eval_least_work.py). Everything that can refuse the run without playing
+    process works, not after it (benchmarks/eval_least_work.py measures the whole run).
+    Everything that can refuse the run without playing
     (games, the agent spec, the directory's lock and its run) is checked before.
     """
     started = isinstance(runs_on, Processes) and work > 0

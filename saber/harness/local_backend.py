@@ -215,8 +215,8 @@ class LocalExecutor:
         self._policy: PolicyProcess | None = None
         if policy_process:
             # One thread for the policy's CPU pools: on an accelerator it launches kernels
-            # and copies; a CPU policy ran as fast with one thread as with two on 2 cores,
-            # with 25% less CPU (idle pools spin while the workers emulate; docs/harness.md).
+            # and copies; a CPU policy ran as fast with one thread as with two, with less
+            # CPU (idle pools spin while the workers emulate; docs/measurements/eval.md).
             with worker_environment(1):
                 self._policy = PolicyProcess(
                     self._context, job.policy, job.settings, workers, job.envs_per_worker

@@ -2,9 +2,9 @@
 
 A policy's framework sizes its thread pools to the whole machine: numpy's BLAS, PyTorch
 and OpenMP, XLA's CPU backend. With W worker processes on C cores that is W x C threads
-fighting over C cores, next to the emulator's threads; measured on 2 cores with a Nature
-CNN in PyTorch, ``saber eval`` ran 4-10x slower than with one thread per worker
-(docs/harness.md). So each local worker is started with its share, ``C // W`` threads
+fighting over C cores, next to the emulator's threads; with a Nature CNN in PyTorch,
+``saber eval`` ran several times slower that way than with one thread per worker
+(docs/measurements/eval.md). So each local worker is started with its share, ``C // W`` threads
 (at least one), through the variables these libraries read when they load:
 
 * ``OMP_NUM_THREADS`` (PyTorch's intra-op pool, OpenMP BLAS), ``OPENBLAS_NUM_THREADS``,

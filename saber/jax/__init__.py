@@ -22,7 +22,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 # ale-py 0.12.1's XLA handlers declare FFI API version 0.3, which JAX 0.9.1 is the first
 # to accept: 0.4.38 has no `jax.ffi`, and 0.8.3 and 0.9.0 reject the handlers' API
-# version at the first call (tried on 2026-11-25; CI runs the floor, .ci/run).
+# version at the first call (CI runs the floor: .ci/run).
 JAX_FLOOR = (0, 9, 1)
 
 

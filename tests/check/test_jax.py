@@ -1,4 +1,4 @@
-"""saber check on saber's JAX envs (issue 18): needs the jax extra; run with -m jax.
+"""saber check on saber's JAX envs: needs the jax extra; run with -m jax.
 
 Their emulators run in ale-py's C++ engine behind XLA; the probe follows row 0 on a twin
 emulator (saber.check.follow), and provokes the frame cap and a rollover below the env's

@@ -1,4 +1,4 @@
-"""saber check on vector envs (issue 34, item 7): every rule gets a verdict.
+"""saber check on vector envs: every rule gets a verdict.
 
 ``gymnasium.make_vec("SABER/<Game>", n)`` runs its emulators in ale-py's C++ engine: the
 probe follows row 0 on a twin and provokes the frame cap, the rollover and the stuck
@@ -140,7 +140,7 @@ def test_saber_envpool_passes_every_rule(batch_size: int) -> None:
 def test_make_vec_without_sticky_actions_fails_sticky_actions_alone() -> None:
     """Sticky actions off: sticky_actions fails, no other rule does. (Seaquest's seeded
     random play then scores nothing before the sub is lost, so the score rules may come
-    out unknown: measured 2026-11-26, raw_rewards and rollover unknown.)"""
+    out unknown, as raw_rewards and rollover do.)"""
     result = check(lambda: gym.make_vec("SABER/Breakout", 2, repeat_action_probability=0.0))
     statuses = _statuses(result)
     assert statuses.pop("sticky_actions") == "fail", result

@@ -1,5 +1,5 @@
 """Under ``clip_rewards=True`` every SABER env gives each step's raw reward in
-``info["raw_reward"]`` (issue 34): a logging wrapper above the clipping can sum SABER's score.
+``info["raw_reward"]``: a logging wrapper above the clipping can sum SABER's score.
 
 Space Invaders pays 5 to 30 points an alien, so clipped and raw rewards differ. The raw
 rewards come from a second env without clipping, same seed and actions.
