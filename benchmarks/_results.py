@@ -124,7 +124,9 @@ def code() -> str:
 
     commit = git("rev-parse", "--short", "HEAD")
     if commit:
-        changed = git("status", "--porcelain", "--untracked-files=no", "--", "saber", "benchmarks")
+        changed = git(
+            "status", "--porcelain", "--untracked-files=no", "--", "saber", "benchmarks/*.py"
+        )
         described += f", commit {commit}" + (" with uncommitted changes" if changed else "")
     return described
 
