@@ -17,6 +17,7 @@ from saber.agents import ConvActorPolicy, PolicyFileError, read_policy_file
 from saber.agents.convnet import FORMAT, write_policy_file
 from saber.agents.pretrained import PRETRAINED, agent_provenance
 from saber.cli import main as saber_cli
+from saber.errors import ExitCode
 from saber.games import get_game
 
 
@@ -162,7 +163,7 @@ def test_a_bad_policy_file_is_one_line_naming_it(policy_file: Path, damage: str)
             str(policy_file.parent / "run"),
         ],
     )
-    assert result.exit_code != 0
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert message in result.output and "Traceback" not in result.output
     assert not (policy_file.parent / "run" / "episodes.jsonl").exists()
 

@@ -1,4 +1,4 @@
-"""One run, one answer; nothing left behind, nothing started for nothing (issue 33).
+"""One run, one answer; nothing left behind, nothing started for nothing.
 
 What ``saber eval`` prints, ``report.json``, ``EvaluationResult.mean_scores()`` and
 ``.report()`` agree whatever the directory holds; a call that asks for less than the run
@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.errors import SaberError
+from saber.errors import ExitCode, SaberError
 from saber.harness import (
     Dask,
     Inline,
@@ -75,7 +75,7 @@ def test_a_call_for_fewer_episodes_or_games_than_the_run_is_refused(
     args = ["eval", "--agent", "random", "--games", "breakout", "--episodes", "2",
             "--workers", "0", "--out", str(out), *CLI_SHORT]  # fmt: skip
     refused = CliRunner().invoke(main, args)
-    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert refused.exit_code == ExitCode.BAD_INPUT and "Traceback" not in refused.output
     assert (
         refused.output.count("\n") == 1 and "--episodes 4, or more to extend it" in refused.output
     )
@@ -169,7 +169,7 @@ def test_workers_are_capped_at_the_episodes_to_play(tmp_path: Path) -> None:
     ("extra", "message"),
     [
         (["--agent", "random", "--games", "pongg"], "Unknown game 'pongg'"),
-        (["--agent", "no_such_module_x:policy", "--games", "pong"], "cannot import module"),
+        (["--agent", "no_such_module_x:policy", "--games", "pong"], "no module named"),
         (["--agent", "random", "--games", "pong"], "is used by another saber run"),
     ],
     ids=["unknown-game", "unimportable-agent", "locked-directory"],
@@ -189,14 +189,14 @@ def test_games_agent_and_lock_are_checked_before_any_worker_starts(
     finally:
         if lock is not None:
             lock.close()
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "Traceback" not in result.output
     assert result.output.startswith("Error: ") and message in result.output
     assert result.output.count("\n") == 1  # no "2 worker processes ..." before it
     assert sorted(path.name for path in out.iterdir()) == ([".lock"] if lock else [])
 
 
 def test_a_missing_agent_module_fails_without_importing_in_this_process(tmp_path: Path) -> None:
-    with pytest.raises(PolicyError, match="No module named 'no_such_module_y'"):
+    with pytest.raises(PolicyError, match="no module named 'no_such_module_y'"):
         evaluate("no_such_module_y:policy", "pong", 1, out=tmp_path / "r", backend=Processes(1))
     assert not (tmp_path / "r").exists()
     with pytest.raises(SaberError, match=r"Unknown agent spec 'tests\.harness\.helpers'"):

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.errors import TrainingLogError
+from saber.errors import ExitCode, TrainingLogError
 from saber.protocol.training import TRAINING_CHECKPOINTS
 from saber.reports.training import compare_training, training_csv, training_curves
 from saber.reports.training_log import read_training_log, training_scores
@@ -39,7 +39,7 @@ def shipped_log(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 def _one_error_line(result) -> str:
-    assert result.exit_code != 0, result.output
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert "Traceback" not in result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output

@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 from saber.agents.convnet import read_policy_file
 from saber.cli import main
-from saber.errors import SaberError
+from saber.errors import ExitCode, SaberError
 from saber.games import get_game
 from saber.harness.policies import resolve_spec
 from saber.harness.store import ResultsStore
@@ -104,20 +104,21 @@ def read_or_refuse(read: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def cli_reads_or_refuses(*args: str, verdict: bool = False) -> None:
-    """``saber ARGS`` ends with exit 0, or 1 or 2 and a one-line ``Error:``; no traceback.
+    """``saber ARGS`` ends with exit 0, or a refusal (usage 2, bad input 3) and a one-line
+    ``Error:``; no traceback.
 
-    ``verdict``: the command's exit 1 may also be its answer (``saber verify``: a record
-    that does not match), printed without ``Error:``.
+    ``verdict``: the command may also end with its answer (``saber verify``: a record that
+    does not match, exit 1), printed without ``Error:``.
     """
     with hang_guard():
         result = CliRunner().invoke(main, list(args))
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     assert "Traceback" not in result.output
-    if verdict and result.exit_code == 1 and "Error" not in result.output:
+    if verdict and result.exit_code == ExitCode.FAILED and "Error" not in result.output:
         return
-    if result.exit_code != 0:
-        assert result.exit_code in (1, 2), result.output
+    if result.exit_code != ExitCode.OK:
+        assert result.exit_code in (ExitCode.USAGE, ExitCode.BAD_INPUT), result.output
         errors = [line for line in result.output.splitlines() if line.startswith("Error")]
         assert len(errors) == 1, result.output
         tail = result.output[result.output.index(errors[0]) :]

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from saber.agents.convnet import read_policy_file
 from saber.cli import main
-from saber.errors import PolicyFileError, ReplayError, SaberError, ScoreFileError
+from saber.errors import ExitCode, PolicyFileError, ReplayError, SaberError, ScoreFileError
 from saber.protocol.replay import decode_replay
 from saber.protocol.training import parse_frames
 from saber.replay import recorded_episodes, verify_run, verify_training_log
@@ -206,7 +206,7 @@ def test_cli_training_at_1e400_is_one_line(tmp_path: Path) -> None:
     log = tmp_path / "training.jsonl"
     log.write_text('{"game": "pong", "frames": 5, "score": 1, "episode": 0}\n')
     result = CliRunner().invoke(main, ["training", str(log), "--at", "1e400"])
-    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)  # a usage error
+    assert result.exit_code == ExitCode.USAGE and isinstance(result.exception, SystemExit)
     assert result.output.splitlines()[-1].startswith("Error: Invalid value for --at")
 
 
@@ -285,7 +285,8 @@ def test_env_option_of_5000_digits_is_one_line_before_any_run(tmp_path: Path) ->
     result = CliRunner().invoke(
         main, [*command, "--out", str(out), "--no-report", "--env-option", option]
     )
-    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert isinstance(result.exception, SystemExit), result.output
     assert result.output.startswith("Error: ") and result.output.count("\n") == 1
     assert "max_frames_without_reward" in result.output
     assert not (out / EPISODES_FILE).exists()

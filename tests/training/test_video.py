@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import saber
 from saber.cli import main
-from saber.errors import SaberError
+from saber.errors import ExitCode, SaberError
 from saber.harness import Inline
 from saber.protocol.replay import ReplayHeader, encode_replay
 from saber.protocol.settings import SaberSettings
@@ -244,7 +244,7 @@ def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         main,
         ["eval", "--agent", "random", "--games", "pong", "--out", str(tmp_path), "--video", "1"],
     )
-    assert result.exit_code != 0 and message in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and message in result.output
     assert not (tmp_path / "episodes.jsonl").exists()  # refused before anything ran
 
 
