@@ -12,10 +12,15 @@ The names below are imported when first used, so ``import saber.scoring`` or
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import Any
 
-from saber.errors import ProtocolError, SaberError, ScoreFileError, UnknownGameError
+from saber.errors import (
+    ProtocolError,
+    SaberError,
+    ScoreFileError,
+    UnknownGameError,
+    warn_deprecated,
+)
 from saber.registration import register_when_gymnasium_loads
 from saber.version import __version__
 
@@ -62,11 +67,7 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module("saber.check")
     if name in _DEPRECATED:
         # A vector env has one spelling, Gymnasium's own; saber.make_vec_env was a second.
-        warnings.warn(
-            f"saber.{name} is deprecated and goes in saber 0.6: use {_DEPRECATED[name]}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_deprecated(f"saber.{name}", _DEPRECATED[name])
         return importlib.import_module("saber.envs")._make_vec_env
     module = _LAZY.get(name)
     if module is None:

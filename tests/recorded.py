@@ -1,5 +1,6 @@
-"""A run directory with replays, played once per session and shared by the tests that
-only read it (``saber replay``, ``saber export``, the dataset readers)."""
+"""Run directories played once per session and shared by the tests that only read them
+or copy them (``saber replay``, ``saber export``, ``saber repair``, the dataset readers,
+the run directory's integrity)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from saber.harness import Inline, evaluate
-from tests.harness.helpers import short_env
+from tests.harness.helpers import evaluate_short_breakout, short_env
 
 
 @pytest.fixture(scope="session")
@@ -16,4 +17,12 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Random play of 2 Breakout episodes (a 400-frame stuck timeout), replays recorded."""
     out = tmp_path_factory.mktemp("dataset") / "run"
     evaluate("random", "breakout", 2, out=out, backend=Inline(), env_options=short_env(), progress=False, run="seed-0")  # fmt: skip
+    return out
+
+
+@pytest.fixture(scope="session")
+def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run: random play of 3 Breakout episodes (a 400-frame stuck timeout)."""
+    out = tmp_path_factory.mktemp("clean") / "run"
+    evaluate_short_breakout(out, 3)
     return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from saber.envs.core import SaberAtariEnv
@@ -18,6 +17,7 @@ from saber.envs.wrappers import (
     RolloverCorrection,
     SaberEpisodeStatistics,
 )
+from saber.errors import warn_deprecated
 from saber.registration import env_id, register_saber_envs
 
 __all__ = [
@@ -45,12 +45,7 @@ def _make_vec_env(game: str, num_envs: int, **kwargs: object) -> SaberVectorEnv:
 
 def __getattr__(name: str) -> Any:
     if name == "make_vec_env":
-        warnings.warn(
-            "saber.envs.make_vec_env is deprecated and goes in saber 0.6: use "
-            'gymnasium.make_vec("SABER/<Game>", num_envs)',
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_deprecated("saber.envs.make_vec_env", 'gymnasium.make_vec("SABER/<Game>", num_envs)')
         return _make_vec_env
     raise AttributeError(f"module 'saber.envs' has no attribute {name!r}")
 

@@ -47,11 +47,10 @@ score distribution, optimality gap).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numpy.typing import NDArray
 
+from saber.errors import warn_deprecated
 from saber.games import BASELINE_SOURCES
 from saber.reports.aggregates import (
     Resampler,
@@ -484,10 +483,8 @@ def build_report(
 ) -> dict:
     """Deprecated (goes in saber 0.6): ``make_report(...).to_dict()``, saber 0.4's second
     name for one report, which did not say that it returned the JSON document."""
-    warnings.warn(
-        "saber.reports.build_report is deprecated and goes in saber 0.6: use "
+    warn_deprecated(
+        "saber.reports.build_report",
         "saber.reports.make_report(...).to_dict() (or pass the Report itself to the renderers)",
-        DeprecationWarning,
-        stacklevel=2,
     )
     return make_report(table, seed, n_resamples, level).to_dict()

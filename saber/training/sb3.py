@@ -43,7 +43,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from saber.envs.wrappers import RAW_REWARD, ClipRewardKeepRaw
-from saber.errors import SaberError
+from saber.errors import SaberError, warn_deprecated
 from saber.protocol.training import TRAINING_CHECKPOINTS
 from saber.training.recorders import FrameCounter, TrainingLog, saber_record
 
@@ -377,11 +377,6 @@ def _game_of(venv: Any) -> str:
 
 def __getattr__(name: str) -> Any:
     if name == "make_vec_env":
-        warnings.warn(
-            "saber.training.sb3.make_vec_env is deprecated and goes in saber 0.6: "
-            "use saber.training.sb3.make_sb3_vec_env",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_deprecated("saber.training.sb3.make_vec_env", "saber.training.sb3.make_sb3_vec_env")
         return make_sb3_vec_env
     raise AttributeError(f"module 'saber.training.sb3' has no attribute {name!r}")

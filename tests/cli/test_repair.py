@@ -21,23 +21,11 @@ from saber.errors import ExitCode, SaberError
 from saber.rundir import EPISODES_FILE, RUN_FILE, durable, read_run_file
 from saber.rundir.repair import repair_run, salvage_json_object
 from saber.scoring import read_scores
-from tests.harness.helpers import evaluate_short_breakout
 
 EPISODES = 3
 EVAL_ARGS = ["eval", "--agent", "random", "--games", "breakout", "--episodes", str(EPISODES),
              "--workers", "0", "--env-option", "max_frames_without_reward=400",
              "--allow-non-saber", "--no-report"]  # fmt: skip
-
-
-def _evaluate(out: Path, episodes: int = EPISODES, **options: object):  # type: ignore[no-untyped-def]
-    return evaluate_short_breakout(out, episodes, **options)
-
-
-@pytest.fixture(scope="module")
-def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("clean") / "run"
-    _evaluate(out)
-    return out
 
 
 def _lines(directory: Path) -> list[bytes]:

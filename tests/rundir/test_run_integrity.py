@@ -47,14 +47,6 @@ def _evaluate(out: Path, episodes: int = EPISODES, **options: object):  # type: 
     return evaluate_short_breakout(out, episodes, **options)
 
 
-@pytest.fixture(scope="module")
-def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished run: random play of 3 Breakout episodes (a 400-frame stuck timeout)."""
-    out = tmp_path_factory.mktemp("clean") / "run"
-    _evaluate(out)
-    return out
-
-
 def _copy(run: Path, tmp_path: Path, name: str = "run") -> Path:
     return Path(shutil.copytree(run, tmp_path / name))
 
