@@ -11,6 +11,9 @@ median per-round ratio with its range, and the frames per second of the compiled
 
     python benchmarks/pqn_cpu_loops.py                     # Pong, 8 envs, 5 rounds
     python benchmarks/pqn_cpu_loops.py --num-envs 32 --rounds 3
+
+It writes ``benchmarks/results/pqn-cpu.json`` (``pqn-gpu.json`` on a GPU) for
+docs/measurements/jax.md.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 import jax
+from _results import Measurement, add_options
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pqn_jax.py"
 
@@ -57,7 +61,17 @@ def main() -> None:
     parser.add_argument("--minibatches", type=int, default=4)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
+    add_options(parser, "pqn-<platform>")
     options = parser.parse_args()
+    platform = jax.devices()[0].platform
+    measurement = Measurement(
+        options,
+        page="jax",
+        order=20,
+        title=f"The PQN update on a {platform.upper()}: unrolled against lax.scan",
+        benchmark=__file__,
+        name=f"pqn-{platform}",
+    )
     argv = [
         *("--game", options.game, "--num-envs", str(options.num_envs)),
         *("--num-steps", str(options.num_steps), "--minibatches", str(options.minibatches)),
@@ -75,18 +89,22 @@ def main() -> None:
             contenders[way] = (chunk, runner)
     ratios = [no / yes for yes, no in zip(seconds["yes"], seconds["no"], strict=True)]
     frames = 4 * options.num_envs * options.num_steps  # per update (SABER: 4 frames a step)
-    print(f"device: {jax.devices()[0]}, jax {jax.__version__}, {options.rounds} rounds")
-    print(
-        f"one update ({options.num_envs} envs x {options.num_steps} steps, "
-        f"{options.epochs} epochs x {options.minibatches} minibatches):"
+    measurement.text(
+        f"{jax.devices()[0]}, jax {jax.__version__}; one update of examples/pqn_jax.py "
+        f"({options.num_envs} envs x {options.num_steps} steps, {options.epochs} epochs x "
+        f"{options.minibatches} minibatches) compiled both ways, {options.rounds} interleaved "
+        "rounds:"
     )
+    rows = []
     for way, label in (("yes", "unrolled (--unroll yes)"), ("no", "lax.scan (--unroll no)")):
         median = statistics.median(seconds[way])
-        print(f"  {label}: median {median:.2f} s, {frames / median:,.0f} frames/s")
-    print(
+        rows.append([label, f"{median:.2f}", f"{frames / median:,.0f}"])
+    measurement.table(["update", "median s", "frames/s"], rows)
+    measurement.text(
         f"scan / unrolled time: median {statistics.median(ratios):.1f}x "
-        f"(rounds {min(ratios):.1f}x to {max(ratios):.1f}x)"
+        f"(rounds {min(ratios):.1f}x to {max(ratios):.1f}x)."
     )
+    measurement.write()
 
 
 if __name__ == "__main__":
