@@ -20,6 +20,8 @@ random agent take minutes of emulation), so ``unit_seconds / cpu_per_unit`` work
 it busy; the store bounds the episodes per second the same way.
 
     python benchmarks/dask_scale.py [--workers 64] [--units 256] [--records 2000]
+
+It writes ``benchmarks/results/dask-scale.json`` for docs/measurements/eval.md.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import resource
 import tempfile
 import time
 from pathlib import Path
+
+from _results import Measurement, add_options
 
 from saber.harness import Dask, EnvOptions, Inline, evaluate
 
@@ -98,17 +102,32 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=64)
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--records", type=int, default=2000)
+    add_options(parser, "dask-scale")
     args = parser.parse_args()
+    measurement = Measurement(
+        args,
+        page="eval",
+        order=70,
+        title="The harness on a cluster of many workers",
+        benchmark=__file__,
+    )
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     rate = store_rate(args.records)
-    print(f"store: {rate:,.0f} records/s (each with its replay, fsynced)")
     cost = cluster_cost(args.workers, args.units)
-    print(
-        f"cluster of {args.workers} workers: started in {cost['start_s']:.1f} s; "
-        f"{args.units} units in {cost['wall_s']:.1f} s ({cost['units_per_s']:.1f} units/s); "
-        f"this process: {cost['cpu_ms_per_unit']:.1f} ms of CPU per unit"
+    measurement.table(
+        ["measured", "value"],
+        [
+            ["the store: records per second, each with its replay, fsynced", f"{rate:,.0f}"],
+            [f"a `LocalCluster` of {args.workers} workers: start-up", f"{cost['start_s']:.1f} s"],
+            [
+                f"{args.units} units of tiny episodes: wall time",
+                f"{cost['wall_s']:.1f} s ({cost['units_per_s']:.1f} units/s)",
+            ],
+            ["this process's CPU per unit", f"{cost['cpu_ms_per_unit']:.1f} ms"],
+        ],
     )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+    measurement.write()
 
 
 if __name__ == "__main__":
