@@ -114,7 +114,9 @@ def render(folder: Path = RESULTS, out_folder: Path = PAGES) -> dict[Path, str]:
         "(`--results PATH` elsewhere, `--note TEXT` for what else ran on the machine); "
         "`python scripts/measurements_pages.py` renders these pages from those files. A "
         "result whose source says *transcribed* was copied by hand from the guide's earlier "
-        "measurement logs, and stays until its benchmark is run again on an idle machine.",
+        "measurement logs, and stays until its benchmark is run again on an idle machine "
+        "(a transcribed file that gathered several benchmarks' figures is deleted once each "
+        "of them has written its own).",
     ]
     for name in order:
         page = pages[name]
