@@ -47,7 +47,12 @@ class _Commands(click.Group):
 @click.group(cls=_Commands)
 @click.version_option(package_name="saber-ale")
 def main() -> None:
-    """The SABER Atari benchmark: evaluate agents and report world-record-normalized scores."""
+    """The SABER Atari benchmark: evaluate agents and report world-record-normalized scores.
+
+    Exit status of every command: 0 done (a verdict that passes), 1 a verdict that fails,
+    2 a command line that cannot be used, 3 refused input, 4 no verdict reached or a run
+    stopped before its end, 130 Ctrl-C, 143 SIGTERM (docs/exit-codes.md).
+    """
     silence_ale_banner()
 
 

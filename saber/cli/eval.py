@@ -21,7 +21,7 @@ def _stops_cleanly_on_sigterm(command: F) -> F:
     """Ctrl-C and SIGTERM end the command with one line and 130 or 143 (128 + the signal).
 
     The SIGTERM handler stays for the whole command (the report included), not only while
-    ``evaluate()`` runs, and it acts once (:func:`saber.harness.evaluate.terminate_once`):
+    ``evaluate()`` runs, and it acts once (:func:`saber.harness.sigterm.terminate_once`):
     a second SIGTERM must not kill the process in the middle of its clean stop.
     """
 
@@ -62,9 +62,12 @@ def eval_command(**options: Any) -> None:
 
     Each finished episode is appended to OUT/episodes.jsonl as it ends; OUT/run.json keeps
     the provenance. Ctrl-C or SIGTERM stops cleanly; the same command resumes. At the end the SABER
-    report is written to OUT/report.json and OUT/report.md and printed. The exit status
-    is 1 when any episode ended as a failure, or a video asked for could not be made
-    (the same command films it again).
+    report is written to OUT/report.json and OUT/report.md and printed. Exit status: 0
+    when every episode finished; 1 when any ended as a failure, or a video asked for
+    could not be made (the same command films it again); 2 for a command line that
+    cannot be used; 3 for a refused agent, game or directory (nothing written); 4 when
+    the run stopped before its end (the same command resumes); 130 on Ctrl-C, 143 on
+    SIGTERM (docs/exit-codes.md).
     """
     _evaluate(EvalOptions(**options))
 
@@ -77,7 +80,7 @@ def _evaluate(options: EvalOptions) -> None:
     from saber.harness import EnvOptions, Recording, evaluate
 
     runs_on = _where_it_runs(options)
-    # What runs (saber.harness.workers_line), as capped to the episodes to play, is said by
+    # What runs (saber.harness.backends.workers_line), as capped to the episodes to play, is said by
     # evaluate() through on_message: after every check, so an error comes first.
     if options.write_report:
         _import_in_background("saber.reports")

@@ -24,7 +24,7 @@ Costs worth knowing: each episode starts with a seeded reset, which reloads the 
 (about 0.08 s of CPU in ale-py 0.12): the price of per-episode seeds. Worker processes are
 started with ``spawn`` and import the calling script, so a script must call
 :func:`evaluate` under ``if __name__ == "__main__":``. Each worker holds its own copy of
-the policy (built from the spec or the policy class in the worker, or unpickled).
+the policy (built from the spec, the class or the factory in the worker, or unpickled).
 """
 
 from __future__ import annotations
@@ -289,9 +289,12 @@ def evaluate(
     Args:
         policy: an agent spec (``"random"``, ``"noop"``, ``"constant:K"``,
             ``"epsilon-constant:K"``, ``"module:attr"``; see :mod:`saber.harness.policies`),
-            a policy class (instantiated without arguments in each worker, never called on
-            observations), or a policy object: a callable mapping ``uint8`` (n, 4, 84, 84)
-            to n actions. Objects and classes must pickle (module level) unless ``Inline()``.
+            a policy class or a factory (a callable without required parameters: built
+            once in each worker, never called on observations), or a policy object: a
+            callable of one argument mapping ``uint8`` (n, 4, 84, 84) to n actions. The
+            forms are told apart as ``saber eval --agent`` tells them
+            (:mod:`saber.harness.agent_forms`). Objects, classes and factories must pickle
+            (module level) unless ``Inline()``.
         games: any single-player ROM of ale-py, in any spelling (games outside the 61
             SABER games have no baseline: reports leave them out of the aggregates), or
             ``all`` (the 61 SABER games), ``atari57``, ``atari5``, ``atari10``.
@@ -317,7 +320,8 @@ def evaluate(
 
     Raises:
         ProtocolError: settings that break SABER without ``allow_non_saber``.
-        PolicyError: a bad agent spec, or a policy that breaks the policy protocol.
+        PolicyError: a bad agent spec, a callable of neither form, a policy that cannot
+            be built (before anything is stored), or one that breaks the policy protocol.
         RepeatedFailureError: the same failure ended several units in a row.
         RunMismatchError: ``out`` holds a different run, or more than this call asks for.
         StoreWriteError: results cannot be written (disk full); finished episodes are kept.
