@@ -86,7 +86,7 @@ class QNetworkPolicy(PerEpisodeGenerators):
     """A saber harness policy: epsilon-greedy on a Q-network's values.
 
     The harness calls it with a batch ``uint8`` (n, 4, 84, 84) and wants n actions.
-    ``start_episodes`` (of :class:`~saber.harness.PerEpisodeGenerators`) re-seeds a
+    ``start_episodes`` (of :class:`~saber.agents.PerEpisodeGenerators`) re-seeds a
     generator per batch row from the episode's seed, so the random actions (and so the scores) are the same whatever the number of workers and
     whichever rows the episodes land on. Epsilon 0 is purely greedy.
 

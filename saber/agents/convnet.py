@@ -50,7 +50,7 @@ def write_policy_file(
 
     ``dtype``: how the weights are stored, float32 or float16 (half the bytes: the shipped
     baselines, whose inference reads them back as float32). Written aside, fsynced and
-    renamed (:func:`saber.rundir.writing_atomically`): whole or absent.
+    renamed (:func:`saber.rundir.durable.writing_atomically`): whole or absent.
     """
     if dtype not in (np.float32, np.float16):
         raise ValueError(f"Expect dtype float32 or float16, actually: {dtype}")

@@ -5,7 +5,7 @@ agent, its runs together), a score table (CSV) whose citation is in ``<name>.boa
 beside it, the name of a shipped reference (``saber report --list-references``), or the
 name of a trained agent saber ships (``ppo-pong``: its shipped evaluation). Each becomes
 one :class:`Entry` per agent, keyed by the SHA-256 of its content: a run given twice, or
-copied, counts once (:func:`saber.rundir.run_key`, the rule of ``saber report``).
+copied, counts once (:func:`saber.rundir.reading.run_key`, the rule of ``saber report``).
 
 Nothing here raises for bad input: an entry that cannot be read is an entry with the
 status ``failed`` and the reason, one line.

@@ -29,7 +29,7 @@ def check_count(name: str, value: object, minimum: int = 1) -> None:
 
 @dataclass(frozen=True)
 class EnvOptions:
-    """What the envs are: overrides of :class:`~saber.envs.SaberSettings`, and whether
+    """What the envs are: overrides of :class:`~saber.protocol.SaberSettings`, and whether
     settings (or envs) that break the SABER protocol may run.
 
     Attributes:

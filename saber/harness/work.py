@@ -33,7 +33,7 @@ class Job:
         agent: the agent spec or name written in each record.
         policy: an agent spec (loaded in each worker), a policy class (instantiated
             without arguments in each worker) or a picklable policy object.
-        settings: overrides of :class:`~saber.envs.SaberSettings` (empty for SABER).
+        settings: overrides of :class:`~saber.protocol.SaberSettings` (empty for SABER).
         envs_per_worker: sub-envs of a worker's vector env (fewer for a smaller unit).
         num_threads: emulation threads per vector env (0: one per core).
         video: the episodes to film, if any (:mod:`saber.training.video`).

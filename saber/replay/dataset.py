@@ -7,7 +7,7 @@ without storing a frame::
     from saber.replay import recorded_episodes
 
     for episode in recorded_episodes("runs/random"):
-        for step in episode:  # saber.replay.Transition
+        for step in episode:  # saber.replay.simulate.Transition
             step.observation, step.action, step.reward, step.terminated, step.truncated
 
 Each :class:`RecordedEpisode` also has its record (the ``episodes.jsonl`` line) and its

@@ -111,7 +111,7 @@ class RunFile:
         games: ale ids of every game asked for, over all sessions.
         episodes: episodes per game (the largest asked for).
         base_seed: the seed all episode seeds derive from.
-        seed_scheme: how episode seeds are derived (``saber.harness.work.SEED_SCHEME``).
+        seed_scheme: how episode seeds are derived (``saber.protocol.seeds.SEED_SCHEME``).
         command: the first session's command line.
         started: when the first session started.
         versions: package versions of the first session (``saber``, ``ale_py``,

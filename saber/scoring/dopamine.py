@@ -12,7 +12,7 @@ SABER with several runs: sticky actions (0.25) as SABER, but **not SABER** other
   (250,000 agent steps), not the mean of the last 100 episodes.
 
 :func:`deviation_label` says so in the compact form of
-:meth:`saber.envs.SaberSettings.deviations`; every table and figure that shows these
+:meth:`saber.protocol.SaberSettings.deviations`; every table and figure that shows these
 numbers prints it. Their scores sit under the ``30min`` time limit (the episodes' cap).
 
 **Iterations and frames.** Iteration k (0-based) covers training frames k*1M to (k+1)*1M

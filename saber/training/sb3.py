@@ -11,7 +11,7 @@
   over a SABER env (a second preprocessing, 16 stacked frames); the two above and
   :class:`SaberMetricsCallback` call it.
 * :class:`SaberMetricsCallback` reads every sub-env's ``info`` at every step, counts the
-  training's emulator frames, and records :class:`~saber.training.TrainingMetrics`'
+  training's emulator frames, and records :class:`~saber.training.recorders.TrainingMetrics`'
   ``saber/...`` numbers with ``self.logger.record``: they reach TensorBoard
   (``tensorboard_log=...``), CSV, stdout or W&B, wherever SB3's logger is configured to
   write, at SB3's own dump points (PPO: every rollout; DQN: every ``log_interval`` episodes).
