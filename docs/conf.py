@@ -12,7 +12,11 @@ the doctests already run.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import inspect
 from pathlib import Path
+from typing import Any
 
 import saber
 
@@ -65,3 +69,52 @@ def _board() -> list[str]:
 
 
 html_extra_path = _board()
+
+
+def _defining_module(module: str, name: str) -> str:
+    """The module that assigns ``name``, following ``from x import name`` from ``module``
+    (a package re-exports its modules' constants; their doc comments are where they are
+    assigned)."""
+    for _ in range(8):
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            return module
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        source = next(
+            (
+                node.module
+                for node in tree.body
+                if isinstance(node, ast.ImportFrom)
+                and node.module
+                and any((alias.asname or alias.name) == name for alias in node.names)
+            ),
+            None,
+        )
+        if source is None:
+            return module
+        module = source
+    return module
+
+
+def _data_docstring(
+    app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """A public constant shows its ``#:`` doc comment (or a command its help), never the
+    docstring of its type (dict's, int's), which autodoc takes for an instance's own."""
+    if what != "data":
+        return
+    from sphinx.pycode import ModuleAnalyzer
+
+    module, _, attribute = name.rpartition(".")
+    home = _defining_module(module, attribute)
+    comment = ModuleAnalyzer.for_module(home).find_attr_docs().get(("", attribute))
+    if comment:
+        lines[:] = list(comment)
+    elif isinstance(getattr(obj, "help", None), str):
+        lines[:] = inspect.cleandoc(obj.help).splitlines()
+    elif not isinstance(obj, type) and inspect.getdoc(type(obj)) == "\n".join(lines).strip():
+        lines[:] = []
+
+
+def setup(app: Any) -> None:
+    app.connect("autodoc-process-docstring", _data_docstring)

@@ -8,6 +8,7 @@ import functools
 import importlib
 import importlib.metadata
 
+#: saber's version (what ``saber --version`` prints and ``run.json`` records).
 __version__ = "0.5.0"
 
 

@@ -28,6 +28,7 @@ StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 # clip_rewards=True, in every SABER env: single, make_vec (a float64 (n,) array) and
 # saber.jax. Not envpool's info["reward"]: "raw_reward" says which reward it is, beside a
 # clipped one (an envpool-style API over make_vec can copy it to its own key).
+#: The ``info`` key of each step's unclipped reward, beside a clipped one.
 RAW_REWARD = "raw_reward"
 
 

@@ -60,7 +60,8 @@ class ScoreTimeLimit:
         return {_normalize(word) for word in words}
 
 
-# The registry. Order is report order: checkpoints by frames, then SABER's own end.
+#: The registry of time limits. Order is report order: checkpoints by frames, then SABER's
+#: own end.
 TIME_LIMITS: tuple[ScoreTimeLimit, ...] = (
     ScoreTimeLimit("5min", 18_000, "5 minutes", "score_5min"),
     ScoreTimeLimit("30min", 108_000, "30 minutes", "score_30min"),

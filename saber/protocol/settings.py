@@ -13,9 +13,12 @@ from typing import Any, Literal
 
 from saber.errors import ProtocolError, UnknownSettingError
 
+#: Emulator frames per second of play.
 FRAMES_PER_SECOND = 60
-NUM_ACTIONS = 18  # the full joystick action set, for every game
-SABER_CAP_FRAMES = 21_600_000  # 100 hours at 60 fps: reaching it counts as infinite gameplay
+#: The full joystick action set, for every game.
+NUM_ACTIONS = 18
+#: 100 hours at 60 frames per second: an episode that reaches it is infinite gameplay.
+SABER_CAP_FRAMES = 21_600_000
 
 ROLLOVER_MODES = ("correct", "ignore", "off")
 RolloverMode = Literal["correct", "ignore", "off"]

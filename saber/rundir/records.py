@@ -24,7 +24,9 @@ from saber.errors import (
 )
 from saber.protocol.episode import EpisodeRecord
 
+#: One JSON object per line: a finished episode or a failed attempt.
 EPISODES_FILE = "episodes.jsonl"
+#: The run's provenance and sessions.
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
 # What saber eval writes beside the records, made from them: stale once they change.

@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from saber.games import GameInfo, get_game
 
+#: What a score is normalized by: the world record, the beginner human or the average human.
 Reference = Literal["world_record", "human", "human_average"]
 REFERENCES: tuple[Reference, ...] = ("world_record", "human", "human_average")
 

@@ -159,4 +159,5 @@ class ZooHyperparams(Mapping[str, dict[str, Any]]):
         return len(self._ids)
 
 
+#: RL Zoo's hyperparameters with SABER's changes (``--conf-file saber.training.zoo``).
 hyperparams = ZooHyperparams()
