@@ -27,8 +27,9 @@ from saber.cli.replay import replay_command
 from saber.cli.report import report
 from saber.cli.training import training
 from saber.cli.verify import verify_command
+from saber.errors import ExitCode
 
-__all__ = ["main"]
+__all__ = ["ExitCode", "main"]
 
 
 class _Commands(click.Group):
