@@ -38,7 +38,7 @@ from saber.harness.dask_faults import (
     scheduler_lost_message,
     stop_worker_in_background,
 )
-from saber.harness.policies import resolve_spec
+from saber.harness.policies import policy_of
 from saber.harness.work import (
     EpisodeDone,
     Event,
@@ -79,9 +79,9 @@ def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
 
 def _dask_check_policy(job: Job) -> None:
     """Run on every Dask worker before the first unit: the job arrived (so the policy
-    unpickles there) and a spec's module imports there."""
-    if isinstance(job.policy, str):
-        resolve_spec(job.policy)
+    unpickles there), a spec's module imports there, and the policy builds (kept for the
+    units: built once per worker process, as it would be at the first unit)."""
+    policy_of(job.policy)
 
 
 _CONNECTION_LOST = "scheduler-connection-lost"  # Dask's reason for the futures it cancels

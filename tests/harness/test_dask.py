@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from saber.cli import main
 from saber.harness import BackendError, Dask, PolicyError, evaluate
 from tests.harness.helpers import (
+    BrokenInit,
     SleepOnEpisode,
     alive,
     check_hung_episode_1,
@@ -66,10 +67,25 @@ def test_agent_module_missing_on_the_workers_fails_early_with_one_message(
             )
     message = str(error.value)
     assert message.startswith("1 of 1 Dask workers cannot load the policy; tcp://")
-    assert "cannot import module 'only_here_agent'" in message
+    assert "Agent spec 'only_here_agent:policy'" in message and "or install it" in message
     assert "Every worker needs saber and the agent's module importable" in message
     assert read_records(tmp_path / "run") == []
     sys.modules.pop("only_here_agent", None)
+
+
+@pytest.mark.parametrize("agent", ["tests.harness.helpers:broken_factory", BrokenInit])
+def test_a_policy_that_cannot_be_built_on_the_workers_leaves_no_record(
+    tmp_path: Path, agent: object
+) -> None:
+    # Every worker builds the policy before the first unit: a failure is the run's one
+    # message, with no failed episode in the records (nor in any later summary).
+    with _cluster() as cluster, pytest.raises(PolicyError) as error:
+        evaluate(agent, "breakout", 2, out=tmp_path / "run",  # type: ignore[arg-type]
+                 backend=Dask(cluster.scheduler_address), progress=False)  # fmt: skip
+    assert "1 of 1 Dask workers cannot load the policy" in str(error.value)
+    assert "building the policy failed: RuntimeError" in str(error.value)
+    records = tmp_path / "run" / "episodes.jsonl"
+    assert not records.exists() or records.read_text() == ""
 
 
 def test_tls_scheduler_with_certificates(tmp_path: Path) -> None:
