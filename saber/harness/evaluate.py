@@ -114,8 +114,9 @@ def _policy_builds(started: Executor | None, runs_on: Backend, job: Job) -> None
     """Raise here, before the session writes anything to the run directory, what stops the
     policy from being built: the first local worker's verdict (it imports the module and
     builds the policy at its start), or this process's own build for ``Inline()`` (built
-    once and kept for the run). On Dask the workers build it: a failure there stops the
-    run without a record of the episodes (``RunLoop``: a failure to set up is no attempt).
+    once and kept for the run). Dask's workers build it when the executor starts, before
+    the first unit (``_dask_check_policy``); and a unit that cannot be set up anywhere
+    stops the run without a record of its episodes (``RunLoop``: no attempt was made).
 
     Raises:
         PolicyError: the spec's module or attribute, or the factory, fails.
