@@ -95,10 +95,15 @@ def test_a_factory_is_called_by_evaluate_as_by_its_spec(tmp_path: Path) -> None:
     assert isinstance(resolved.policy, PolicyFactory) and resolved.form == "factory"
 
 
-def test_a_factory_object_is_built_in_each_worker(tmp_path: Path) -> None:
-    result = evaluate(make_noop, "pong", 1, out=tmp_path, backend=Processes(1, envs_per_worker=1),
+@pytest.mark.parametrize(
+    "backend",
+    [Processes(1, envs_per_worker=1), Processes(2, policy_process=True, envs_per_worker=1)],
+    ids=["each-worker", "policy-process"],
+)
+def test_a_factory_object_is_built_where_the_policy_acts(tmp_path: Path, backend: object) -> None:
+    result = evaluate(make_noop, "pong", 2, out=tmp_path, backend=backend,  # type: ignore[arg-type]
                       env_options=SHORT, progress=False)  # fmt: skip
-    assert not result.failed and result.records[0]["steps"] == 100
+    assert not result.failed and [r["steps"] for r in result.records] == [100, 100]
 
 
 def test_a_misspelt_attribute_is_refused_before_any_worker_starts(
