@@ -64,11 +64,6 @@ class ResolvedAgent:
     policy: Any  # an agent spec (str), a PolicyFactory, or the policy object itself
     form: Form
 
-    @property
-    def is_spec(self) -> bool:
-        """True for an agent spec: the workers import and build it themselves."""
-        return isinstance(self.policy, str)
-
 
 def resolve_agent(
     agent: Any, name: str | None = None, *, import_module: bool = True
