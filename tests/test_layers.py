@@ -44,7 +44,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # envpool's Python API over the vector env (``from saber import envpool``).
     "envpool": {"errors", "protocol", "games", "envs"},
     # The JAX envs (the ``jax`` extra) and their policy adapter for the harness.
-    "jax": {"errors", "protocol", "rundir", "games", "envs", "harness"},
+    "jax": {"errors", "protocol", "rundir", "games", "envs", "agents", "harness"},
     # The static results site (saber board): entries verified by replay, ranked like for like.
     "board": {
         *("errors", "version", "protocol", "rundir", "games", "scoring", "reports", "replay"),

@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium.spaces import Box, Discrete
 from gymnasium.vector.utils import batch_space
 
-from saber.envs import rules
+from saber.envs import env_id, rules
 from saber.envs.bilinear import bilinear_tables, resize_bilinear
 from saber.envs.emulator import legal_action_count
 from saber.envs.factory import resolve_rom_id
@@ -32,7 +32,6 @@ from saber.jax import engine
 from saber.jax.seeding import ale_seeds
 from saber.protocol import NUM_ACTIONS, EpisodeEnd, EpisodeRecord, SaberSettings
 from saber.protocol import checkpoint_frames as resolve_checkpoints
-from saber.registration import env_id
 
 _NO_END = -1  # the ``end`` code of rows that did not end on the step
 

@@ -34,9 +34,9 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from saber.envs import env_id
 from saber.errors import SaberError
 from saber.games import supported_rom_ids
-from saber.registration import env_id
 
 __all__ = [
     "hyperparams",
