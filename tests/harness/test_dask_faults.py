@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from saber.errors import ExitCode
 from saber.harness import EnvOptions, Inline, evaluate
 from tests.harness.dask_cluster import (
     AGENT_NAME,
@@ -88,14 +89,16 @@ def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_
 ) -> None:
     """Ctrl-C and SIGTERM during the reconnect end as interrupted (130, 143); a scheduler
     restarted at the same address, or none, ends the run within LOST_SCHEDULER_BOUND
-    naming the scheduler (1, failed); a new cluster, where a worker is killed -9 mid-run,
+    naming the scheduler (4, unfinished: the same command resumes); a new cluster, where a worker is killed -9 mid-run,
     finishes every episode exactly once."""
     episodes = 8
     reference = _reference(tmp_path / "reference", episodes)
     out = tmp_path / "run"
     timeout = ("--dask-timeout", str(DASK_TIMEOUT))
-    for name, stop, code in (("ctrl-c", signal.SIGINT, 130), ("sigterm", signal.SIGTERM, 143),
-                             ("restarted", None, 1), ("alone", None, 1)):  # fmt: skip
+    for name, stop, code in (("ctrl-c", signal.SIGINT, ExitCode.INTERRUPTED),
+                             ("sigterm", signal.SIGTERM, ExitCode.TERMINATED),
+                             ("restarted", None, ExitCode.UNFINISHED),
+                             ("alone", None, ExitCode.UNFINISHED)):  # fmt: skip
         command = eval_command("", out, episodes, *timeout)
         with LoopbackCluster(tmp_path / name) as cluster:
             command[command.index("--address") + 1] = cluster.address
@@ -165,7 +168,7 @@ def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_sig
         with running_eval(command, tmp_path) as process:
             status = _stopped(process, 180)
     errors = _errors(tmp_path)
-    assert status == 1, errors
+    assert status == ExitCode.UNFINISHED, errors  # a repeated failure: resumable
     last = errors.strip().splitlines()[-1]
     assert last.startswith("Error: Stopped: the same failure ended 3 work units in a row"), last
     assert "killed by SIGSEGV (a segmentation fault" in last, last
