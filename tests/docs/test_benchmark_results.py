@@ -5,31 +5,21 @@ measurement page, with its machine, command, note, date, code and figures."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.script_modules import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and the like look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-WRITER = _load("_results", ROOT / "benchmarks" / "_results.py")
-PAGES = _load("measurements_pages", ROOT / "scripts" / "measurements_pages.py")
+WRITER = load_script("_results", ROOT / "benchmarks" / "_results.py")
+PAGES = load_script("measurements_pages", ROOT / "scripts" / "measurements_pages.py")
 BENCHMARK = ROOT / "benchmarks" / "multigame_speed.py"
 
 

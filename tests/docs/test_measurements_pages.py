@@ -3,27 +3,17 @@ a page edited by hand, or a result file added without rendering, fails here."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.script_modules import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "measurements_pages", ROOT / "scripts" / "measurements_pages.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script("measurements_pages", ROOT / "scripts" / "measurements_pages.py")
 PAGES = GENERATOR.render()
 
 

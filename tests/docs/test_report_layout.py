@@ -5,26 +5,16 @@ hand, fails here (tests/reports/test_docs.py checks the page against a real repo
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.script_modules import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "report_layout", ROOT / "scripts" / "report_layout.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-LAYOUT = _generator()
+LAYOUT = load_script("report_layout", ROOT / "scripts" / "report_layout.py")
 
 
 def test_the_page_holds_the_layout_the_model_renders() -> None:
