@@ -43,23 +43,27 @@ class InlineExecutor:
     """Runs each unit in this process when :meth:`events` is asked for messages."""
 
     def __init__(self, job: Job) -> None:
+        # Imported when the executor starts, not when it is first asked for messages: the
+        # emulator's modules are then whole before a unit runs, and a Ctrl-C or SIGTERM
+        # that lands in this import stops the session here, where nothing was played yet.
+        from saber.harness import runner
+
         self.job = job
+        self._runner = runner
         self._pending: deque[WorkUnit] = deque()
 
     def submit(self, unit: WorkUnit) -> None:
         self._pending.append(unit)
 
     def events(self, timeout: float) -> Iterator[Event]:
-        from saber.harness.runner import execute_unit
-
-        if self._pending:
-            yield from execute_unit(self._pending.popleft(), self.job)
+        """Play the next unit here. ``timeout`` 0 is a drain after Ctrl-C, which asks only
+        for messages that already arrived: this executor has none, and starts nothing."""
+        if self._pending and timeout > 0:
+            yield from self._runner.execute_unit(self._pending.popleft(), self.job)
 
     def close(self) -> None:
-        from saber.harness.runner import release_envs
-
         self._pending.clear()
-        release_envs()  # the env kept between units: this process goes on without it
+        self._runner.release_envs()  # the env kept between units: this process goes on without it
 
 
 @dataclass(frozen=True)
