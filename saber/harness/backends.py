@@ -10,8 +10,8 @@ score: workers, the policy's batch (``envs_per_worker``), emulation threads, the
 deadline. Each takes only the options it honours: ``Inline()`` cannot stop its own
 process, so it has no ``unit_timeout``; a Dask task always emulates on one thread, so
 ``Dask`` has no ``emulation_threads``. :meth:`start` gives its executor
-(:mod:`saber.harness.local_backend`, :mod:`saber.harness.dask_backend`; both implement
-:class:`~saber.harness.backend_base.Executor`).
+(:mod:`saber.harness.local_executors`, :mod:`saber.harness.dask_executor`; both implement
+:class:`~saber.harness.executor_base.Executor`).
 
 Unit deadline (``unit_timeout`` seconds): a unit that sends nothing (no frames, no
 episode) for that long is stopped and reported as a ``timeout`` failure: the local worker
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from saber.errors import PolicyError, SaberError
-from saber.harness.backend_base import Executor
-from saber.harness.dask_backend import DaskExecutor
-from saber.harness.local_backend import InlineExecutor, LocalExecutor
+from saber.harness.executor_base import Executor
+from saber.harness.dask_executor import DaskExecutor
+from saber.harness.local_executors import InlineExecutor, LocalExecutor
 from saber.harness.options import check_count
 from saber.harness.threads import policy_threads, thread_variables, usable_cores
 from saber.harness.work import Job
@@ -195,7 +195,7 @@ Backend = Union[Inline, Processes, Dask]  # noqa: UP007 (a runtime alias: Python
 """What :func:`saber.evaluate` takes as ``backend`` and ``saber eval --backend`` names.
 
 "Backend" means this one thing, in the API, the CLI and the docs: where the episodes
-run. What a backend starts to run them is its executor (:mod:`saber.harness.backend_base`).
+run. What a backend starts to run them is its executor (:mod:`saber.harness.executor_base`).
 """
 
 

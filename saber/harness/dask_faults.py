@@ -1,7 +1,7 @@
 """What goes wrong on a Dask cluster, in the harness's words: a worker that died (and of
 what), a worker that hangs (ended without waiting for it), a scheduler that is gone.
 
-The Dask backend (:mod:`saber.harness.dask_backend`) reports these; this module turns
+The Dask backend (:mod:`saber.harness.dask_executor`) reports these; this module turns
 Dask's own objects (``KilledWorker``, a nanny's log) into reasons that are the same for
 the same cause, so that the repeated-failure stop (:mod:`saber.harness.run_loop`)
 compares causes, not task keys or worker addresses.
@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from saber.harness.backend_base import death_cause
+from saber.harness.executor_base import death_cause
 
 NANNY_LOG_WAIT = 3.0  # seconds to look for a dead worker's exit status in its nanny's log
 _LOG_POLL = 0.25  # seconds between two looks (the nanny logs the death once it notices it)

@@ -40,7 +40,7 @@ from typing import Any
 from saber.errors import SaberError
 from saber.games import resolve_games
 from saber.harness.agent_forms import resolve_agent
-from saber.harness.backend_base import Executor
+from saber.harness.executor_base import Executor
 from saber.harness.backends import (
     Backend,
     Dask,
@@ -49,7 +49,7 @@ from saber.harness.backends import (
     capped_to_work,
     workers_line,
 )
-from saber.harness.local_backend import LocalExecutor
+from saber.harness.local_executors import LocalExecutor
 from saber.harness.options import EnvOptions, Recording, check_count
 from saber.harness.policies import Policy, policy_of
 from saber.harness.policy_process import remove_orphaned_blocks

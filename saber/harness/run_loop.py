@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 
 from saber.errors import BackendError, PolicyError, RepeatedFailureError, SaberError
-from saber.harness.backend_base import Executor
+from saber.harness.executor_base import Executor
 from saber.harness.store import ResultsStore
 from saber.harness.work import (
     EpisodeDone,

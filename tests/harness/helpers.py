@@ -171,7 +171,7 @@ def fail_on_episode_1():
 def check_hung_episode_1(result, unit_timeout: float) -> None:
     """Breakout episodes 0..2 with :class:`SleepOnEpisode` on episode 1: 0 and 2 finish,
     1 is stopped at the deadline twice (first try, retry) and ends as a failure."""
-    from saber.harness.backend_base import timeout_message
+    from saber.harness.executor_base import timeout_message
 
     assert [r["episode"] for r in result.records if "error" not in r] == [0, 2]
     assert [(r["episode"], r["kind"], r["attempt"]) for r in result.failures] == [

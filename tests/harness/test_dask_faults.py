@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(
 
 DASK_TIMEOUT = 3  # --dask-timeout: how long the client tries to reconnect to a lost scheduler
 # The bound on a lost scheduler: Dask's reconnect attempts, the backend's margin beyond
-# them (saber.harness.dask_backend), and the command's own stop (the records' fsync).
+# them (saber.harness.dask_executor), and the command's own stop (the records' fsync).
 LOST_SCHEDULER_BOUND = DASK_TIMEOUT + 5 + 10
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from saber.harness import Inline, Processes, evaluate
 from saber.harness import runner as runner_module
-from saber.harness.local_backend import LocalExecutor
+from saber.harness.local_executors import LocalExecutor
 from saber.harness.work import EpisodeDone, FramesPlayed, Job, UnitFailed, UnitFinished, WorkUnit
 from saber.protocol.seeds import episode_seed
 from tests.harness.helpers import (

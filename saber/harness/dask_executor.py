@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from saber.errors import BackendError, PolicyError
-from saber.harness.backend_base import DASK_EXTRA_HINT, timeout_message
+from saber.harness.executor_base import DASK_EXTRA_HINT, timeout_message
 from saber.harness.dask_faults import (
     DaskClientLogs,
     killed_worker_reason,

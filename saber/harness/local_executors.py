@@ -29,7 +29,7 @@ from typing import Any
 
 from saber.errors import BackendError, PolicyError
 from saber.harness import work
-from saber.harness.backend_base import death_cause, timeout_message
+from saber.harness.executor_base import death_cause, timeout_message
 from saber.harness.child import become_child_process
 from saber.harness.policies import PolicyFactory, policy_of
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
