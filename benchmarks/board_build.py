@@ -20,7 +20,8 @@ verified, and a build that adds one entry does not verify the others again.
     python benchmarks/board_build.py [--entries 100] [--episodes 100] [--no-figures]
 
 It writes ``benchmarks/results/board-build.json`` for docs/measurements/board.md, where
-the figures measured so far are.
+the figures measured so far are: each build's time, and the site's size (bytes in all, a
+report page with its figures, the figures, the JSON and CSV files), the issue's "small".
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ def main() -> None:
         board = build_board(given, folder / "site", figures=args.figures, cache=cache)
         results.append((name, board))
         print(f"{name}: {board.summary()}", flush=True)
+    size = site_size(folder / "site")
     measurement.text(
         f"{args.entries} entries x {len(games)} games x {len(rows)} episodes, made from the "
         "random agent's records under SABER, their verifications put in the cache as a first "
@@ -162,7 +164,36 @@ def main() -> None:
             for name, board in results
         ],
     )
+    measurement.table(
+        ["the site (one more)", "files", "bytes", "bytes per entry"],
+        [
+            [kind, files, bytes_, round(bytes_ / (args.entries + 1))]
+            for kind, (files, bytes_) in size.items()
+        ],
+    )
+    measurement.data["site_bytes"] = {kind: bytes_ for kind, (_, bytes_) in size.items()}
     measurement.write()
+
+
+def site_size(site: Path) -> dict[str, tuple[int, int]]:
+    """Files and bytes of the site, in all and by kind: report pages, figures, JSON, CSV,
+    the other pages."""
+    kinds = {"all": [0, 0]}
+    for path in sorted(site.rglob("*")):
+        if not path.is_file():
+            continue
+        if path.name == "report.html":
+            kind = "report pages"
+        elif path.parent.name == "figures":
+            kind = "figures"
+        elif path.suffix in (".json", ".csv"):
+            kind = f"{path.suffix[1:].upper()} files"
+        else:
+            kind = "other pages, style, script"
+        for counted in (kinds.setdefault(kind, [0, 0]), kinds["all"]):
+            counted[0] += 1
+            counted[1] += path.stat().st_size
+    return {kind: (files, bytes_) for kind, (files, bytes_) in kinds.items()}
 
 
 if __name__ == "__main__":

@@ -57,14 +57,24 @@ nitpick_ignore = [
 
 
 def _board() -> list[str]:
-    """The project's own board (``saber board --shipped``), built beside the pages so that
-    docs/board.md links it (``board/index.html``): the site's extra files."""
+    """The project's own board (saber.board._shipped: the shipped entries and the
+    repository's runs, a seeded sample of each verified by replay), built beside the pages
+    so that docs/board.md links it (``board/index.html``): the site's extra files."""
+    import os
     import tempfile
 
     from saber.board import build_board
+    from saber.board._shipped import SAMPLE, project_runs
 
     folder = Path(tempfile.mkdtemp(prefix="saber-docs-board-"))
-    build_board([], folder / "board", shipped=True, workers=0)  # no processes under Sphinx
+    here = Path.cwd()
+    os.chdir(_repository)  # the runs named as in the repository: baselines/evals/...
+    try:
+        runs = project_runs(_repository)
+        # No processes under Sphinx: workers=0.
+        build_board(runs, folder / "board", shipped=True, sample=SAMPLE, workers=0)
+    finally:
+        os.chdir(here)
     return [str(folder)]
 
 

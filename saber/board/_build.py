@@ -14,6 +14,7 @@ from pathlib import Path
 
 from saber.board._cache import Cache, default_cache_dir, digest
 from saber.board._entries import FAILED, STATUSES, Entry, Reader, renamed
+from saber.board._figures import FOLDER, linked_figures, split_figures
 from saber.board._parallel import run_all
 from saber.board._publish import check_out, publish
 from saber.board._ranking import Ranking, Reports, game_sets, games_at_limit, rank
@@ -23,6 +24,10 @@ from saber.board._status import decide
 from saber.errors import ScoreFileError
 
 FIGURE_DPI = 100  # the report pages' figures: sharp enough on a screen, a tenth of print's bytes
+# The report pages' figures: at the limit the board ranks on (and the one across limits);
+# the tables show every limit. A third of the figures: a third of a first build's drawing.
+FIGURE_LIMITS = ("saber",)
+PAGE_ROOT = "../../"  # from a report page (entries/<id>/report.html) to the site's folder
 _DEFAULT = object()
 
 
@@ -192,11 +197,11 @@ def build_board(
     rankings = [rank(found, game_set, reports) for game_set in game_sets(found)]
     default = _front(rankings)
     drawn = importlib.util.find_spec("matplotlib") is not None if figures is None else figures
-    pages = _report_pages(found, reports, store, drawn, workers)
+    pages, figure_files = _report_pages(found, reports, store, drawn, workers)
 
     built = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     site = Site(found, reader.notes, rankings, default, reports, lambda e: pages[e.id], built)
-    files = site.render()
+    files: dict[str, str | bytes] = {**site.render(), **figure_files}
     publish(files, out)
     return Board(
         out=out,
@@ -207,45 +212,61 @@ def build_board(
         verified_now=verified_now,
         reports_computed=reports.computed,
         files=len(files),
-        size=sum(len(text.encode()) for text in files.values()),
+        size=sum(len(c.encode() if isinstance(c, str) else c) for c in files.values()),
         seconds=time.perf_counter() - started,
         figures=drawn,
     )
 
 
-def report_page(document: dict, figures: bool) -> str:
+def report_page(document: dict, figures: bool) -> tuple[str, dict[str, bytes]]:
     """An entry's report as one HTML page (:func:`saber.reports.html.to_html`), its figures
-    drawn when ``figures`` and they can be (a figure that cannot: the page without them)."""
+    drawn when ``figures`` and they can be (a figure that cannot: the page without them),
+    at :data:`FIGURE_LIMITS`, each a file of its own (:func:`split_figures`): the page, and
+    the figures' content by name."""
     from saber.reports.html import to_html
 
     if figures:
         try:
-            return to_html(document, figures=True, dpi=FIGURE_DPI)
+            page = to_html(document, figures=True, dpi=FIGURE_DPI, limits=FIGURE_LIMITS)
+            return split_figures(page, PAGE_ROOT)
         except Exception:  # a figure that cannot be drawn: the page without figures
             pass
-    return to_html(document, figures=False)
+    return to_html(document, figures=False), {}
 
 
 def _report_pages(
     entries: list[Entry], reports: Reports, store: Cache, figures: bool, workers: int | None
-) -> dict[str, str]:
-    """Each entry's report page by the entry's id, from the cache or drawn in worker
-    processes."""
+) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Each entry's report page by the entry's id, and the figure files they link to by
+    their path in the site, from the cache or drawn in worker processes."""
     keys = {
-        entry.id: digest("page", reports.key(entry), figures, FIGURE_DPI)
+        entry.id: digest("page", reports.key(entry), figures, FIGURE_DPI, FIGURE_LIMITS)
         for entry in entries
         if entry.table is not None
     }
-    pages = {name: store.get_text("page", key, ".html") for name, key in keys.items()}
-    missing = [entry for entry in entries if pages.get(entry.id, "") is None]
+    pages: dict[str, str | None] = {}
+    files: dict[str, bytes] = {}
+    for name, key in keys.items():
+        page = store.get_text("page", key, ".html")
+        found = {f: store.get_bytes("figure", f, ".png") for f in linked_figures(page or "")}
+        if page is not None and all(data is not None for data in found.values()):
+            files.update((f"{FOLDER}/{f}.png", data) for f, data in found.items() if data)
+            pages[name] = page
+        else:  # a figure lost from the cache: the page is drawn again
+            pages[name] = None
+    missing = [entry for entry in entries if entry.id in keys and pages[entry.id] is None]
     jobs = [(reports.of(entry).to_dict(), figures) for entry in missing]
-    for entry, text in zip(missing, run_all(report_page, jobs, workers), strict=True):
-        if isinstance(text, BaseException):  # not even without figures: a line saying so
-            text = f"<!DOCTYPE html><p>This report cannot be shown: {html.escape(str(text))}</p>"
+    for entry, made in zip(missing, run_all(report_page, jobs, workers), strict=True):
+        if isinstance(made, BaseException):  # not even without figures: a line saying so
+            text = f"<!DOCTYPE html><p>This report cannot be shown: {html.escape(str(made))}</p>"
         else:
+            text, drawn = made
+            for name, data in drawn.items():
+                store.put_bytes("figure", name, data, ".png")
+                files[f"{FOLDER}/{name}.png"] = data
             store.put_text("page", keys[entry.id], text, ".html")
         pages[entry.id] = text
-    return {name: text or "" for name, text in pages.items()}
+    return {name: text or "" for name, text in pages.items()}, files
 
 
 def _front(rankings: list[Ranking]) -> Ranking:

@@ -37,8 +37,9 @@ def digest(*parts: Any) -> str:
 
 
 class Cache:
-    """Values by kind and key: JSON documents (``get``/``put``) and text (``get_text``/
-    ``put_text``) in ``folder/<kind>/<key>``; ``folder`` None keeps nothing.
+    """Values by kind and key: JSON documents (``get``/``put``), text (``get_text``/
+    ``put_text``) and bytes (``get_bytes``/``put_bytes``) in ``folder/<kind>/<key>``;
+    ``folder`` None keeps nothing.
 
     Attributes:
         hits, misses: lookups that found a value, and that did not (for the build's summary).
@@ -52,29 +53,44 @@ class Cache:
     def _path(self, kind: str, key: str, suffix: str) -> Path | None:
         return None if self.folder is None else self.folder / kind / f"{key}{suffix}"
 
-    def get_text(self, kind: str, key: str, suffix: str = ".txt") -> str | None:
-        """The text kept under ``key``, or None."""
+    def get_bytes(self, kind: str, key: str, suffix: str = "") -> bytes | None:
+        """The bytes kept under ``key``, or None."""
         path = self._path(kind, key, suffix)
         try:
-            text = None if path is None else path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = None
-        if text is None:
+            data = None if path is None else path.read_bytes()
+        except OSError:
+            data = None
+        if data is None:
             self.misses += 1
         else:
             self.hits += 1
-        return text
+        return data
 
-    def put_text(self, kind: str, key: str, text: str, suffix: str = ".txt") -> None:
-        """Keep ``text`` under ``key``; a cache that cannot be written is left alone."""
+    def get_text(self, kind: str, key: str, suffix: str = ".txt") -> str | None:
+        """The text kept under ``key``, or None."""
+        data = self.get_bytes(kind, key, suffix)
+        try:
+            return None if data is None else data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.hits -= 1
+            self.misses += 1
+            return None
+
+    def put_bytes(self, kind: str, key: str, data: str | bytes, suffix: str = "") -> None:
+        """Keep ``data`` (text as UTF-8) under ``key``; a cache that cannot be written is
+        left alone."""
         path = self._path(kind, key, suffix)
         if path is None:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(path, text)
+            write_atomically(path, data)
         except OSError:
             pass  # a read-only or full disk: the next build computes it again
+
+    def put_text(self, kind: str, key: str, text: str, suffix: str = ".txt") -> None:
+        """Keep ``text`` under ``key``."""
+        self.put_bytes(kind, key, text, suffix)
 
     def get(self, kind: str, key: str) -> Any | None:
         """The JSON value kept under ``key``, or None."""

@@ -13,6 +13,7 @@ status ``failed`` and the reason, one line.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import hashlib
 import json
@@ -73,6 +74,10 @@ class Entry:
         deviations: its settings that are not SABER's, for people.
         verification: what verifying its replays found (:mod:`saber.board._status`).
         same_as: other ENTRYs that held the same content, counted once as this one.
+        run_ids: the ``run_id`` of each of its runs (a run entry).
+        recorded_from: the ``run_id`` of the runs its scores were recorded from, as its
+            provenance says (shipped scores of saber's own evaluations); given with those
+            runs, it counts once, as them.
         id: its page's name on the site.
     """
 
@@ -94,6 +99,8 @@ class Entry:
     deviations: list[str] = field(default_factory=list)
     verification: dict[str, Any] | None = None
     same_as: list[str] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)
+    recorded_from: list[str] = field(default_factory=list)
     id: str = ""
 
     @property
@@ -279,6 +286,7 @@ class Reader:
                 entry.reason = _one_line(error)
                 return entry
         first = runs[0]
+        entry.run_ids = [run.run_id for run in runs if run.run_id]
         entry.settings = dict(first.settings)
         entry.versions = {**first.versions, "platform": first.platform}
         entry.command = _eval_command(first, dirs[0])
@@ -288,7 +296,7 @@ class Reader:
         entry.training_frames = meta.get("training_frames", _shipped_frames(agent))
         entry.facts = {
             "Runs": ", ".join(str(run) for run in dirs),
-            "Run ids": ", ".join(run.run_id or "(none: saber 0.3 or older)" for run in runs),
+            "Run ids": ", ".join(str(run.run_id) for run in runs),
             "Sessions": ", ".join(str(len(run.sessions)) for run in runs),
             "Base seed": ", ".join(str(run.base_seed) for run in runs),
             "Recorded command": recorded or "(none)",
@@ -336,6 +344,30 @@ class Reader:
                 self.cache.put("table", keys[entry.key], _table_document(table, names))
             self._take(entry, table)
         self._unread = []
+        self._count_recorded_once()
+
+    def _count_recorded_once(self) -> None:
+        """Shipped scores recorded from runs that are on the board too (``saber-ppo``
+        beside ``baselines/evals``) are those runs given twice: counted once, as the runs,
+        which the board can verify."""
+        runs = {run_id: entry for entry in self.entries for run_id in entry.run_ids}
+        kept = []
+        for entry in self.entries:
+            if not entry.recorded_from or not set(entry.recorded_from) <= set(runs):
+                kept.append(entry)
+                continue
+            same: list[Entry] = []
+            for run_id in entry.recorded_from:
+                if all(runs[run_id] is not other for other in same):
+                    same.append(runs[run_id])
+            for run in same:
+                run.same_as.append(entry.given)
+            shown = ", ".join(", ".join(map(str, run.run_dirs)) for run in same)
+            self.notes.append(
+                f"{entry.given} ({entry.label}): scores recorded from the runs {shown}: "
+                "counted once, as those runs"
+            )
+        self.entries = kept
 
     @staticmethod
     def _take(entry: Entry, table: ScoreTable) -> None:
@@ -403,6 +435,7 @@ class Reader:
                 "Data": f"saber/data/{info.file}",
             }
             entry.training_frames, entry.date, entry.command = _reference_details(name, agent)
+            entry.recorded_from = _recorded_from(info.file)
             if info.deviations:
                 entry.status = NOT_SABER
                 entry.deviations = [info.deviations]
@@ -435,6 +468,7 @@ class Reader:
             k: str(run[k]) for k in ("saber", "ale_py", "gymnasium", "numpy", "python") if k in run
         } | {"platform": str(run.get("platform", ""))}
         entry.command = evaluation.get("command")
+        entry.recorded_from = [run["run_id"]] if run.get("run_id") else []
         entry.date = _date(run.get("started"))
         entry.training_frames = _shipped_frames(name)
         entry.citation = (
@@ -512,6 +546,26 @@ def run_content(run: Path) -> bytes:
         except (OSError, ValueError):
             parts.append(b"missing")
     return _sha256(*parts).encode()
+
+
+def _recorded_from(file: str) -> list[str]:
+    """The runs a shipped reference's scores were recorded from: when every agent of its
+    table (``saber/data/<file>``) is a shipped agent whose provenance names this file as its
+    evaluation's episodes and that evaluation's ``run_id``; else none (published scores)."""
+    if not file.endswith(".csv"):
+        return []
+    text = resources.files("saber.data").joinpath(file).read_text(encoding="utf-8")
+    agents = {row.get("agent", "") for row in csv.DictReader(text.splitlines())}
+    found = []
+    for agent in sorted(agents):
+        if agent not in PRETRAINED:
+            return []
+        evaluation = agent_provenance(agent).get("evaluation", {})
+        run_id = evaluation.get("run", {}).get("run_id")
+        if not run_id or Path(str(evaluation.get("episodes_file", ""))).name != file:
+            return []
+        found.append(str(run_id))
+    return found
 
 
 def _shipped_frames(agent: str) -> int | None:

@@ -1,12 +1,21 @@
-"""The entries of the project's own board (``saber board --shipped``), one line each.
+"""The entries of the project's own board, built with the docs (docs/conf.py) and in CI.
 
-Each is a name ``saber board`` reads (:mod:`saber.board._entries`): a shipped reference
-(``saber report --list-references``) or a trained agent saber ships (``saber list``),
-whose shipped evaluation becomes the entry. A new shipped agent joins the board with one
-line here.
+:data:`SHIPPED` are the names ``saber board --shipped`` adds (:mod:`saber.board._entries`):
+a shipped reference (``saber report --list-references``) or a trained agent saber ships
+(``saber list``), whose shipped evaluation becomes the entry. A new shipped agent joins the
+board with one line here.
+
+The repository's run directories join them, verified by replay: every run under
+:data:`RUN_FOLDERS` (the baselines' evaluations, ``baselines/evals/ppo-<game>-1``, and the
+entries users add by pull request), whatever runs are there. Shipped scores recorded from
+one of those runs (``saber-ppo``) then count once, as the run. The project's board is::
+
+    saber board baselines/evals --shipped --sample 10 --out site
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 SHIPPED: tuple[str, ...] = (
     "saber-paper",  # the SABER paper's Rainbow and Rainbow-IQN (Table 7, published means)
@@ -14,3 +23,16 @@ SHIPPED: tuple[str, ...] = (
     "ppo-pong",  # PPO trained under SABER on Pong (saber/agents/data/ppo_pong.json)
     "saber-ppo",  # saber's PPO baselines, 10M frames (docs/baselines.md)
 )
+
+# Folders of run directories in the repository (relative to its root) that the project's
+# board verifies and ranks; a folder that is not there is left out.
+RUN_FOLDERS: tuple[str, ...] = ("baselines/evals",)
+# Replays verified per run on the project's board: a seeded sample keeps the docs build
+# within CI's minutes; each entry's page gives the command that checks the rest.
+SAMPLE = 10
+
+
+def project_runs(root: Path) -> list[str]:
+    """The folders of :data:`RUN_FOLDERS` that ``root`` (the repository) holds, as paths
+    relative to it (the board names them as given)."""
+    return [folder for folder in RUN_FOLDERS if (root / folder).is_dir()]

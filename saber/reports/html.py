@@ -24,6 +24,7 @@ import base64
 import html
 import re
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from saber.reports.model import Report, ReportLike, as_report
@@ -188,8 +189,9 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return struct.unpack(">II", png[16:24])
 
 
-def _figures(report: Report, dpi: int) -> list[str]:
-    """The figures section: per group of identical time limits, every figure it can fill."""
+def _figures(report: Report, dpi: int, limits: Sequence[str] | None = None) -> list[str]:
+    """The figures section: per group of identical time limits (those holding one of
+    ``limits``; None: every group), every figure it can fill."""
     from saber.reports.figures.files import figure_bytes
     from saber.reports.figures.style import PAGE_WIDTH
     from saber.reports.plots import report_figures
@@ -197,6 +199,8 @@ def _figures(report: Report, dpi: int) -> list[str]:
     groups = time_limit_groups(report)
     parts = []
     for group in groups:
+        if limits is not None and not set(group) & set(limits):
+            continue
         # The group's last limit names the figures: the unlimited one when it is there.
         drawn = report_figures(report, [group[-1]], across_limits=False)
         parts.append(f"<h3>{_e(group_title(group))}</h3>")
@@ -227,7 +231,12 @@ def _figure_grid(drawn: dict[str, Any], dpi: int, page_width: float, to_bytes: A
     return '<div class="figures">' + "".join(items) + "</div>"
 
 
-def to_html(report: ReportLike, figures: bool = True, dpi: int = FIGURE_DPI) -> str:
+def to_html(
+    report: ReportLike,
+    figures: bool = True,
+    dpi: int = FIGURE_DPI,
+    limits: Sequence[str] | None = None,
+) -> str:
     """The report as one self-contained HTML page.
 
     Args:
@@ -235,6 +244,8 @@ def to_html(report: ReportLike, figures: bool = True, dpi: int = FIGURE_DPI) -> 
             (``make_report(...).to_dict()``, a ``report.json`` read back).
         figures: draw the figures (needs matplotlib); False leaves the section out.
         dpi: resolution of the inlined PNG figures.
+        limits: draw the figures of these time limits only (``("saber",)``), and the one
+            across limits; None: of every limit. The tables show every limit.
 
     Raises:
         PlotsUnavailableError: ``figures`` without matplotlib installed.
@@ -271,7 +282,11 @@ def to_html(report: ReportLike, figures: bool = True, dpi: int = FIGURE_DPI) -> 
             parts += [f"<h3>{_e(title)}</h3>", _list(sentences, "comparisons")]
         parts.append("</section>")
     if figures:
-        parts += ['<section id="figures"><h2>Figures</h2>', *_figures(report, dpi), "</section>"]
+        parts += [
+            '<section id="figures"><h2>Figures</h2>',
+            *_figures(report, dpi, limits),
+            "</section>",
+        ]
     parts.append('<section id="per-game"><h2>Per-game scores</h2>')
     for group in time_limit_groups(report):
         title = group_title(group)

@@ -263,3 +263,99 @@ def test_jobs_in_worker_processes_keep_their_order_and_their_errors() -> None:
     found = run_all(pow, [(2, 3), ("a", 2), (3, 2), (4, 2)], workers=2)
     assert found[0] == 8 and found[2:] == [9, 16]
     assert isinstance(found[1], TypeError)
+
+
+def test_bad_runs_and_paths_are_one_line_each_on_the_command_line(
+    tmp_path: Path, inputs: dict[str, Path]
+) -> None:
+    """A damaged run, a run of other settings, the same run twice, a file that is no table
+    and a folder without runs: one line each, a status, exit 0 and no traceback."""
+    from click.testing import CliRunner
+
+    from saber.cli import main
+    from saber.errors import ExitCode
+
+    odd = tmp_path / "notes.txt"
+    odd.write_text("not scores")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    good, copy, damaged, deviating = (inputs[k] for k in ("good", "copy", "damaged", "deviating"))
+    result = CliRunner().invoke(
+        main,
+        [
+            "board", *map(str, (good, copy, damaged, deviating, odd, empty)),
+            "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"),
+            "--no-figures", "--resamples", "10", "--workers", "0",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "Traceback" not in result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 7, lines  # five entries, one note, what was written
+    assert re.fullmatch(
+        rf"verified: random \(good\) \({good}\): all 2 replays reproduce .*", lines[0]
+    )
+    assert re.fullmatch(rf"failed: random \(damaged\) \({damaged}\): .*saber repair.*", lines[1])
+    assert lines[2] == (
+        f"not SABER: random (deviating) ({deviating}): settings that are not SABER's: "
+        "repeat_action_probability 0.0 (SABER: 0.25)"
+    )
+    assert lines[3] == f"failed: {odd} ({odd}): not a run directory, nor a score table (.csv)"
+    assert (
+        lines[4]
+        == f"failed: {empty} ({empty}): holds no run directory (no run.json in it or below)"
+    )
+    assert lines[5] == f"{copy}: the same run as {good}: counted once"
+    assert lines[6].startswith(
+        f"wrote {tmp_path / 'site'}: 5 entries (1 verified, 1 not SABER, 3 failed)"
+    )
+
+
+def test_the_projects_board_verifies_the_baselines_runs_and_counts_their_scores_once(
+    tmp_path: Path,
+) -> None:
+    """The project's own board (docs/conf.py, CI): the shipped entries and every run under
+    baselines/evals, a seeded sample of each verified; saber-ppo's shipped scores, recorded
+    from those runs, count once, as them."""
+    from saber.board._shipped import project_runs
+
+    root = Path(__file__).resolve().parents[2]
+    folders = project_runs(root)
+    runs = {p.parent for folder in folders for p in (root / folder).glob("*/run.json")}
+    assert runs, "the repository's baselines hold no run"
+    board = build_board(
+        [root / folder for folder in folders], tmp_path / "site", shipped=True, sample=1,
+        resamples=10, figures=False, workers=0, cache=None,
+    )  # fmt: skip
+    verified = [e for e in board.entries if e.status == "verified"]
+    assert {run for e in verified for run in e.run_dirs} == runs
+    assert all(
+        e.reason == "a seeded sample of 1 of 100 replays reproduce their records" for e in verified
+    )
+    assert "ppo@saber" not in [e.label for e in board.entries]
+    (note,) = [n for n in board.notes if n.startswith("saber-ppo (ppo@saber)")]
+    assert note.endswith("counted once, as those runs")
+    assert all(e.same_as == ["saber-ppo"] for e in verified)
+
+
+def test_report_pages_link_small_figures_at_the_ranked_limit(tmp_path: Path) -> None:
+    """The board's report pages: figures at the SABER limit (and across limits), each a
+    small PNG file of its own (not inlined), found in the cache by the next build."""
+    pytest.importorskip("matplotlib")
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    board = build_board(["saber-paper"], site, resamples=10, figures=True, workers=0, cache=cache)
+    for entry in board.entries:
+        page = (site / "entries" / entry.id / "report.html").read_text()
+        assert "data:image" not in page
+        shown = re.findall(r'id="figure-([a-z_0-9]+)"', page)
+        assert "per_game_saber" in shown and "time_limits" in shown
+        assert all(n.endswith("_saber") or n == "time_limits" for n in shown), shown
+        for source in re.findall(r'<img src="([^"]+)"', page):
+            assert (site / "entries" / entry.id / source).resolve().is_file(), source
+        assert len(page.encode()) < 120_000  # the tables: figures are files
+    figures = {p.name: p.read_bytes() for p in (site / "figures").glob("*.png")}
+    assert len(figures) >= 2 * 5 and all(len(png) < 30_000 for png in figures.values())
+    assert board.size < 1_500_000, board.size  # 2.1 MB with every limit's figures inlined
+    again = build_board(["saber-paper"], site, resamples=10, figures=True, workers=0, cache=cache)
+    assert again.reports_computed == 0
+    assert {p.name: p.read_bytes() for p in (site / "figures").glob("*.png")} == figures
