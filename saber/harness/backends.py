@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from saber.errors import PolicyError, SaberError
-from saber.harness.executor_base import Executor
 from saber.harness.dask_executor import DaskExecutor
+from saber.harness.executor_base import Executor
 from saber.harness.local_executors import InlineExecutor, LocalExecutor
 from saber.harness.options import check_count
 from saber.harness.threads import policy_threads, thread_variables, usable_cores
@@ -164,8 +164,9 @@ class Dask(_Options):
             (``tls_ca_file``, ``tls_client_cert``, ``tls_client_key``); None uses Dask's
             configuration (``distributed.comm.tls.*``).
         envs_per_worker: sub-envs of each task's vector env: the policy's batch size.
-        unit_timeout: seconds a started unit may go without a message before its worker
-            is restarted and the unit fails; None: no deadline.
+        unit_timeout: seconds a started unit may go without a message (or a unit handed
+            to a worker that never starts it) before its worker is restarted and the unit
+            fails; None: no deadline.
     """
 
     address: str | None = None

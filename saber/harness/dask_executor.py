@@ -11,7 +11,14 @@ Faults (:mod:`saber.harness.dask_faults` names them):
 
 * A unit that sends nothing for ``unit_timeout`` seconds is reported as a ``timeout``
   failure, and its Dask worker is killed through its nanny (which starts a new one),
-  from a thread of its own: a stopped worker never holds up the others' episodes.
+  from a thread of its own: a stopped worker never holds up the others' episodes. A unit
+  that the scheduler gave to a worker which says nothing (no message of any unit, no
+  heartbeat to the scheduler) counts the same deadline from the moment it was seen
+  there: a worker stopped while idle is handed units like any other. (A worker busy
+  building the policy for the check below sends no heartbeat: one whose check takes more
+  than two deadlines is stopped too.)
+* The policy check before the first unit waits ``unit_timeout`` seconds at the most for
+  each worker; one that does not answer is left to the unit deadline.
 * Workers that die running a unit (Dask's ``KilledWorker``) fail it with a reason that
   names the signal and nothing that changes from unit to unit (no task key, no address).
 * A lost scheduler ends the run (:class:`BackendError`) once Dask has tried to reconnect
@@ -23,6 +30,7 @@ Faults (:mod:`saber.harness.dask_faults` names them):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import queue
 import time
@@ -31,13 +39,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from saber.errors import BackendError, PolicyError
-from saber.harness.executor_base import DASK_EXTRA_HINT, timeout_message
 from saber.harness.dask_faults import (
     DaskClientLogs,
     killed_worker_reason,
     scheduler_lost_message,
     stop_worker_in_background,
 )
+from saber.harness.executor_base import DASK_EXTRA_HINT, timeout_message
 from saber.harness.policies import policy_of
 from saber.harness.work import (
     EpisodeDone,
@@ -52,6 +60,9 @@ from saber.harness.work import (
 # Seconds beyond --dask-timeout that the client may stay "connecting" before the run ends
 # anyway: Dask closes the client after its own reconnect attempts of that length.
 _RECONNECT_MARGIN = 5.0
+# Seconds between two questions to the scheduler about which worker holds the units that
+# have not started (only while some have not, and only with a unit deadline).
+_ASSIGNMENT_POLL = 1.0
 
 
 def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
@@ -110,8 +121,9 @@ class DaskExecutor:
             start a ``LocalCluster`` of ``workers`` single-threaded worker processes.
         workers: worker processes of the local cluster (ignored with an address).
         timeout: seconds to wait for the scheduler.
-        unit_timeout: seconds without a message from a started unit before its worker is
-            restarted (None: no deadline).
+        unit_timeout: seconds without a message from a started unit, or from the worker
+            holding a unit not started, before the unit fails and its worker is restarted
+            (None: no deadline).
         security: a ``distributed.Security``, or a dict of its arguments (``tls_ca_file``,
             ``tls_client_cert``, ``tls_client_key``: file paths or PEM text); None uses
             Dask's configuration (``distributed.comm.tls.*``).
@@ -191,11 +203,19 @@ class DaskExecutor:
         # to a scheduler restarted at the same address that knows none of them).
         self._connection_lost = False
         self._lost_since: float | None = None  # when the run saw the scheduler lost
+        # Units not started yet that the scheduler gave to a worker: unit -> (worker, since).
+        self._assigned: dict[int, tuple[str, float]] = {}
+        # Worker -> when it was last heard from: a message of a unit, a heartbeat that the
+        # scheduler saw, or its stop. A unit that it holds and has not started waits
+        # behind another, or for the worker to take it: not hung.
+        self._heard: dict[str, float] = {}
+        self._heartbeats: dict[str, float | None] = {}  # worker -> last heartbeat's time
+        self._next_poll = 0.0
 
     def _check_workers(self, job: Job) -> None:
         """One clear error, before any unit runs, if a worker cannot load the policy."""
         try:
-            results = self.client.run(_dask_check_policy, job, on_error="return")
+            results = self._policy_verdicts(job)
         except Exception as error:  # the job itself could not be sent
             raise PolicyError(
                 f"The policy cannot be sent to the Dask workers ({type(error).__name__}: "
@@ -211,6 +231,30 @@ class DaskExecutor:
                 f"{worker}: {type(error).__name__}: {error}. Every worker needs saber and the "
                 "agent's module importable (install it there, or client.upload_file)."
             )
+
+    def _policy_verdicts(self, job: Job) -> dict[str, Any]:
+        """Each worker's answer to :func:`_dask_check_policy`: None, or the exception it
+        raised; a worker that gives none within ``unit_timeout`` seconds (stopped, or cut
+        off) is left out, and left to the unit deadline."""
+        if self.unit_timeout is None:
+            return self.client.run(_dask_check_policy, job, on_error="return")
+        deadline = self.unit_timeout
+        workers = list(self.client.nthreads())
+
+        async def verdict(worker: str) -> dict[str, Any]:
+            ask = self.client.run(
+                _dask_check_policy, job, workers=[worker], on_error="return", asynchronous=True
+            )
+            try:
+                return await asyncio.wait_for(ask, deadline)
+            except (asyncio.TimeoutError, TimeoutError):
+                return {}
+
+        async def verdicts() -> dict[str, Any]:
+            answers = await asyncio.gather(*map(verdict, workers))
+            return {worker: result for answer in answers for worker, result in answer.items()}
+
+        return self.client.sync(verdicts)
 
     def submit(self, unit: WorkUnit) -> None:
         if self._connection_lost or self.client.status != "running":
@@ -275,6 +319,9 @@ class DaskExecutor:
             if unit_id in self._futures:
                 worker = message.get("started") or self._running.get(unit_id, ("", 0.0))[0]
                 self._running[unit_id] = (worker, time.monotonic())
+                self._assigned.pop(unit_id, None)
+            if message.get("worker"):  # the scheduler names the worker of every event
+                self._heard[message["worker"]] = time.monotonic()
             if "record" in message:
                 yield EpisodeDone(unit_id, message["record"], message.get("replay"))
             elif "frames" in message:
@@ -282,6 +329,7 @@ class DaskExecutor:
             return
         unit_id = payload
         self._running.pop(unit_id, None)
+        self._assigned.pop(unit_id, None)
         future = self._futures.pop(unit_id, None)
         if future is None:  # cancelled here (its deadline), or already reported
             return
@@ -310,26 +358,76 @@ class DaskExecutor:
         return f"{type(error).__name__}: {error}"
 
     def _stop_hung_units(self) -> Iterator[Event]:
+        """Fail the units past their deadline, and stop their workers: first the units
+        that started and went quiet, then those given to a worker that never started
+        them. A stopped worker's other units get a deadline more (Dask moves them
+        elsewhere once the worker is gone: they are not failed)."""
         if self.unit_timeout is None:
             return
         now = time.monotonic()
-        hung = [
-            (unit_id, worker)
-            for unit_id, (worker, last) in self._running.items()
-            if now - last > self.unit_timeout
-        ]
-        for unit_id, worker in hung:
-            del self._running[unit_id]
-            future = self._futures.pop(unit_id, None)
-            if future is not None:
-                # The scheduler answers a cancel itself; it does not wait on the worker.
-                with contextlib.suppress(Exception):
-                    self.client.cancel([future], force=True)
-            # A thread cannot be stopped: its worker process is killed, and its nanny
-            # starts a new one (without a nanny, the worker is gone).
-            if worker:
-                stop_worker_in_background(self.client, worker)
-            yield UnitFailed(unit_id, "timeout", timeout_message(self.unit_timeout))
+        self._track_assignments(now)
+        for unit_id, (worker, last) in list(self._running.items()):
+            if now - last > self.unit_timeout:
+                del self._running[unit_id]
+                yield from self._stop(unit_id, worker, now)
+        for unit_id, (worker, since) in list(self._assigned.items()):
+            if now - max(since, self._heard.get(worker, since)) > self.unit_timeout:
+                del self._assigned[unit_id]
+                yield from self._stop(unit_id, worker, now)
+
+    def _stop(self, unit_id: int, worker: str, now: float) -> Iterator[Event]:
+        """Fail a unit at its deadline: cancel its task, stop its worker (once)."""
+        future = self._futures.pop(unit_id, None)
+        if future is not None:
+            # The scheduler answers a cancel itself; it does not wait on the worker.
+            with contextlib.suppress(Exception):
+                self.client.cancel([future], force=True)
+        # A thread cannot be stopped: its worker process is killed, and its nanny
+        # starts a new one (without a nanny, the worker is gone). Once: a worker stopped
+        # at this `now` is already on its way out.
+        if worker and self._heard.get(worker) != now:
+            stop_worker_in_background(self.client, worker)
+            self._heard[worker] = now
+        yield UnitFailed(unit_id, "timeout", timeout_message(self.unit_timeout or 0.0))
+
+    def _track_assignments(self, now: float) -> None:
+        """Ask the scheduler (at most every :data:`_ASSIGNMENT_POLL` seconds, and never
+        while it is lost) which worker holds each unit that has not started, and which
+        workers sent a heartbeat since the last question: the unit's deadline counts
+        from when it is first seen on that worker, or when the worker was last heard."""
+        waiting = {
+            future.key: unit_id
+            for unit_id, future in self._futures.items()
+            if unit_id not in self._running
+        }
+        if not waiting:
+            self._assigned.clear()
+            return
+        if now < self._next_poll or self._connection_lost or self.client.status != "running":
+            return
+        self._next_poll = now + _ASSIGNMENT_POLL
+        try:
+            processing = self.client.sync(
+                self.client.scheduler.processing, workers=None, callback_timeout=self.timeout
+            )
+            identity = self.client.sync(
+                self.client.scheduler.identity, callback_timeout=self.timeout
+            )
+        except Exception:  # a scheduler that does not answer: _check_scheduler decides
+            return
+        for worker, about in identity.get("workers", {}).items():
+            # Compared with its last value, not with this clock: the scheduler's may differ.
+            if about.get("last_seen") != self._heartbeats.get(worker):
+                self._heartbeats[worker] = about.get("last_seen")
+                self._heard[worker] = now
+        assigned: dict[int, tuple[str, float]] = {}
+        for worker, keys in processing.items():
+            for key in keys:
+                unit_id = waiting.get(key)
+                if unit_id is not None:
+                    seen = self._assigned.get(unit_id)
+                    assigned[unit_id] = seen if seen and seen[0] == worker else (worker, now)
+        self._assigned = assigned
 
     def close(self) -> None:
         """Cancel what runs and disconnect; never raises (it runs on the way out of an

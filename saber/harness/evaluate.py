@@ -40,7 +40,6 @@ from typing import Any
 from saber.errors import SaberError
 from saber.games import resolve_games
 from saber.harness.agent_forms import resolve_agent
-from saber.harness.executor_base import Executor
 from saber.harness.backends import (
     Backend,
     Dask,
@@ -49,6 +48,7 @@ from saber.harness.backends import (
     capped_to_work,
     workers_line,
 )
+from saber.harness.executor_base import Executor
 from saber.harness.local_executors import LocalExecutor
 from saber.harness.options import EnvOptions, Recording, check_count
 from saber.harness.policies import Policy, policy_of

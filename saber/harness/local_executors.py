@@ -29,8 +29,8 @@ from typing import Any
 
 from saber.errors import BackendError, PolicyError
 from saber.harness import work
-from saber.harness.executor_base import death_cause, timeout_message
 from saber.harness.child import become_child_process
+from saber.harness.executor_base import death_cause, timeout_message
 from saber.harness.policies import PolicyFactory, policy_of
 from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_policy
 from saber.harness.threads import policy_threads, worker_environment

@@ -1,9 +1,10 @@
 """The Dask path under real faults, on a cluster of separate processes on loopback
 (:class:`tests.harness.dask_cluster.LoopbackCluster`): the scheduler killed (-9) with
-Ctrl-C and SIGTERM during the reconnect, and without; a worker killed (-9) and a worker
-stopped (SIGSTOP) mid-unit; a policy that segfaults on every worker. Each run's records
-are compared, field for field, with an uninterrupted run of the same seeds, every
-episode exactly once, and ``saber verify`` passes."""
+Ctrl-C and SIGTERM during the reconnect, and without; a worker killed (-9); a worker
+stopped (SIGSTOP) mid-unit, and one stopped while idle, then handed a unit; a policy that
+segfaults on every worker. Each run's records are compared, field for field, with an
+uninterrupted run of the same seeds, every episode exactly once, and ``saber verify``
+passes."""
 
 from __future__ import annotations
 
@@ -156,6 +157,31 @@ def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(tmp_path: P
     assert status == 0, errors
     failures = _check_run(out, reference)
     assert failures and {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
+
+
+def test_worker_stopped_while_idle_is_handed_a_unit_and_it_runs_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """A worker stopped (SIGSTOP) before the run, idle, and never woken: the policy check
+    goes on without it after --unit-timeout, the unit the scheduler hands it (it never
+    starts it) fails once (timeout) at the deadline and runs on the other worker, whose
+    episodes are written meanwhile; the run finishes long before Dask's worker TTL (5
+    minutes) would have noticed."""
+    episodes, unit_timeout = 6, 8
+    reference = _reference(tmp_path / "reference", episodes)
+    out = tmp_path / "run"
+    with LoopbackCluster(tmp_path / "cluster") as cluster:
+        command = eval_command(cluster.address, out, episodes, "--workers", "2",
+                               "--envs-per-worker", "3", "--unit-timeout", str(unit_timeout))  # fmt: skip
+        os.kill(next(iter(cluster.workers().values())), signal.SIGSTOP)  # never woken
+        with running_eval(command, tmp_path) as process:
+            status = _stopped(process, 180)
+    errors = _errors(tmp_path)
+    assert status == 0, errors
+    failures = _check_run(out, reference)
+    # Two units of three episodes, one per worker: the stopped worker's three fail once.
+    assert len(failures) == 3, failures
+    assert {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
 
 
 def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_signal(
