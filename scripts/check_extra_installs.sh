@@ -2,12 +2,11 @@
 # Each extra installs what its commands need: for every extra named (default: plots, dask,
 # video, minari), a fresh venv with saber and that extra alone, as a user installs it
 # (pip install ".[EXTRA]" from this checkout), then the commands the extra is for, on a
-# tiny run. A missing dependency shows as the command's failure (issue 45: the minari
-# extra lacked Pillow, which Minari's HDF5 storage imports).
+# tiny run. A missing dependency shows as the command's failure (the minari extra once
+# lacked Pillow, which Minari's HDF5 storage imports).
 #
-# Proposed as a CI stage of its own (not wired into .ci/run): each venv downloads and
-# installs saber's dependencies anew (about 1-2 minutes and 300-600 MB each, network
-# bound), too heavy for every push; a nightly or release stage fits it.
+# CI runs it as a chain of its own (.ci/run, stage 4): each venv installs saber's
+# dependencies anew, mostly unpacking, light on the CPU. The venvs go under $TMPDIR.
 #
 #   scripts/check_extra_installs.sh [EXTRA ...]
 set -euo pipefail
