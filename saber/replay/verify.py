@@ -138,8 +138,8 @@ def _recorded_replay(directory: Path, record: dict[str, Any], check: EpisodeChec
     relative = record.get("replay")
     if not relative:
         check.problems.append(
-            "no replay recorded (a run of saber 0.3 or older, one run with --no-replays, or "
-            "a training log recorded without replays=True)"
+            "no replay recorded (a run with --no-replays, or a training log recorded "
+            "without replays=True)"
         )
         return None
     path = directory / str(relative)

@@ -130,10 +130,9 @@ def _checkpoint(run: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, b
     sessions = run.get("sessions") if run is not None else None
     sessions = [s for s in sessions if isinstance(s, dict)] if isinstance(sessions, list) else []
     checkpoints = [s["episodes_log"] for s in sessions if isinstance(s.get("episodes_log"), dict)]
-    # Only a last session that wrote a checkpoint attests the end (a session of saber 0.3
-    # resuming a newer run writes none: what it appended is not "after the end").
-    last = sessions[-1] if sessions else {}
-    ended = isinstance(last.get("episodes_log"), dict) and last.get("ended") is not None
+    # Every session saber writes has a checkpoint (read_run_json refuses one without);
+    # the last one's attests the end once that session ended.
+    ended = bool(sessions) and sessions[-1].get("ended") is not None
     return (checkpoints[-1] if checkpoints else None), ended
 
 

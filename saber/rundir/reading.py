@@ -229,8 +229,9 @@ def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
 
     The newest session that recorded a checkpoint (:attr:`Session.episodes_log`) says how
     many bytes the file held then and their SHA-256; the file only grows, so its first
-    bytes must still hash to that. A ``run.json`` of saber 0.3 or older has no checkpoint
-    and is not checked.
+    bytes must still hash to that. Every session saber writes has one
+    (:func:`read_run_json` refuses a saber ``run.json`` with a session without it); a
+    ``run.json`` written by hand, without sessions, is not checked.
 
     Raises:
         RunDirectoryError: the checkpoint does not match (a ``run.json`` copied from
@@ -278,7 +279,8 @@ def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
 
 def run_key(run: Mapping[str, Any] | None, episodes_path: str | Path) -> str:
     """What identifies a run in any copy of its directory: ``run_id:<id>`` from
-    ``run.json``; for a run of saber 0.3 and older (no ``run_id``), or an
+    ``run.json``; for a ``run.json`` written by hand (no ``run_id``: saber's always has
+    one, :func:`read_run_json`), or an
     ``episodes.jsonl`` without ``run.json``, ``content:<SHA-256>`` of what every copy of
     the run keeps: the keys of ``run.json`` that no resume changes (``started``, agent,
     run name, seeds, settings, the first command) and the first line of
@@ -308,17 +310,19 @@ def run_key(run: Mapping[str, Any] | None, episodes_path: str | Path) -> str:
 
 def read_run_json(path: str | Path) -> dict[str, Any]:
     """The JSON object of ``run.json`` (a directory or the file itself) as it is, unchecked
-    beyond being JSON: for readers that take what they find (a report reads a hand-made
+    beyond being JSON and not a saber ``run.json`` older than 0.4 (:func:`_refuse_before_0_4`):
+    for readers that take what they find (a report reads a hand-made
     ``{"non_saber": true}`` too). :func:`read_run_file` checks it.
 
     Raises:
         FileNotFoundError: there is no such file.
-        RunDirectoryError: it cannot be read or is not valid JSON.
+        RunDirectoryError: it cannot be read, is not valid JSON, or was written by saber
+            0.3 or older.
     """
     path = Path(path)
     run_file = path / RUN_FILE if path.is_dir() else path
     try:
-        return json.loads(run_file.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        run = json.loads(run_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise
     except UnicodeDecodeError as error:
@@ -335,6 +339,35 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
             else f"not valid JSON: {type(error).__name__}: {error}"
         )
         raise _run_json_damage(run_file, why) from None
+    _refuse_before_0_4(run, run_file)
+    return run  # type: ignore[no-any-return]
+
+
+def _refuse_before_0_4(run: Any, run_file: str | Path) -> None:
+    """Refuse a ``run.json`` that saber wrote (its ``format`` is saber's) without what
+    every saber since 0.4.0 writes: a ``run_id``, and a checkpoint (``episodes_log``) in
+    each session. saber 0.3 and older (never published) wrote such files; saber 0.4
+    reads them.
+
+    Raises:
+        RunDirectoryError: one line naming the file, what it lacks, and what to do.
+    """
+    if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
+        return  # not saber's (the typed read refuses it), or written by hand
+    sessions = run.get("sessions")
+    lacks = [] if isinstance(run.get("run_id"), str) and run["run_id"] else ["no run_id"]
+    if isinstance(sessions, list) and any(
+        isinstance(session, dict) and not isinstance(session.get("episodes_log"), dict)
+        for session in sessions
+    ):
+        lacks.append("a session without its episodes_log")
+    if lacks:
+        raise RunDirectoryError(
+            f"{run_file} has {' and '.join(lacks)}: written by saber 0.3 or older "
+            f"(never published), or changed by hand; saber {__version__} reads run "
+            "directories of saber 0.4.0 and later. saber 0.4 reads this one (saber report, "
+            "saber verify); or play the run again into another directory."
+        )
 
 
 def _run_json_damage(run_file: Path, why: str) -> RunDamageError:
@@ -379,6 +412,7 @@ def parse_run_file(on_disk: Any, run_file: str | Path) -> RunFile:
             f"{__version__} reads {RUN_FORMAT!r}. Resume it with that version, or "
             "use another directory."
         )
+    _refuse_before_0_4(on_disk, run_file)
     try:
         return RunFile.from_dict(on_disk)
     # AttributeError: a session that is not an object; ArithmeticError: "episodes": Infinity.

@@ -37,8 +37,8 @@ class Session:
             (:func:`~saber.rundir.reading.episodes_log_checkpoint`). The file is
             append-only, so its first N bytes never change: a ``run.json`` whose
             checkpoint does not match them belongs to another directory
-            (:func:`~saber.rundir.reading.check_episodes_log`). None: saber 0.3 and
-            older did not write it.
+            (:func:`~saber.rundir.reading.check_episodes_log`). None until the session
+            begins (every session in a ``run.json`` has one).
         extra: keys this version does not know, kept as they were.
     """
 
@@ -120,8 +120,7 @@ class RunFile:
         run: the run name (``saber eval --run``), or None.
         run_id: a random id (32 hex digits) made when the run started, kept by every
             resume and by any copy of the directory: two directories with one ``run_id``
-            hold one run (:func:`~saber.rundir.reading.run_key`). None: runs of saber
-            0.3 and older.
+            hold one run (:func:`~saber.rundir.reading.run_key`).
         sessions: every session, oldest first.
         format: :data:`RUN_FORMAT`.
         extra: other keys (``videos``, ``video_errors``, keys of newer versions), in order.
@@ -208,7 +207,7 @@ class RunFile:
 
     def resumed_by(self, session: RunFile) -> RunFile:
         """This run with a new session's games, episodes and session added (its
-        ``run_id`` stays the run's: a run of saber 0.3 keeps having none)."""
+        ``run_id`` stays the run's)."""
         return RunFile(
             **{
                 **self.__dict__,
@@ -265,7 +264,7 @@ class RunFile:
             versions=versions,
             platform=str(run["platform"]),
             run=None if run.get("run") is None else str(run["run"]),
-            run_id=None if run.get("run_id") is None else str(run["run_id"]),
+            run_id=str(run["run_id"]),
             sessions=[Session.from_dict(session, cls.VERSION_KEYS) for session in run["sessions"]],
             format=str(run["format"]),
             extra={

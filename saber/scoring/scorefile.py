@@ -63,8 +63,8 @@ def read_scores(*paths: str | Path) -> ScoreTable:
 
     A directory or a ``.jsonl`` file is read as harness results, anything else as CSV.
     A run given twice (the same directory, its ``episodes.jsonl``, or a copy of the
-    directory: the same ``run_id`` in ``run.json``, or for runs of saber 0.3 and older the
-    same content) counts once, and the table says so in a warning that starts with
+    directory: the same ``run_id`` in ``run.json``, or without one, from saber, the same
+    content) counts once, and the table says so in a warning that starts with
     ``merged:``; of copies that differ (one copied before the run went on), the one with
     the most episodes is kept. (A CSV file given twice is refused as duplicate scores:
     a CSV names no run to merge by.)

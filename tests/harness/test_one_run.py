@@ -128,17 +128,32 @@ def test_a_run_and_its_copies_count_once_in_a_report(run_of_4: Path, tmp_path: P
     assert len(said) == 1 and str(copy) in said[0]
 
 
-def test_runs_of_saber_0_3_are_told_apart_by_content(run_of_4: Path, tmp_path: Path) -> None:
-    """Without a run_id (saber 0.3 and older): copies are one run, other runs are not."""
-    old, copy, other = tmp_path / "old", tmp_path / "old-copy", tmp_path / "other"
-    shutil.copytree(run_of_4, old)
-    run = json.loads((old / "run.json").read_text())
-    del run["run_id"]
-    (old / "run.json").write_text(json.dumps(run))
-    shutil.copytree(old, copy)
-    evaluate("random", "breakout", 4, out=other, backend=Inline(), base_seed=1, **SHORT)
-    assert len(read_scores(old, copy).runs("random", "saber")) == 1
-    assert len(read_scores(old, other).runs("random", "saber")) == 2
+def test_a_run_json_of_saber_0_3_is_refused_in_one_line_by_every_reader(
+    run_of_4: Path, tmp_path: Path
+) -> None:
+    """A saber ``run.json`` without ``run_id``, or with a session without its checkpoint
+    (``episodes_log``), as the unpublished saber 0.3 wrote it: the report, ``saber
+    verify`` and a resume each refuse it in one line that names the file and saber 0.4
+    (which reads it); nothing is written."""
+    for lacks in ("run_id", "episodes_log"):
+        old = tmp_path / lacks
+        shutil.copytree(run_of_4, old)
+        run = json.loads((old / "run.json").read_text())
+        if lacks == "run_id":
+            del run["run_id"]
+        else:
+            del run["sessions"][-1]["episodes_log"]
+        (old / "run.json").write_text(json.dumps(run))
+        before = {path: path.read_bytes() for path in old.rglob("*") if path.is_file()}
+        for command in (["report", str(old)], ["verify", str(old)]):
+            result = CliRunner().invoke(main, command)
+            assert result.exit_code == ExitCode.BAD_INPUT, result.output
+            (line,) = result.stderr.strip().splitlines()
+            assert line.startswith(f"Error: {old / 'run.json'} has ") and lacks in line, line
+            assert "saber 0.4 reads this one" in line, line
+        with pytest.raises(SaberError, match=r"written by saber 0\.3 or older"):
+            evaluate("random", "breakout", 4, out=old, backend=Inline(), **SHORT)
+        assert {path: path.read_bytes() for path in old.rglob("*") if path.is_file()} == before
 
 
 def test_workers_are_capped_at_the_episodes_to_play(tmp_path: Path) -> None:

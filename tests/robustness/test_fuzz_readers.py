@@ -57,6 +57,7 @@ from saber.rundir import (
 from saber.scoring import read_scores, reference_table
 from saber.scoring.csvscores import read_score_csv
 from tests.robustness.mutations import dump, json_values, mutated_bytes, mutated_json
+from tests.robustness.valid_files import reseal
 
 DEFAULT_EXAMPLES = 40  # per property: 980 in all, about 15 s of CPU
 THOROUGH_EXAMPLES = 2000  # per property with -m slow: 49,000 in all
@@ -136,15 +137,6 @@ def copy_run(run: Path, into: Path) -> Path:
     target = into / "run"
     shutil.copytree(run, target)
     return target
-
-
-def without_checkpoints(run_json: dict) -> dict:
-    """``run.json`` as saber 0.3 wrote it (no ``episodes_log``), so a changed
-    ``episodes.jsonl`` is read line by line instead of refused whole."""
-    run = json.loads(json.dumps(run_json))
-    for session in run.get("sessions", []):
-        session.pop("episodes_log", None)
-    return run
 
 
 # --- oracles: what a result must say, given the file -----------------------------------------
@@ -294,20 +286,20 @@ def reference_names(name: str) -> None:
 # Run directories: episodes.jsonl and run.json -----------------------------------------------
 
 
-@prop("real_run", data=st.data(), checkpoint=st.booleans())
-def damaged_episodes_log(real_run: Path, data: st.DataObject, checkpoint: bool) -> None:
+@prop("real_run", data=st.data(), resealed=st.booleans())
+def damaged_episodes_log(real_run: Path, data: st.DataObject, resealed: bool) -> None:
     """A damaged ``episodes.jsonl``: its scores as written, or refused with one line.
 
     With the run's checkpoint (``episodes_log``), a change to the bytes it covers makes
-    ``run.json`` not the file's; without, each line is read on its own.
+    ``run.json`` not the file's; with the checkpoint made anew for the changed file (as
+    had the run written it), each line is read on its own.
     """
     blob = data.draw(mutated_bytes((real_run / EPISODES_FILE).read_bytes()))
     with scratch() as directory:
         run = copy_run(real_run, directory)
         (run / EPISODES_FILE).write_bytes(blob)
-        if not checkpoint:
-            run_json = json.loads((run / RUN_FILE).read_text())
-            (run / RUN_FILE).write_text(json.dumps(without_checkpoints(run_json)))
+        if resealed:
+            reseal(run)
         table = read_or_refuse(read_scores, run)
         if table is not None:
             harness_scores_as_written(table, run / EPISODES_FILE)
@@ -322,8 +314,7 @@ def changed_episode_records(real_run: Path, data: st.DataObject) -> None:
     with scratch() as directory:
         run = copy_run(real_run, directory)
         (run / EPISODES_FILE).write_text("".join(dump(r) + "\n" for r in records))
-        run_json = json.loads((run / RUN_FILE).read_text())
-        (run / RUN_FILE).write_text(json.dumps(without_checkpoints(run_json)))
+        reseal(run)
         table = read_or_refuse(read_scores, run)
         if table is not None:
             harness_scores_as_written(table, run / EPISODES_FILE)
@@ -333,7 +324,7 @@ def changed_episode_records(real_run: Path, data: st.DataObject) -> None:
 def changed_run_json(real_run: Path, data: st.DataObject) -> None:
     """A ``run.json`` with values changed: the run file, or refused with one line; the
     scores beside it still read as written."""
-    run_json = without_checkpoints(json.loads((real_run / RUN_FILE).read_text()))
+    run_json = json.loads((real_run / RUN_FILE).read_text())
     text = dump(data.draw(mutated_json(run_json, edits=4)))
     with scratch() as directory:
         run = copy_run(real_run, directory)

@@ -30,7 +30,7 @@ from saber.rundir import (
     read_run_file,
 )
 from saber.scoring import read_scores
-from tests.robustness.valid_files import small_policy_layers
+from tests.robustness.valid_files import reseal, small_policy_layers
 
 RUN_04 = Path(__file__).parents[1] / "rundir" / "data" / "run-0.4"  # saber 0.4's run
 DEEP = "[" * 100_000 + "]" * 100_000  # json.loads recurses: RecursionError
@@ -38,18 +38,16 @@ HUGE = "9" * 5000  # json.loads refuses integers of over 4300 digits: ValueError
 
 
 def _run_04(tmp_path: Path, line: str | None = None, run_json: str | None = None) -> Path:
-    """saber 0.4's run directory, its first line replaced by ``line`` (and its sessions'
-    checkpoints of ``episodes.jsonl`` dropped, so that the line is read, not refused as a
-    rewritten file) or its ``run.json`` by ``run_json``."""
+    """saber 0.4's run directory, its first line replaced by ``line`` (its sessions'
+    checkpoints of ``episodes.jsonl`` made anew, as had the run written that line, so
+    that the line is read, not refused as a rewritten file) or its ``run.json`` by
+    ``run_json``."""
     run = tmp_path / "run"
     shutil.copytree(RUN_04, run)
     if line is not None:
         lines = (run / EPISODES_FILE).read_text().splitlines(keepends=True)
         (run / EPISODES_FILE).write_text(line + "\n" + "".join(lines[1:]))
-        unchecked = json.loads((run / RUN_FILE).read_text())
-        for session in unchecked["sessions"]:
-            session.pop("episodes_log", None)
-        (run / RUN_FILE).write_text(json.dumps(unchecked))
+        reseal(run)
     if run_json is not None:
         (run / RUN_FILE).write_text(run_json)
     return run

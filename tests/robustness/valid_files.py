@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
+
+from saber.rundir.reading import checkpoint_of
+from saber.rundir.records import EPISODES_FILE, RUN_FILE
 
 
 def small_policy_layers(seed: int | None = None) -> dict[str, np.ndarray]:
@@ -21,3 +27,15 @@ def small_policy_layers(seed: int | None = None) -> dict[str, np.ndarray]:
         for name, pair in shapes.items()
         for kind, shape in zip(("weight", "bias"), pair, strict=True)
     }
+
+
+def reseal(run: Path) -> None:
+    """Make the checkpoint (``episodes_log``) of every session in ``run/run.json`` that of
+    ``run/episodes.jsonl`` as it is now: the run directory saber would have written had
+    the file held those bytes, so that a changed line is read on its own (or refused as
+    damage) rather than refused whole as another run's ``episodes.jsonl``."""
+    run_json = json.loads((run / RUN_FILE).read_text())
+    checkpoint = checkpoint_of((run / EPISODES_FILE).read_bytes())
+    for session in run_json["sessions"]:
+        session["episodes_log"] = dict(checkpoint)
+    (run / RUN_FILE).write_text(json.dumps(run_json))
