@@ -38,7 +38,7 @@ import json
 import math
 import os
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from saber.envs import saber_settings
+from saber.envs.rules import is_infinite
 from saber.errors import SaberError
 from saber.protocol.limits import checkpoint_limits
 from saber.protocol.training import TRAINING_CHECKPOINTS, WINDOW, checkpoint_label
@@ -276,17 +277,66 @@ class _GameLogs:
     Each game's lines carry the frames that game has played (``frames``) and its own
     episode numbers, so that each game's curve and checkpoints read as a training of that
     game alone would (``saber training`` reads the log game by game).
+
+    A resumed training gives each game's frames and episodes so far (``start_frames``,
+    ``start_episodes``: ``{game: count}``, what :attr:`frames_by_game` and
+    :attr:`episodes_by_game` said when it saved); the log's lines are then read back into
+    each game's metrics, so that they go on as those of a training that never stopped.
     """
 
     def __init__(
-        self, path: str | Path | None, row_games: list[str], checkpoints: Iterable[int]
+        self,
+        path: str | Path | None,
+        row_games: list[str],
+        checkpoints: Iterable[int],
+        start_frames: int | Mapping[str, int] = 0,
+        start_episodes: int | Mapping[str, int] = 0,
     ) -> None:
         games = list(dict.fromkeys(row_games))
+        frames = _per_game(start_frames, games, "start_frames")
+        episodes = _per_game(start_episodes, games, "start_episodes")
         self.path = None if path is None else Path(path)
         self.game = ",".join(games)
-        self.logs = {game: TrainingLog(path, game, 0, checkpoints) for game in games}
+        checkpoints = list(checkpoints)
+        # With a log, its lines are the episodes so far: read back, they number the next.
+        read_back = self.path is not None and any(episodes.values())
+        self.logs = {
+            game: TrainingLog(path, game, 0, checkpoints, 0 if read_back else episodes[game])
+            for game in games
+        }
+        if read_back:
+            assert self.path is not None
+            self._read_back(self.path, episodes)
+        for game, log in self.logs.items():
+            log.metrics.advance(frames[game])
         self._row_logs = [self.logs[game] for game in row_games]
         self._row_index = np.array([games.index(game) for game in row_games])
+
+    def _read_back(self, path: Path, episodes: dict[str, int]) -> None:
+        """Each game's metrics fed with its lines of the log, in order (a resume's); the
+        log must hold ``episodes[game]`` lines of each game.
+
+        Raises:
+            SaberError: another game in the log, or another number of lines.
+        """
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                entry = json.loads(line)
+                log = self.logs.get(entry["game"])
+                if log is None:
+                    raise SaberError(
+                        f"{path}: a line of {entry['game']}, which this env does not play "
+                        f"({self.game}): resume with the env of the log's training"
+                    )
+                infinite = bool(is_infinite(entry["end"], entry["episode_frames"]))
+                log.metrics.advance(int(entry["frames"]))
+                log.metrics.add(dict(entry, infinite=infinite))
+        found = {game: log.episodes for game, log in self.logs.items()}
+        if found != episodes:
+            raise SaberError(
+                f"{path} holds {found} episodes by game, the resume gives {episodes} "
+                "(start_episodes): cut the log back to the checkpoint's size first"
+            )
 
     @property
     def frames(self) -> int:
@@ -296,6 +346,17 @@ class _GameLogs:
     @property
     def episodes(self) -> int:
         return sum(log.episodes for log in self.logs.values())
+
+    @property
+    def frames_by_game(self) -> dict[str, int]:
+        """Each game's frames so far (a resume's ``start_frames``, less the frames of the
+        episodes in progress, which the recorder counts again from their first frame)."""
+        return {game: log.frames for game, log in self.logs.items()}
+
+    @property
+    def episodes_by_game(self) -> dict[str, int]:
+        """Each game's episodes logged so far (a resume's ``start_episodes``)."""
+        return {game: log.episodes for game, log in self.logs.items()}
 
     def episode_number(self, row: int) -> int:
         """The number the next episode that ends on ``row`` gets (its game's count)."""
@@ -338,6 +399,28 @@ class _GameLogs:
             log.close()
 
 
+def _per_game(count: int | Mapping[str, int], games: list[str], name: str) -> dict[str, int]:
+    """A multi-game resume's ``start_frames`` or ``start_episodes``: one count per game.
+
+    Raises:
+        SaberError: a single number other than 0, or not every game (and only them).
+    """
+    if isinstance(count, Mapping):
+        if set(count) != set(games):
+            raise SaberError(
+                f"Expect {name} to give each game of the env once ({', '.join(games)}), "
+                f"actually: {', '.join(map(str, count)) or 'none'}"
+            )
+        return {game: int(count[game]) for game in games}
+    if count:
+        raise SaberError(
+            f"A multi-game env's training recorder resumes game by game: {name}="
+            "{game: count} (what recorder.log.frames_by_game and .episodes_by_game gave), "
+            f"actually: {count!r}"
+        )
+    return dict.fromkeys(games, 0)
+
+
 def _frame_numbers(info: dict[str, Any]) -> Any:
     if "episode_frame_number" not in info:
         raise SaberError(
@@ -355,9 +438,9 @@ class _EpisodeLogging:
         self,
         env: Any,
         path: str | Path | None,
-        start_frames: int = 0,
+        start_frames: int | Mapping[str, int] = 0,
         checkpoints: Iterable[int] = TRAINING_CHECKPOINTS,
-        start_episodes: int = 0,
+        start_episodes: int | Mapping[str, int] = 0,
         replays: bool = False,
     ) -> None:
         super().__init__(env)  # type: ignore[call-arg]  # the gym wrapper's
@@ -365,15 +448,17 @@ class _EpisodeLogging:
         row_games = getattr(env.unwrapped, "row_games", None)  # a multi-game vector env's
         self.log: TrainingLog | _GameLogs
         if row_games is None:
+            if isinstance(start_frames, Mapping) or isinstance(start_episodes, Mapping):
+                raise SaberError(
+                    "start_frames and start_episodes are numbers for one game's env (a "
+                    "count per game is for a multi-game env)"
+                )
             self.log = TrainingLog(path, saber_game(env), start_frames, checkpoints, start_episodes)
         else:
             saber_settings(env)  # raises TypeError for an env saber did not make
-            if start_frames or start_episodes:
-                raise SaberError(
-                    "A multi-game env's training recorder does not resume (start_frames=0, "
-                    "start_episodes=0): start a new log"
-                )
-            self.log = _GameLogs(path, [str(game) for game in row_games], checkpoints)
+            self.log = _GameLogs(
+                path, [str(game) for game in row_games], checkpoints, start_frames, start_episodes
+            )
         self._counter = FrameCounter(rows)
         self.replays = _replays(env, self.log, rows) if replays else None
 
@@ -450,14 +535,18 @@ class VectorTrainingRecorder(_EpisodeLogging, gym.vector.VectorWrapper):
     Over a multi-game env (``gymnasium.make_vec("SABER/Atari5", ...)``) each line's
     ``game`` is its sub-env's, and its ``frames`` and ``episode`` count that game's alone
     (each game's curve reads as a training of that game would; its replays lie under
-    ``<log stem>.replays/<game>/``); such a log is not resumed.
+    ``<log stem>.replays/<game>/``). Such a log resumes game by game: ``start_frames``
+    and ``start_episodes`` are ``{game: count}`` (what ``recorder.log.frames_by_game``
+    and ``recorder.log.episodes_by_game`` give), and the metrics go on from the log's
+    lines (``examples/ppo_multigame.py`` resumes so).
 
     Args:
         env: ``SaberVectorEnv`` or ``gymnasium.make_vec("SABER/<Game>", ...)``.
         path: the JSON-lines log, appended to; None keeps only :meth:`metrics`.
-        start_frames: training frames already done.
+        start_frames: training frames already done (a multi-game env: ``{game: frames}``).
         checkpoints: training frames at which :meth:`metrics` keeps the score.
-        start_episodes: episodes already in the log (when resuming a training).
+        start_episodes: episodes already in the log (when resuming a training; a
+            multi-game env: ``{game: episodes}``, which the log must hold).
         replays: also keep every episode's replay beside the log and seed every episode
             (:mod:`saber.training.replays`), so that ``saber verify LOG`` checks them, in
             either autoreset mode (``NEXT_STEP``'s reset step after an end plays no action
