@@ -165,7 +165,7 @@ def main() -> None:
         ],
     )
     measurement.table(
-        ["the site (one more)", "files", "bytes", "bytes per entry"],
+        ["the site (one more)", "files", "bytes", "bytes per entry (shared pages too)"],
         [
             [kind, files, bytes_, round(bytes_ / (args.entries + 1))]
             for kind, (files, bytes_) in size.items()

@@ -7,8 +7,9 @@ board with one line here.
 
 The repository's run directories join them, verified by replay: every run under
 :data:`RUN_FOLDERS` (the baselines' evaluations, ``baselines/evals/ppo-<game>-1``, and the
-entries users add by pull request), whatever runs are there. Shipped scores recorded from
-one of those runs (``saber-ppo``) then count once, as the run. The project's board is::
+entries users add by pull request, ``board/runs/<name>``), whatever runs are there.
+Shipped scores recorded from one of those runs (``saber-ppo``) then count once, as the
+run. The project's board, from the repository's root (``board/runs`` when it is there)::
 
     saber board baselines/evals --shipped --sample 10 --out site
 """
@@ -25,8 +26,9 @@ SHIPPED: tuple[str, ...] = (
 )
 
 # Folders of run directories in the repository (relative to its root) that the project's
-# board verifies and ranks; a folder that is not there is left out.
-RUN_FOLDERS: tuple[str, ...] = ("baselines/evals",)
+# board verifies and ranks: the baselines' evaluations, and the entries users add by pull
+# request (docs/board.md); a folder that is not there is left out.
+RUN_FOLDERS: tuple[str, ...] = ("baselines/evals", "board/runs")
 # Replays verified per run on the project's board: a seeded sample keeps the docs build
 # within CI's minutes; each entry's page gives the command that checks the rest.
 SAMPLE = 10
