@@ -141,7 +141,7 @@ class FunctionalSubject:
         if engine_step is None:
             yield False
             return
-        self.env._engine_step = lambda handle, actions: tamper(*engine_step(handle, actions))
+        self.env._engine_step = lambda *args: tamper(*engine_step(*args))
         try:
             yield True
         finally:

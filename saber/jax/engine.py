@@ -48,7 +48,10 @@ def ffi_reset(
     """Reset ``rows`` (int32 (k,)) with ALE ``seeds`` (int32 (k,); -1: no reload).
 
     Returns:
-        The new handle and the frames of every row, ``uint8`` (num_envs, 210, 160).
+        The new handle, the frames of every row, ``uint8`` (num_envs, 210, 160), and the
+        engine's episode frame counter of every row, ``int32`` (num_envs,): at a reset row,
+        the frames of the game's starting actions that ALE plays at every reset (Name This
+        Game: about 134; 0 in most games).
     """
     call = jax.ffi.ffi_call(
         _RESET,
@@ -59,8 +62,8 @@ def ffi_reset(
         ),
         has_side_effect=True,
     )
-    new_handle, obs, *_ = call(handle, rows, seeds)
-    return new_handle, obs[:, 0]
+    new_handle, obs, _, _, _, episode_frames = call(handle, rows, seeds)
+    return new_handle, obs[:, 0], episode_frames
 
 
 def ffi_step(
@@ -70,7 +73,8 @@ def ffi_step(
 
     Returns:
         The new handle, frames ``uint8`` (n, 210, 160), rewards ``int32`` (n,) (points),
-        game overs ``bool`` (n,), emulator frames since each row's reset ``int32`` (n,).
+        game overs ``bool`` (n,), the engine's episode frame counter ``int32`` (n,) (from the
+        row's reset, the game's starting actions included: see :func:`ffi_reset`).
     """
     call = jax.ffi.ffi_call(
         _STEP,
@@ -92,25 +96,36 @@ def ffi_step(
 
 
 def reload_rows(
-    handle: jax.Array, frames: jax.Array, mask: jax.Array, seeds: jax.Array
-) -> tuple[jax.Array, jax.Array]:
+    handle: jax.Array,
+    frames: jax.Array,
+    start_frames: jax.Array,
+    mask: jax.Array,
+    seeds: jax.Array,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Reset the rows of ``mask`` (bool (n,), traced) with ``seeds`` (int32 (n,)), one call each.
 
+    Args:
+        start_frames: ``int32`` (n,), the engine's episode frame counter at each row's
+            episode start; a reset row's becomes its reset's (the starting actions' frames).
+
     Returns:
-        The new handle and the current frames of all rows (``frames`` when none is reset).
+        The new handle, the current frames of all rows (``frames`` when none is reset) and
+        ``start_frames`` updated at the reset rows.
     """
 
     num_envs = mask.shape[0]
-    Carry = tuple[jax.Array, jax.Array, jax.Array]
+    Carry = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
 
     def remaining(carry: Carry) -> jax.Array:
-        return carry[2].any()
+        return carry[3].any()
 
     def reset_one(carry: Carry) -> Carry:
-        handle, _, todo = carry
+        handle, _, start_frames, todo = carry
         row = jnp.argmax(todo).astype(jnp.int32)
-        handle, frames = ffi_reset(handle, row[None], seeds[row][None], num_envs)
-        return handle, frames, todo.at[row].set(False)
+        handle, frames, counters = ffi_reset(handle, row[None], seeds[row][None], num_envs)
+        return handle, frames, start_frames.at[row].set(counters[row]), todo.at[row].set(False)
 
-    handle, frames, _ = jax.lax.while_loop(remaining, reset_one, (handle, frames, mask))
-    return handle, frames
+    handle, frames, start_frames, _ = jax.lax.while_loop(
+        remaining, reset_one, (handle, frames, start_frames, mask)
+    )
+    return handle, frames, start_frames

@@ -15,7 +15,8 @@ the same values) up to 2**31 - 1 points; frames are ``int32`` (the 100-hour cap 
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +33,9 @@ from saber.jax import engine
 from saber.jax.seeding import ale_seeds
 from saber.protocol import NUM_ACTIONS, EpisodeEnd, EpisodeRecord, SaberSettings
 from saber.protocol import checkpoint_frames as resolve_checkpoints
+
+if TYPE_CHECKING:
+    from saber.jax.multigame import SaberJaxMultiGameEnv
 
 _NO_END = -1  # the ``end`` code of rows that did not end on the step
 
@@ -55,6 +59,10 @@ class EnvState(NamedTuple):
     last_reward_frame: jax.Array  # int32 (n,)
     seeds: jax.Array  # int32 (n,): the Gymnasium seed of each row's seed stream
     seeds_taken: jax.Array  # int32 (n,): ALE seeds the row's stream has given
+    # int32 (n,): the engine's frame counter at the row's episode start. ALE plays a
+    # game's starting actions at every reset (Name This Game: about 134 frames, Double
+    # Dunk about 21) and the engine counts them; SABER counts from 0 at the reset.
+    start_frames: jax.Array
 
 
 class _Tally(NamedTuple):
@@ -160,16 +168,18 @@ class SaberJaxEnv:
             ``(state, obs, info)``: obs ``uint8`` (n, 4, 84, 84), the first frame in the
             newest slot and zeros before it; info ``{"episode_frame_number": zeros}``.
         """
-        if isinstance(seed, (int, np.integer)) and not 0 <= seed < 2**31 - self.num_envs:
-            raise ValueError(
-                f"Expect a seed in [0, 2**31 - num_envs) (JAX ints are 32-bit), actually: {seed}"
-            )
+        check_seed(seed, self.num_envs)
+        rows = jnp.arange(self.num_envs, dtype=jnp.int32)
+        return self._reset_rows(jnp.asarray(seed, dtype=jnp.int32) + rows)
+
+    def _reset_rows(self, seeds: jax.Array) -> tuple[EnvState, jax.Array, dict[str, Any]]:
+        """:meth:`reset` with each row's Gymnasium seed given (``int32`` (n,), each in
+        ``[0, 2**31)``): the many-games env deals its rows' seeds out to its games."""
         self._check_open()
         n = self.num_envs
         rows = jnp.arange(n, dtype=jnp.int32)
-        seeds = jnp.asarray(seed, dtype=jnp.int32) + rows
         first = ale_seeds(seeds, jnp.zeros(n, jnp.int32), jnp.ones(n, bool))
-        handle, frames = engine.ffi_reset(jnp.asarray(self._handle), rows, first, n)
+        handle, frames, start_frames = engine.ffi_reset(jnp.asarray(self._handle), rows, first, n)
         settings = self.saber_settings
         size = settings.screen_size
         stack = jnp.zeros((n, settings.stack_size, size, size), jnp.uint8)
@@ -187,6 +197,7 @@ class SaberJaxEnv:
             last_reward_frame=zeros,
             seeds=seeds,
             seeds_taken=jnp.ones(n, jnp.int32),
+            start_frames=start_frames,
         )
         return state, stack, {"episode_frame_number": zeros}
 
@@ -216,9 +227,9 @@ class SaberJaxEnv:
             :func:`records` turns them into make_vec's dicts.
         """
         self._check_open()
-        actions = self._check_actions(actions)
-        handle, frames, rewards, game_over, episode_frames, reload = self._step_and_restart(
-            state, actions
+        actions = checked_actions(actions, self.num_envs)
+        handle, frames, rewards, game_over, episode_frames, reload, start_frames = (
+            self._step_and_restart(state, actions)
         )
         stack = self._push_frames(state, frames)
         rewards, score, checkpoint_scores, steps, rollovers, last_reward_frame, stuck, capped = (
@@ -257,35 +268,42 @@ class SaberJaxEnv:
             last_reward_frame=last_reward_frame,
             seeds=state.seeds,
             seeds_taken=state.seeds_taken + reload,
+            start_frames=start_frames,
         )
         return new_state, stack, reward, game_over, truncated, info
 
     def _step_and_restart(
         self, state: EnvState, actions: jax.Array
-    ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+    ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
         """The engine's step, then a seeded ROM reload of the rows truncated on the last
         step; rows that ended on the last step start their next episode (reward 0, no game
         over, frame 0).
 
         Returns:
-            ``(handle, frames, rewards, game_over, episode_frames, reload)``: ``reload``
-            ``bool`` (n,), the rows reloaded (each took a seed of its stream).
+            ``(handle, frames, rewards, game_over, episode_frames, reload, start_frames)``:
+            ``reload`` ``bool`` (n,), the rows reloaded (each took a seed of its stream);
+            ``start_frames`` the engine's counter at each row's episode start.
         """
         handle, frames, rewards, game_over, episode_frames = self._engine_step(
-            state.handle, actions
+            state.handle, actions, state.start_frames
         )
         ended = state.ended
+        # Rows the engine restarted itself (after a game over) start their episode at this
+        # step's counter; rows reloaded below, at their reload's.
+        start_frames = jnp.where(ended, episode_frames + state.start_frames, state.start_frames)
         reload = ended & ~state.game_over  # truncated rows: a seeded ROM reload
         new_seeds = jax.lax.cond(
             reload.any(),
             lambda: ale_seeds(state.seeds, state.seeds_taken, reload),
             lambda: jnp.full(self.num_envs, -1, jnp.int32),
         )
-        handle, frames = engine.reload_rows(handle, frames, reload, new_seeds)
+        handle, frames, start_frames = engine.reload_rows(
+            handle, frames, start_frames, reload, new_seeds
+        )
         rewards = jnp.where(ended, 0, rewards)
         game_over = jnp.where(ended, False, game_over)
         episode_frames = jnp.where(ended, 0, episode_frames)
-        return handle, frames, rewards, game_over, episode_frames, reload
+        return handle, frames, rewards, game_over, episode_frames, reload, start_frames
 
     def _push_frames(self, state: EnvState, frames: jax.Array) -> jax.Array:
         """The stack with each row's new frame resized into its newest slot, the older
@@ -342,14 +360,18 @@ class SaberJaxEnv:
         )
 
     def _engine_step(
-        self, handle: jax.Array, actions: jax.Array
+        self, handle: jax.Array, actions: jax.Array, start_frames: jax.Array
     ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
-        """The engine's step (:func:`saber.jax.engine.ffi_step`): everything the rules
-        read comes through here. It is the one seam below the rules: ``saber check``
-        (:mod:`saber.check.probes.tampered`) passes the engine's output through a tamper
-        here to provoke a rollover or the frame cap, as it rewrites RAM and counters in
-        the emulator under a Gymnasium stack."""
-        return engine.ffi_step(handle, actions, self.num_envs)
+        """The engine's step (:func:`saber.jax.engine.ffi_step`), its frame counter counted
+        from each row's episode start (``start_frames``, ``int32`` (n,)): everything the
+        rules read comes through here. It is the one seam below the rules: ``saber check``
+        (:mod:`saber.check.probes.tampered`) passes the output through a tamper here to
+        provoke a rollover or the frame cap, as it rewrites RAM and counters in the
+        emulator under a Gymnasium stack."""
+        handle, frames, rewards, game_over, counters = engine.ffi_step(
+            handle, actions, self.num_envs
+        )
+        return handle, frames, rewards, game_over, counters - start_frames
 
     def _older_slots(self) -> jax.Array:
         """``bool`` (1, stack, 1, 1): every slot of the stack but the newest."""
@@ -387,37 +409,66 @@ class SaberJaxEnv:
         record["seconds"] = jnp.full(self.num_envs, jnp.nan, jnp.float32)
         return record
 
-    def _check_actions(self, actions: Any) -> jax.Array:
-        array = jnp.asarray(actions)
-        if array.shape != (self.num_envs,) or not jnp.issubdtype(array.dtype, jnp.integer):
-            raise ValueError(
-                f"Expect actions as integers of shape ({self.num_envs},) in [0, {NUM_ACTIONS - 1}], "
-                f"actually: dtype {array.dtype}, shape {array.shape}"
-            )
-        if not isinstance(array, jax.core.Tracer) and (
-            int(array.min()) < 0 or int(array.max()) >= NUM_ACTIONS
-        ):
-            raise ValueError(
-                f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
-                f"actually: {np.asarray(array).tolist()}"
-            )
-        # Out of range under jit: the engine raises (XlaRuntimeError "Invalid action_id").
-        return array.astype(jnp.int32)
+
+def check_seed(seed: int | jax.Array, num_envs: int) -> None:
+    """Refuse a Python seed outside ``[0, 2**31 - num_envs)`` (rows take ``seed + i`` in
+    ``int32``); a traced one cannot be looked at."""
+    if isinstance(seed, (int, np.integer)) and not 0 <= seed < 2**31 - num_envs:
+        raise ValueError(
+            f"Expect a seed in [0, 2**31 - num_envs) (JAX ints are 32-bit), actually: {seed}"
+        )
 
 
-def make(game: str, num_envs: int = 1, **kwargs: Any) -> SaberJaxEnv:
+def checked_actions(actions: Any, num_envs: int) -> jax.Array:
+    """``actions`` as ``int32`` (num_envs,), refused in one line unless integers of that
+    shape in 0..17 (the range is checked on concrete arrays only)."""
+    array = jnp.asarray(actions)
+    if array.shape != (num_envs,) or not jnp.issubdtype(array.dtype, jnp.integer):
+        raise ValueError(
+            f"Expect actions as integers of shape ({num_envs},) in [0, {NUM_ACTIONS - 1}], "
+            f"actually: dtype {array.dtype}, shape {array.shape}"
+        )
+    if not isinstance(array, jax.core.Tracer) and (
+        int(array.min()) < 0 or int(array.max()) >= NUM_ACTIONS
+    ):
+        raise ValueError(
+            f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
+            f"actually: {np.asarray(array).tolist()}"
+        )
+    # Out of range under jit: the engine raises (XlaRuntimeError "Invalid action_id").
+    return array.astype(jnp.int32)
+
+
+def make(
+    game: str | Sequence[str], num_envs: int = 1, **kwargs: Any
+) -> SaberJaxEnv | SaberJaxMultiGameEnv:
     """``num_envs`` SABER envs of ``game`` for JAX::
 
         env = make("Pong", num_envs=8)
         state, obs, info = env.reset(seed=0)  # row i seeded with seed + i
         state, obs, reward, terminated, truncated, info = env.step(state, actions)
 
+    Several games in one env (``saber.jax.multigame.SaberJaxMultiGameEnv``; row ``i`` plays
+    game ``i % G``, as ``gymnasium.make_vec("SABER/Atari5")``): a named set
+    (``"SABER/Atari5"``, ``"Atari10"``), a list of games or a comma-separated string.
+
     Args:
-        game: any spelling of a game (``"Pong"``, ``"pong"``, ``"SABER/Pong"``).
-        num_envs: number of rows.
+        game: any spelling of a game (``"Pong"``, ``"pong"``, ``"SABER/Pong"``), a set's
+            name, or a list of games.
+        num_envs: number of rows (several games: a multiple of their number).
         **kwargs: ``num_threads`` (emulation threads; 0: one per core), ``checkpoint_frames``
             (as make_vec's) and any :class:`SaberSettings` field (``clip_rewards=True``...).
+
+    Returns:
+        A :class:`SaberJaxEnv` (one game) or a ``SaberJaxMultiGameEnv`` (several).
     """
+    from saber.jax.multigame import SaberJaxMultiGameEnv, set_of_name
+
+    if not isinstance(game, str) or "," in game:
+        return SaberJaxMultiGameEnv(game, num_envs, **kwargs)
+    game_set = set_of_name(game)
+    if game_set is not None:
+        return SaberJaxMultiGameEnv(None, num_envs, game_set=game_set, **kwargs)
     return SaberJaxEnv(game, num_envs, **kwargs)
 
 

@@ -9,17 +9,23 @@ import numpy as np
 
 
 def compare_with_make_vec(
-    game: str, num_envs: int, seed: int, steps: int, **overrides: Any
+    game: str | list[str], num_envs: int, seed: int, steps: int, **overrides: Any
 ) -> dict[str, int]:
     """Step both envs ``steps`` times with the same random actions and assert every output
-    equal (records: every field but ``seconds``). Returns counts of what was crossed."""
+    equal (records: every field but ``seconds``). Returns counts of what was crossed.
+
+    ``game``: one game, or a list of games (``SABER/Games`` against saber.jax's many-games
+    env, whose ``info["game"]`` is also compared)."""
     # JAX is imported here, not at the top: the default suite collects this module (its
     # doctests) on machines without the jax extra.
     import jax
 
     from saber.jax import make, records
 
-    vec = gymnasium.make_vec(f"SABER/{game}", num_envs=num_envs, **overrides)
+    if isinstance(game, list):
+        vec = gymnasium.make_vec("SABER/Games", num_envs=num_envs, games=game, **overrides)
+    else:
+        vec = gymnasium.make_vec(f"SABER/{game}", num_envs=num_envs, **overrides)
     env = make(game, num_envs, **overrides)
     settings_clip = bool(overrides.get("clip_rewards", False))
     try:
@@ -46,6 +52,9 @@ def compare_with_make_vec(
             np.testing.assert_array_equal(
                 np.asarray(info["_saber"]), info_np.get("_saber", np.zeros(num_envs, bool))
             )
+            if isinstance(game, list):
+                names = np.asarray(env.games, dtype=object)[np.asarray(info["game"])]
+                np.testing.assert_array_equal(names, info_np["game"], err_msg=where)
             # Under clip_rewards both give the raw rewards, under the same key.
             assert ("raw_reward" in info) == ("raw_reward" in info_np) == settings_clip, where
             if settings_clip:

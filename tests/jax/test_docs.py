@@ -14,7 +14,7 @@ SNIPPETS = re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.DOTALL)
 
 
 def test_the_page_has_its_snippets() -> None:
-    assert len(SNIPPETS) == 2
+    assert len(SNIPPETS) == 3
 
 
 @pytest.mark.parametrize("index", range(len(SNIPPETS)))

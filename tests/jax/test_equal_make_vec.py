@@ -41,3 +41,30 @@ def test_saber_jax_equals_make_vec(
     assert counts["game_over"] >= minimum[0], counts
     assert counts["truncated"] >= minimum[1], counts
     assert counts["episodes"] == counts["game_over"] + counts["truncated"]
+
+
+# Games where ALE plays starting actions at every reset, which its engine counts as episode
+# frames and SABER does not (Double Dunk: about 21 frames, Berzerk: 20): the frame numbers,
+# the cap and the records' frames after a reload (Double Dunk) and after the engine's own
+# restart at a game over (Berzerk).
+STARTING_ACTIONS = [
+    # game, envs, seed, overrides, steps, (min game overs, min truncations)
+    ("DoubleDunk", 2, 0, {"max_episode_frames": 1_000}, 400, (0, 2)),
+    ("Berzerk", 2, 0, {}, 400, (2, 0)),
+]
+
+
+@pytest.mark.parametrize(
+    ("game", "num_envs", "seed", "overrides", "steps", "minimum"), STARTING_ACTIONS
+)
+def test_frames_start_at_the_reset_in_games_with_starting_actions(
+    game: str,
+    num_envs: int,
+    seed: int,
+    overrides: dict[str, Any],
+    steps: int,
+    minimum: tuple[int, int],
+) -> None:
+    counts = compare_with_make_vec(game, num_envs, seed, steps, **overrides)
+    assert counts["game_over"] >= minimum[0], counts
+    assert counts["truncated"] >= minimum[1], counts
