@@ -4,31 +4,18 @@ test_setups judges their verdicts, test_stacks the values they measured (a check
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from saber.check import CheckResult, check
+from tests.script_modules import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_setups() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "atari_setups", ROOT / "scripts" / "atari_setups.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("atari_setups", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-SETUPS = load_setups()
+SETUPS = load_script("atari_setups", ROOT / "scripts" / "atari_setups.py")
 
 
 @pytest.fixture(scope="session")

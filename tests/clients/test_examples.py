@@ -8,7 +8,6 @@ capped at 1,000 frames with ``--max-episode-frames`` (not SABER) to keep each ru
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main as saber_cli
+from tests.script_modules import load_script
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CAP = 1_000  # frames per episode in these runs: 250 agent steps
@@ -189,11 +189,7 @@ def test_dqn_replay_buffer_skips_autoreset_steps(monkeypatch: pytest.MonkeyPatch
     import numpy as np
 
     monkeypatch.syspath_prepend(str(EXAMPLES))  # dqn_vector imports nature_cnn
-    spec = importlib.util.spec_from_file_location("dqn_vector", EXAMPLES / "dqn_vector.py")
-    assert spec is not None and spec.loader is not None
-    dqn_vector = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "dqn_vector", dqn_vector)  # dataclasses look it up
-    spec.loader.exec_module(dqn_vector)
+    dqn_vector = load_script("dqn_vector", EXAMPLES / "dqn_vector.py", monkeypatch)
 
     steps, num_envs = 300, 2
     envs = gym.make_vec("SABER/Pong", num_envs=num_envs, max_episode_frames=400)

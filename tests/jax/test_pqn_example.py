@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import pickle
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -21,6 +20,7 @@ from click.testing import CliRunner
 
 from saber.cli import main as saber_cli
 from tests.clients.test_examples import CAP, check_training_log, read_lines, run_example
+from tests.script_modules import load_script
 
 pytestmark = pytest.mark.jax
 
@@ -36,12 +36,7 @@ def jax_train_installed() -> None:
 
 
 def load_example(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("pqn_jax", EXAMPLES / "pqn_jax.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "pqn_jax", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("pqn_jax", EXAMPLES / "pqn_jax.py", monkeypatch)
 
 
 @pytest.mark.usefixtures("jax_train_installed")

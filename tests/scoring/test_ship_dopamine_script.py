@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from saber.scoring import dopamine
+from tests.script_modules import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ship_dopamine_reference.py"
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("ship_dopamine_reference", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("ship_dopamine_reference", SCRIPT)
 
 
 def records(iterations: int = 199, runs: int = 5) -> list[dict]:
