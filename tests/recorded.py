@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from saber.harness import Inline, evaluate
-from tests.harness.helpers import evaluate_short_breakout, short_env
+from tests.harness.helpers import evaluate_short
 
 
 @pytest.fixture(scope="session")
 def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Random play of 2 Breakout episodes (a 400-frame stuck timeout), replays recorded."""
     out = tmp_path_factory.mktemp("dataset") / "run"
-    evaluate("random", "breakout", 2, out=out, backend=Inline(), env_options=short_env(), progress=False, run="seed-0")  # fmt: skip
+    evaluate_short(out, 2, run="seed-0")
     return out
 
 
@@ -24,5 +23,5 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished run: random play of 3 Breakout episodes (a 400-frame stuck timeout)."""
     out = tmp_path_factory.mktemp("clean") / "run"
-    evaluate_short_breakout(out, 3)
+    evaluate_short(out, 3)
     return out

@@ -17,12 +17,12 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import ExitCode
-from saber.harness import Inline, Recording, evaluate
+from saber.harness import Recording
 from saber.protocol.replay import Replay, encode_replay, read_replay, sha256_of
 from saber.replay import verify_run
 from saber.rundir import EPISODES_FILE
 from saber.rundir.reading import episodes_log_checkpoint
-from tests.harness.helpers import short_env
+from tests.harness.helpers import evaluate_short
 
 EPISODES = 4
 
@@ -31,8 +31,7 @@ EPISODES = 4
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Random play of 4 Breakout episodes (a 400-frame stuck timeout), replays recorded."""
     out = tmp_path_factory.mktemp("verify") / "run"
-    evaluate("random", "breakout", EPISODES, out=out, backend=Inline(),
-             env_options=short_env(), progress=False)  # fmt: skip
+    evaluate_short(out, EPISODES)
     return out
 
 
@@ -229,7 +228,7 @@ def test_a_run_of_other_versions_is_verified_and_the_differences_stated(
 
 def test_a_run_without_replays_is_not_verified(tmp_path: Path) -> None:
     out = tmp_path / "bare"
-    evaluate("random", "breakout", 1, out=out, backend=Inline(), env_options=short_env(), progress=False, recording=Recording(replays=False))  # fmt: skip
+    evaluate_short(out, 1, recording=Recording(replays=False))
     assert "replay" not in _records(out)[0] and not (out / "replays").exists()
     code, output = _verify(out)
     assert code == 1 and "breakout episode 0: no replay recorded" in output

@@ -28,6 +28,7 @@ import saber  # noqa: F401  (registers SABER/*)
 from saber.replay import verify_run
 from saber.training import TrainingRecorder, training_scores
 from tests.clients.helpers import EVAL_FRAMES, evaluate_briefly
+from tests.rundir.test_records import RECORD_FIELDS
 
 try:
     import torch
@@ -57,15 +58,7 @@ RECORD_KEYS = {
     "episode",
     "seed",
     "agent",
-    "score",
-    "score_5min",
-    "score_30min",
-    "frames",
-    "steps",
-    "end",
-    "rollovers",
-    "infinite",
-    "seconds",
+    *RECORD_FIELDS,
     "replay",  # replays are recorded by default (saber eval --no-replays turns them off)
     "replay_sha256",
 }

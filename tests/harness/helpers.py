@@ -29,14 +29,15 @@ def short_env():  # type: ignore[no-untyped-def]
     return EnvOptions(short_settings(), allow_non_saber=True)
 
 
-def evaluate_short_breakout(out: Path, episodes: int = 3, **options: object):  # type: ignore[no-untyped-def]
-    """A small real run for run-directory tests: random Breakout, in this process, under
-    :func:`short_settings` (``options``: more keywords of ``saber.evaluate``)."""
+def evaluate_short(out: Path, episodes: int = 3, games: str = "breakout", **options: object):  # type: ignore[no-untyped-def]
+    """A small real run for run-directory tests: random play of ``games`` (episodes per
+    game), in this process, under :func:`short_settings` (``options``: more keywords of
+    ``saber.evaluate``)."""
     from saber.harness import Inline, evaluate
 
     return evaluate(
         "random",
-        "breakout",
+        games,
         episodes,
         out=out,
         backend=Inline(),

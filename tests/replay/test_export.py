@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import ExitCode
-from tests.harness.helpers import evaluate_short_breakout
+from tests.harness.helpers import evaluate_short
 from tests.mounts import Mounts
 
 minari = pytest.importorskip("minari")
@@ -29,7 +29,7 @@ DATASET = "saber/breakout/random-v0"
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("export") / "run"
-    evaluate_short_breakout(out, EPISODES)
+    evaluate_short(out, EPISODES)
     return out
 
 

@@ -15,24 +15,15 @@ import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.harness import Inline, evaluate
 from saber.rundir.reading import episodes_log_checkpoint
-from tests.harness.helpers import short_env
+from tests.harness.helpers import evaluate_short
 
 
 @pytest.fixture(scope="module")
 def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real harness run: random play of Breakout (scores 0 to a few points) and Freeway."""
     out = tmp_path_factory.mktemp("run")
-    evaluate(
-        "random",
-        "breakout,freeway",
-        8,
-        out=out,
-        backend=Inline(),
-        env_options=short_env(),
-        progress=False,
-    )
+    evaluate_short(out, 8, "breakout,freeway")
     return out
 
 

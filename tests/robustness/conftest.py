@@ -8,10 +8,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from saber.harness import Inline
-from saber.harness.evaluate import evaluate
 from saber.training import TrainingRecorder
-from tests.harness.helpers import short_env, short_settings
+from tests.harness.helpers import evaluate_short, short_settings
 from tests.robustness.valid_files import small_policy_layers
 
 
@@ -29,15 +27,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run directory of 2 random Breakout episodes with replays (a 400-frame stuck
     timeout keeps them short: about a second in all)."""
     directory = tmp_path_factory.mktemp("fuzz") / "run"
-    evaluate(
-        "random",
-        "breakout",
-        2,
-        out=directory,
-        backend=Inline(),
-        env_options=short_env(),
-        progress=False,
-    )
+    evaluate_short(directory, 2)
     return directory
 
 

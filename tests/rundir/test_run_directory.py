@@ -23,7 +23,7 @@ from saber.rundir import (
     read_run_file,
 )
 from saber.scoring import read_scores
-from tests.harness.helpers import AlwaysRaise, read_records, short_env
+from tests.harness.helpers import AlwaysRaise, evaluate_short, read_records
 
 OLD_RUN = Path(__file__).parent / "data" / "run-0.4"
 
@@ -54,15 +54,7 @@ def test_a_run_of_saber_0_4_reads_and_resumes(old_run: Path) -> None:
     old_lines = read_records(old_run)
     old_session = json.loads((old_run / "run.json").read_text())["sessions"][0]
     assert len(read_scores(old_run).records) == 2 * 3  # 2 episodes x 3 time limits
-    result = evaluate(
-        "random",
-        "breakout",
-        3,
-        out=old_run,
-        backend=Inline(),
-        env_options=short_env(),
-        progress=False,
-    )
+    result = evaluate_short(old_run, 3)
     assert result.new_episodes == 1 and result.finished == 3
     assert read_records(old_run)[:2] == old_lines  # appended to, never rewritten
     run = json.loads((old_run / "run.json").read_text())

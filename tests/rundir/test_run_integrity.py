@@ -31,7 +31,7 @@ from saber.scoring import read_scores
 from tests.harness.helpers import (
     alive,
     descendants,
-    evaluate_short_breakout,
+    evaluate_short,
     start_hung_policies,
     strip_timing,
     wait_for,
@@ -44,7 +44,7 @@ EVAL_ARGS = ["eval", "--agent", "random", "--games", "breakout", "--episodes", s
 
 
 def _evaluate(out: Path, episodes: int = EPISODES, **options: object):  # type: ignore[no-untyped-def]
-    return evaluate_short_breakout(out, episodes, **options)
+    return evaluate_short(out, episodes, **options)
 
 
 def _copy(run: Path, tmp_path: Path, name: str = "run") -> Path:
