@@ -3,8 +3,8 @@
 One file in the style of CleanRL's ppo_atari.py (Huang et al. 2022). Under SABER every game
 has the same 18 actions and the same observations, so one network plays all the games
 of the vector env, with no per-game action head; sub-env ``i`` plays game ``i % 5``. The
-algorithm is that of ``examples/ppo_saber.py`` (its docstring says why each choice), kept
-short: no checkpoints and no resuming, which that script shows how to do.
+algorithm is that of ``examples/ppo_saber.py`` (its docstring says why each choice), and
+so is the resuming, kept short.
 
 * Rollouts of ``num_envs x num_steps`` steps, 4 epochs of 4 minibatches, clip 0.1,
   learning rate 2.5e-4 decayed linearly, entropy 0.01, GAE 0.95, gamma 0.99.
@@ -15,28 +15,40 @@ short: no checkpoints and no resuming, which that script shows how to do.
 Each training episode is logged by :class:`saber.training.VectorTrainingRecorder`: each
 line's ``game`` is its sub-env's and ``frames`` counts that game's frames, so ``saber
 training`` gives each game's curve and the median and mean over games of the
-world-record-normalized scores. Run::
+world-record-normalized scores.
+
+Checkpoints (``checkpoint.pt``, the one before kept as ``checkpoint.previous.pt``) each
+time the frames pass a multiple of ``--checkpoint-frames`` and on Ctrl-C or SIGTERM (then
+exit 130 or 143). The same command resumes, and the run ends with the log and network of
+an uninterrupted one: every episode is seeded, so a resume plays the episodes in progress
+again from their seeds and actions (the vector engine cannot save emulator states), cuts
+the log back to the checkpoint's size and gives the recorder each game's frames and
+episodes so far. Run::
 
     python examples/ppo_multigame.py --out runs/ppo-atari5 --total-frames 10M
     saber training runs/ppo-atari5/training.jsonl --at 1M,2M
     saber eval --agent conv-actor:runs/ppo-atari5/policy.npz --games atari5 --out runs/ppo-atari5/eval
 
 Outputs in ``--out``: ``training.jsonl``, ``policy.npz`` (the actor for numpy inference,
-:mod:`saber.agents.convnet`, which ``saber eval`` plays) and ``summary.json``.
+:mod:`saber.agents.convnet`, which ``saber eval`` plays), ``summary.json`` and the
+checkpoints.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import math
 import os
 import platform
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -49,6 +61,8 @@ from saber.protocol.training import parse_frames
 from saber.training import VectorTrainingRecorder
 
 FRAME_SKIP = 4  # SABER's frame repeat: one agent step is 4 emulator frames
+CHECKPOINT_FORMAT = "saber-ppo-multigame-1"
+UNCHECKED = ("out", "threads", "checkpoint_frames")  # may differ on a resume
 
 
 @dataclass
@@ -75,6 +89,7 @@ class Args:
     max_episode_frames: int = field(
         default=0, metadata={"help": "0: SABER's 100-hour cap; less is not SABER (quick tests)"}
     )
+    checkpoint_frames: str = field(default="1M", metadata={"help": "0: each iteration"})
     out: Path = field(default=Path("runs/ppo-atari5"), metadata={"help": "run directory"})
 
 
@@ -118,6 +133,124 @@ class Agent(nn.Module):
         return self.policy(hidden), self.value(hidden).squeeze(-1)
 
 
+class EpisodeTracks:
+    """Each sub-env's current episode: the seed it started from and the actions since.
+
+    ale-py's vector engine cannot save its emulators' states, but a SABER episode seeded
+    at its start replays exactly from its seed and actions; the checkpoint keeps these.
+    """
+
+    def __init__(self, seeds: np.ndarray) -> None:
+        self.seeds = [int(seed) for seed in seeds]
+        self.actions: list[list[int]] = [[] for _ in self.seeds]
+
+    def step(self, actions: np.ndarray, resetting: np.ndarray, seeds: np.ndarray) -> None:
+        """One vector step: ``resetting`` rows played their NEXT_STEP reset step (the action
+        ignored, a new episode from ``seeds[row]``), the others ``actions[row]``."""
+        for row, (action, reset) in enumerate(
+            zip(actions.tolist(), resetting.tolist(), strict=True)
+        ):
+            if reset:
+                self.seeds[row], self.actions[row] = int(seeds[row]), []
+            else:
+                self.actions[row].append(action)
+
+
+def restore_envs(envs: gym.vector.VectorEnv, tracks: EpisodeTracks) -> tuple[np.ndarray, Any]:
+    """Play every sub-env's current episode again, aligned on their ends (a shorter one
+    starts later, by a masked reset with its seed); returns the observations and
+    ``episode_frame_number`` after the last action."""
+    lengths = np.array([len(actions) for actions in tracks.actions])
+    longest = int(lengths.max())
+    starts = longest - lengths
+    seeds = np.array(tracks.seeds, dtype=np.int64)
+    obs, info = envs.reset(seed=seeds)
+    frames = info["episode_frame_number"]
+    actions = np.zeros(len(seeds), dtype=np.int64)
+    for t in range(longest + 1):
+        begin = starts == t
+        if t > 0 and begin.any():
+            obs, info = envs.reset(seed=seeds[begin], options={"reset_mask": begin})
+            frames = info["episode_frame_number"]
+        if t == longest:
+            break
+        for row in np.flatnonzero(starts <= t).tolist():
+            actions[row] = tracks.actions[row][t - starts[row]]
+        obs, _, _, _, info = envs.step(actions)
+        frames = info["episode_frame_number"]
+    return obs, np.asarray(frames, dtype=np.int64)
+
+
+class Stop:
+    """Ctrl-C or SIGTERM asks the loop to checkpoint and stop at the end of the iteration."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self._ask)
+
+    def _ask(self, number: int, frame: Any) -> None:
+        self.signal = number
+
+
+def fail(message: str) -> SystemExit:
+    """One line on stderr, exit status 2."""
+    print(f"ppo_multigame.py: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def digest(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def load_checkpoint(paths: tuple[Path, Path], args: Args) -> dict[str, Any] | None:
+    """The last checkpoint, or the one before it if the last is damaged (said on stdout);
+    None if there is none. Other hyperparameters (or another script) are refused."""
+    state = None
+    for path in paths:
+        if not path.exists():
+            continue
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+                raise ValueError(f"not a {CHECKPOINT_FORMAT} checkpoint")
+            break
+        except Exception as error:  # torch raises many kinds for a damaged file
+            print(f"{path}: not a readable checkpoint ({type(error).__name__}), skipped")
+            state = None
+    if state is None:
+        if any(path.exists() for path in paths):
+            raise fail(f"{args.out}: no readable checkpoint; delete them to start afresh")
+        return None
+    wanted = resumable_args(args)
+    differences = [key for key in wanted if state["args"].get(key) != wanted[key]]
+    if state["script_sha256"] != script_sha256() or differences:
+        what = (
+            f"other hyperparameters ({', '.join(differences)})" if differences else "another script"
+        )
+        raise fail(f"{args.out}: refusing to resume a training of {what}; use another --out")
+    return state
+
+
+def script_sha256() -> str:
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def resumable_args(args: Args) -> dict[str, str]:
+    return {
+        key: str(value) for key, value in dataclasses.asdict(args).items() if key not in UNCHECKED
+    }
+
+
+def truncate_log(log: Path, size: int) -> None:
+    """Cut ``log`` back to the ``size`` bytes the checkpoint saw: lines after it are
+    episodes the resumed training plays again."""
+    if (log.stat().st_size if log.exists() else 0) < size:
+        raise fail(f"{log} is shorter than the checkpoint's log: restore it or start afresh")
+    with log.open("rb+") as handle:
+        handle.truncate(size)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_flush_denormal(True)  # see examples/ppo_saber.py
@@ -126,6 +259,14 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     generator = torch.Generator().manual_seed(args.seed)
     channels = tuple(int(part) for part in args.channels.split(","))
+    args.out.mkdir(parents=True, exist_ok=True)
+    log_path = args.out / "training.jsonl"
+    checkpoint_paths = (args.out / "checkpoint.pt", args.out / "checkpoint.previous.pt")
+    state = load_checkpoint(checkpoint_paths, args)
+    if state is not None:
+        truncate_log(log_path, state["log_bytes"])
+    elif log_path.exists() and log_path.stat().st_size:
+        raise fail(f"{log_path} holds a training log but no checkpoint: choose another --out")
     set_id = args.games.startswith("SABER/")
     envs = gym.make_vec(
         args.games if set_id else "SABER/Games",
@@ -134,27 +275,88 @@ def main(argv: list[str] | None = None) -> int:
         **({} if set_id else {"games": args.games}),
         **({"max_episode_frames": args.max_episode_frames} if args.max_episode_frames else {}),
     )
+    envs.unwrapped.seed_each_episode = True  # every episode replays from its seed
     num_envs = envs.num_envs
-    args.out.mkdir(parents=True, exist_ok=True)
-    envs = VectorTrainingRecorder(envs, args.out / "training.jsonl")
     agent = Agent(channels, args.hidden, int(envs.single_action_space.n))  # type: ignore[arg-type]
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     total_frames = parse_frames(args.total_frames)
+    checkpoint_frames = parse_frames(args.checkpoint_frames)
     batch = num_envs * args.num_steps
     iterations = max(1, math.ceil(total_frames / (batch * FRAME_SKIP)))
     minibatch_size = max(1, batch // args.num_minibatches)
+    autoreset = torch.zeros(num_envs, dtype=torch.bool)  # this step is NEXT_STEP's reset
+    progress: dict[str, Any] = {"iteration": 0, "frames": {}, "episodes": {}, "resumes": 0}
+    if state is None:
+        obs_np = envs.reset(seed=10_000 * args.seed)[0]
+        tracks = EpisodeTracks(envs.unwrapped.episode_seeds)
+        start_frames: dict[str, int] | int = 0
+    else:
+        agent.load_state_dict(state["agent"])
+        optimizer.load_state_dict(state["optimizer"])
+        generator.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        progress = state["progress"]
+        progress["resumes"] += 1
+        tracks = EpisodeTracks(np.asarray(state["seeds"]))
+        tracks.actions = [actions.tolist() for actions in state["actions"]]
+        obs_np, frames = restore_envs(envs, tracks)
+        if digest(obs_np) != state["obs_sha256"]:
+            raise fail("replaying the episodes in progress did not give the checkpoint's obs")
+        autoreset = state["autoreset"].clone()
+        # The recorder counts the episodes in progress again from their first frame.
+        in_progress = np.where(autoreset.numpy(), 0, frames)
+        rows = np.asarray(envs.unwrapped.row_games)
+        start_frames = {
+            game: count - int(in_progress[rows == game].sum())
+            for game, count in progress["frames"].items()
+        }
+        print(f"Resuming at iteration {progress['iteration']}/{iterations}")
+    envs = VectorTrainingRecorder(
+        envs, log_path, start_frames=start_frames, start_episodes=progress["episodes"] or 0
+    )
+    resumed_at = progress["iteration"]
 
+    def save_checkpoint() -> None:
+        # Until the first step after a resume the recorder's counts are short of the
+        # episodes in progress: the checkpoint's are kept.
+        if progress["iteration"] > resumed_at or not progress["frames"]:
+            progress["frames"] = envs.log.frames_by_game
+            progress["episodes"] = envs.log.episodes_by_game
+        payload = {
+            "format": CHECKPOINT_FORMAT,
+            "script_sha256": script_sha256(),
+            "args": resumable_args(args),
+            "agent": agent.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "generator": generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "progress": progress,
+            "log_bytes": log_path.stat().st_size if log_path.exists() else 0,
+            "seeds": tracks.seeds,
+            "actions": [torch.tensor(actions, dtype=torch.uint8) for actions in tracks.actions],
+            "autoreset": autoreset.clone(),
+            "obs_sha256": digest(obs.numpy()),
+        }
+        last, previous = checkpoint_paths
+        partial = last.with_name(last.name + ".partial")
+        torch.save(payload, partial)
+        if last.exists():  # the one before kept: a kill between the renames leaves it
+            os.replace(last, previous)
+        os.replace(partial, last)
+
+    obs = torch.from_numpy(obs_np)
     shape = (args.num_steps, num_envs)
     buffer_obs = torch.zeros(shape + envs.single_observation_space.shape, dtype=torch.uint8)
     actions = torch.zeros(shape, dtype=torch.long)
     logprobs, rewards, values = torch.zeros(shape), torch.zeros(shape), torch.zeros(shape)
     terminated, ended = torch.zeros(shape), torch.zeros(shape)
     valid = torch.zeros(shape, dtype=torch.bool)
-    autoreset = torch.zeros(num_envs, dtype=torch.bool)  # this step is NEXT_STEP's reset
-    obs = torch.from_numpy(envs.reset(seed=10_000 * args.seed)[0])
+    stop = Stop()
     started = time.perf_counter()
     print(f"PPO on {args.games}: {num_envs} envs, {iterations} iterations of {batch} steps")
-    for iteration in range(iterations):
+    while progress["iteration"] < iterations and stop.signal is None:
+        iteration = progress["iteration"]
+        iteration_frames = envs.total_frames
         optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - iteration / iterations)
         for step in range(args.num_steps):
             buffer_obs[step] = obs
@@ -165,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                 logprobs[step] = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
             values[step], actions[step] = value, action
             obs_np, reward, term, trunc, _ = envs.step(action.numpy())
+            tracks.step(action.numpy(), autoreset.numpy(), envs.unwrapped.episode_seeds)
             obs = torch.from_numpy(obs_np)
             rewards[step] = torch.from_numpy(np.asarray(reward, dtype=np.float32))
             terminated[step] = torch.from_numpy(term.astype(np.float32))
@@ -213,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
+        progress["iteration"] += 1
         metrics = envs.metrics()
         median = metrics.get("saber/median_wr_normalized")
         print(
@@ -221,8 +425,17 @@ def main(argv: list[str] | None = None) -> int:
             + ("n/a" if median is None else f"{median:.2f}%"),
             flush=True,
         )
+        # A checkpoint each time the frames pass a multiple of --checkpoint-frames.
+        if not checkpoint_frames or (
+            envs.total_frames // checkpoint_frames > iteration_frames // checkpoint_frames
+        ):
+            save_checkpoint()
+    save_checkpoint()
     seconds = time.perf_counter() - started
     envs.close()
+    if stop.signal is not None:
+        print(f"{signal.Signals(stop.signal).name}: checkpoint saved; the same command resumes")
+        return 128 + stop.signal
     provenance = {
         "script": "examples/ppo_multigame.py",
         "command": "python examples/ppo_multigame.py "
@@ -233,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         "games": list(_games(args.games)),
         "seed": args.seed,
         "frames": envs.total_frames,
+        "resumes": progress["resumes"],
         "wall_seconds": round(seconds, 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "args": {key: str(value) for key, value in dataclasses.asdict(args).items()},
