@@ -12,7 +12,8 @@
   reported as one failure of the units it had started (those it had not are run
   elsewhere) and replaced. Workers ignore Ctrl-C: the main process decides how to stop.
   A unit that sends nothing (no frames, no episode) for ``unit_timeout`` seconds is
-  reported as a ``timeout`` failure, and its worker process is killed and replaced.
+  reported as a ``timeout`` failure, and its worker process is killed and replaced; so is
+  a unit sent to a started worker (one that sent anything) that never starts it.
 """
 
 from __future__ import annotations
@@ -159,10 +160,14 @@ class _Worker:
         # Last message about its units; None until one starts (spawning a worker
         # imports saber, which on a loaded machine may take longer than a short deadline).
         self.last_progress: float | None = None
+        # It has sent a message (its policy verdict, a unit's): started up. A unit sent to
+        # it then counts the deadline from its sending: a worker stopped while idle
+        # (SIGSTOP) never starts it.
+        self.spoke = False
 
     def send(self, unit: WorkUnit) -> None:
         if not self.units:
-            self.last_progress = None
+            self.last_progress = time.monotonic() if self.spoke else None
         self.units.append(unit)
         self.drained = False
         # It may have died (at start, say): LocalExecutor.events then reports it and re-queues.
@@ -276,6 +281,7 @@ class LocalExecutor:
             while worker.connection.poll():
                 event = worker.connection.recv()
                 worker.last_progress = time.monotonic()
+                worker.spoke = True
                 self._deaths_in_a_row = 0
                 if isinstance(event, _SpecVerdict):
                     self._spec_verdict = self._spec_verdict or event

@@ -1,8 +1,11 @@
 """A worker's vector env between units: kept for the next unit, and joined by the next unit
-of the same game as its rows free up; the episodes play the same either way."""
+of the same game as its rows free up; the episodes play the same either way. A worker
+stopped between units holds up nothing."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -129,3 +132,29 @@ def test_a_dead_worker_fails_every_unit_playing_in_its_env_at_once() -> None:
     named = {failures[0].unit_id, *failures[0].also}
     zero_done = ("UnitFinished", 0) in [(type(e).__name__, e.unit_id) for e in events]
     assert named == ({1} if zero_done else {0, 1})
+
+
+def test_a_worker_stopped_while_idle_fails_the_unit_it_is_sent_at_the_deadline() -> None:
+    """A local worker stopped (SIGSTOP) once started up, idle, then sent a unit: the unit
+    fails at the deadline (timeout, to be retried) and the worker is replaced, while the
+    other worker's unit finishes; not a run held up for good."""
+    unit_timeout = 4
+    backend = LocalExecutor(Job("random", "random", short_settings(), 2, 1), 2, unit_timeout)
+    events: list = []
+    try:
+        deadline = time.monotonic() + 120
+        while not all(worker.spoke for worker in backend._workers):  # their policy verdicts
+            assert time.monotonic() < deadline, "the workers did not start"
+            events.extend(backend.events(0.5))
+        os.kill(backend._workers[0].process.pid, signal.SIGSTOP)  # never woken
+        for unit in _units("breakout", 2, 2):  # idle workers first: one unit each
+            backend.submit(unit)
+        deadline = time.monotonic() + 60
+        while sum(isinstance(e, UnitFinished | UnitFailed) for e in events) < 2:
+            assert time.monotonic() < deadline, [(type(e).__name__, e.unit_id) for e in events]
+            events.extend(backend.events(0.5))
+    finally:
+        backend.close()
+    ended = {e.unit_id: e for e in events if isinstance(e, UnitFinished | UnitFailed)}
+    assert isinstance(ended[0], UnitFailed) and ended[0].kind == "timeout", ended
+    assert isinstance(ended[1], UnitFinished), ended
