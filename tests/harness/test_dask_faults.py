@@ -136,10 +136,15 @@ def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_
     _check_run(out, reference)
 
 
-def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(tmp_path: Path) -> None:
-    """A worker stopped (SIGSTOP) mid-unit and never woken: at --unit-timeout its nanny
-    kills it, its unit's episodes fail once (timeout) and run on another worker, and the
-    run finishes long before Dask's worker TTL (5 minutes) would have noticed."""
+@pytest.mark.parametrize("when", ["mid-unit", "idle"])
+def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(
+    tmp_path: Path, when: str
+) -> None:
+    """A worker stopped (SIGSTOP) and never woken, mid-unit, or idle before the run and
+    then handed a unit it never starts (the policy check goes on without it after
+    --unit-timeout): at --unit-timeout its nanny kills it, its unit's episodes fail once
+    (timeout) and run on another worker, whose episodes are written meanwhile, and the run
+    finishes long before Dask's worker TTL (5 minutes) would have noticed."""
     episodes, unit_timeout = 6, 8
     reference = _reference(tmp_path / "reference", episodes)
     out = tmp_path / "run"
@@ -147,41 +152,21 @@ def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(tmp_path: P
         command = eval_command(cluster.address, out, episodes, "--workers", "2",
                                "--envs-per-worker", "3", "--unit-timeout", str(unit_timeout))  # fmt: skip
         first = next(iter(cluster.workers().values()))
-        with running_eval(command, tmp_path) as process:
-            # Two units of three episodes, one per worker: at the first record (a 100-step
-            # episode) both run, each with an episode of 175 steps or more to go.
-            assert wait_for(lambda: finished_lines(out) > 0, 120), _errors(tmp_path)
+        if when == "idle":
             os.kill(first, signal.SIGSTOP)  # never woken
+        with running_eval(command, tmp_path) as process:
+            if when == "mid-unit":
+                # Two units of three episodes, one per worker: at the first record (a
+                # 100-step episode) both run, each with an episode of 175 steps or more to go.
+                assert wait_for(lambda: finished_lines(out) > 0, 120), _errors(tmp_path)
+                os.kill(first, signal.SIGSTOP)  # never woken
             status = _stopped(process, 180)
     errors = _errors(tmp_path)
     assert status == 0, errors
     failures = _check_run(out, reference)
     assert failures and {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
-
-
-def test_worker_stopped_while_idle_is_handed_a_unit_and_it_runs_elsewhere(
-    tmp_path: Path,
-) -> None:
-    """A worker stopped (SIGSTOP) before the run, idle, and never woken: the policy check
-    goes on without it after --unit-timeout, the unit the scheduler hands it (it never
-    starts it) fails once (timeout) at the deadline and runs on the other worker, whose
-    episodes are written meanwhile; the run finishes long before Dask's worker TTL (5
-    minutes) would have noticed."""
-    episodes, unit_timeout = 6, 8
-    reference = _reference(tmp_path / "reference", episodes)
-    out = tmp_path / "run"
-    with LoopbackCluster(tmp_path / "cluster") as cluster:
-        command = eval_command(cluster.address, out, episodes, "--workers", "2",
-                               "--envs-per-worker", "3", "--unit-timeout", str(unit_timeout))  # fmt: skip
-        os.kill(next(iter(cluster.workers().values())), signal.SIGSTOP)  # never woken
-        with running_eval(command, tmp_path) as process:
-            status = _stopped(process, 180)
-    errors = _errors(tmp_path)
-    assert status == 0, errors
-    failures = _check_run(out, reference)
-    # Two units of three episodes, one per worker: the stopped worker's three fail once.
-    assert len(failures) == 3, failures
-    assert {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
+    if when == "idle":  # the unit it was handed: three episodes, none started
+        assert len(failures) == 3, failures
 
 
 def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_signal(
