@@ -47,6 +47,7 @@ if _release(jax.__version__) < JAX_FLOOR:
     )
 
 # After the version check: with an older JAX, that ImportError is what the user sees.
-from saber.jax.env import EnvState, SaberJaxEnv, make, records  # noqa: E402
+from saber.jax.env import EnvState, SaberJaxEnv, records  # noqa: E402
+from saber.jax.factory import make  # noqa: E402
 
 __all__ = ["EnvState", "SaberJaxEnv", "make", "records"]

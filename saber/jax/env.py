@@ -15,8 +15,7 @@ the same values) up to 2**31 - 1 points; frames are ``int32`` (the 100-hour cap 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -33,9 +32,6 @@ from saber.jax import engine
 from saber.jax.seeding import ale_seeds
 from saber.protocol import NUM_ACTIONS, EpisodeEnd, EpisodeRecord, SaberSettings
 from saber.protocol import checkpoint_frames as resolve_checkpoints
-
-if TYPE_CHECKING:
-    from saber.jax.multigame import SaberJaxMultiGameEnv
 
 _NO_END = -1  # the ``end`` code of rows that did not end on the step
 
@@ -437,39 +433,6 @@ def checked_actions(actions: Any, num_envs: int) -> jax.Array:
         )
     # Out of range under jit: the engine raises (XlaRuntimeError "Invalid action_id").
     return array.astype(jnp.int32)
-
-
-def make(
-    game: str | Sequence[str], num_envs: int = 1, **kwargs: Any
-) -> SaberJaxEnv | SaberJaxMultiGameEnv:
-    """``num_envs`` SABER envs of ``game`` for JAX::
-
-        env = make("Pong", num_envs=8)
-        state, obs, info = env.reset(seed=0)  # row i seeded with seed + i
-        state, obs, reward, terminated, truncated, info = env.step(state, actions)
-
-    Several games in one env (``saber.jax.multigame.SaberJaxMultiGameEnv``; row ``i`` plays
-    game ``i % G``, as ``gymnasium.make_vec("SABER/Atari5")``): a named set
-    (``"SABER/Atari5"``, ``"Atari10"``), a list of games or a comma-separated string.
-
-    Args:
-        game: any spelling of a game (``"Pong"``, ``"pong"``, ``"SABER/Pong"``), a set's
-            name, or a list of games.
-        num_envs: number of rows (several games: a multiple of their number).
-        **kwargs: ``num_threads`` (emulation threads; 0: one per core), ``checkpoint_frames``
-            (as make_vec's) and any :class:`SaberSettings` field (``clip_rewards=True``...).
-
-    Returns:
-        A :class:`SaberJaxEnv` (one game) or a ``SaberJaxMultiGameEnv`` (several).
-    """
-    from saber.jax.multigame import SaberJaxMultiGameEnv, set_of_name
-
-    if not isinstance(game, str) or "," in game:
-        return SaberJaxMultiGameEnv(game, num_envs, **kwargs)
-    game_set = set_of_name(game)
-    if game_set is not None:
-        return SaberJaxMultiGameEnv(None, num_envs, game_set=game_set, **kwargs)
-    return SaberJaxEnv(game, num_envs, **kwargs)
 
 
 def records(info: dict[str, Any]) -> list[dict[str, Any]]:
