@@ -211,6 +211,8 @@ class DaskExecutor:
         self._heard: dict[str, float] = {}
         self._heartbeats: dict[str, float | None] = {}  # worker -> last heartbeat's time
         self._next_poll = 0.0
+        self._asking = False  # a question to the scheduler is on its way (_ask_scheduler)
+        self._answer: tuple[float, dict[str, Any], dict[str, Any]] | None = None
 
     def _check_workers(self, job: Job) -> None:
         """One clear error, before any unit runs, if a worker cannot load the policy."""
@@ -390,11 +392,39 @@ class DaskExecutor:
             self._heard[worker] = now
         yield UnitFailed(unit_id, "timeout", timeout_message(self.unit_timeout or 0.0))
 
+    def _ask_scheduler(self) -> None:
+        """Ask the scheduler which worker holds each task and when each worker last sent a
+        heartbeat, on the client's event loop: the run loop never waits for the answer
+        (:attr:`_answer`, read by the next :meth:`_track_assignments`), and one question
+        at a time, each bounded by ``timeout``."""
+        if self._asking or self.client.status != "running":
+            return
+        self._asking = True
+        scheduler = self.client.scheduler
+
+        async def ask() -> None:
+            try:
+                processing = await asyncio.wait_for(
+                    scheduler.processing(workers=None), self.timeout
+                )
+                identity = await asyncio.wait_for(scheduler.identity(), self.timeout)
+                self._answer = (time.monotonic(), processing, identity)
+            except Exception:  # a scheduler that does not answer: _check_scheduler decides
+                pass
+            finally:
+                self._asking = False
+
+        try:
+            self.client.loop.add_callback(ask)
+        except Exception:  # a closed loop
+            self._asking = False
+
     def _track_assignments(self, now: float) -> None:
-        """Ask the scheduler (at most every :data:`_ASSIGNMENT_POLL` seconds, and never
-        while it is lost) which worker holds each unit that has not started, and which
-        workers sent a heartbeat since the last question: the unit's deadline counts
-        from when it is first seen on that worker, or when the worker was last heard."""
+        """From the scheduler's latest answer (asked at most every
+        :data:`_ASSIGNMENT_POLL` seconds, never while it is lost): which worker holds each
+        unit that has not started, and which workers sent a heartbeat since the last
+        answer. The unit's deadline counts from when it is first seen on that worker, or
+        when the worker was last heard."""
         waiting = {
             future.key: unit_id
             for unit_id, future in self._futures.items()
@@ -403,18 +433,13 @@ class DaskExecutor:
         if not waiting:
             self._assigned.clear()
             return
-        if now < self._next_poll or self._connection_lost or self.client.status != "running":
+        if now >= self._next_poll and not self._connection_lost:
+            self._next_poll = now + _ASSIGNMENT_POLL
+            self._ask_scheduler()
+        answer, self._answer = self._answer, None
+        if answer is None:
             return
-        self._next_poll = now + _ASSIGNMENT_POLL
-        try:
-            processing = self.client.sync(
-                self.client.scheduler.processing, workers=None, callback_timeout=self.timeout
-            )
-            identity = self.client.sync(
-                self.client.scheduler.identity, callback_timeout=self.timeout
-            )
-        except Exception:  # a scheduler that does not answer: _check_scheduler decides
-            return
+        now, processing, identity = answer
         for worker, about in identity.get("workers", {}).items():
             # Compared with its last value, not with this clock: the scheduler's may differ.
             if about.get("last_seen") != self._heartbeats.get(worker):
