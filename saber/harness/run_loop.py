@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from saber.errors import BackendError, PolicyError, RepeatedFailureError, SaberError
 from saber.harness.executor_base import Executor
+from saber.harness.sigterm import stop_if_terminated
 from saber.harness.store import ResultsStore
 from saber.harness.work import (
     EpisodeDone,
@@ -171,6 +172,7 @@ class RunLoop:
             while self.outstanding:
                 for event in self.backend.events(_POLL_SECONDS):
                     self.handle(event)
+                stop_if_terminated()
         except BackendError as error:
             raise BackendError(f"{str(error).rstrip('.')}. {self._on_disk()}.") from None
 
