@@ -194,6 +194,16 @@ def _read_run(run_path: Path) -> tuple[dict[str, Any] | None, bytes | None]:
                 "rebuilt; restore run.json from a backup, or evaluate again in another "
                 "directory."
             ) from None
+        # A session cut short lost its checkpoint (episodes_log, which saber writes in
+        # every session): what is left of it is dropped, and the repair's own session
+        # records the checkpoint of the episodes it keeps.
+        sessions = salvaged.get("sessions")
+        if isinstance(sessions, list):
+            salvaged["sessions"] = [
+                session
+                for session in sessions
+                if isinstance(session, dict) and isinstance(session.get("episodes_log"), dict)
+            ]
         return salvaged, data
     return run, None
 
