@@ -22,6 +22,8 @@ EXAMPLE_SCORES = Path(__file__).parent / "reports" / "data" / "example_scores.cs
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "version": set(),
+    # Ctrl-C and SIGTERM as a clean stop, for every command and evaluate().
+    "stop_signals": set(),
     "protocol": {"errors", "version"},
     # The run directory (saber eval --out): its files, their one reader and one writer.
     "rundir": {"errors", "version", "protocol"},
@@ -39,7 +41,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "agents": {"errors", "protocol", "rundir"},
     "harness": {
         *("errors", "version", "protocol", "rundir", "games", "envs", "agents"),
-        *("scoring", "reports", "training", "check", "replay"),
+        *("scoring", "reports", "training", "check", "replay", "stop_signals"),
     },
     # envpool's Python API over the vector env (``from saber import envpool``).
     "envpool": {"errors", "protocol", "games", "envs"},
@@ -53,7 +55,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
     "cli": {
         *("errors", "protocol", "rundir", "games", "scoring", "reports", "harness", "check"),
-        *("replay", "training", "board"),
+        *("replay", "training", "board", "stop_signals"),
     },
     "saber": {"errors", "version", "registration"},  # the rest lazily, by name (importlib)
 }

@@ -3,8 +3,10 @@
 Every command turns :class:`~saber.errors.SaberError` into a one-line message on stderr,
 without a traceback (:mod:`saber.cli.errors`), and exits with one table of statuses,
 :class:`saber.errors.ExitCode` (docs/exit-codes.md). What every command shares is done
-here, once: Ctrl-C ends any command with ``ExitCode.INTERRUPTED`` (``saber eval`` says
-first where its episodes are), and no ale-py banner reaches the output
+here, once: Ctrl-C ends any command with ``ExitCode.INTERRUPTED`` and SIGTERM with
+``ExitCode.TERMINATED``, never inside an import and once however many are sent
+(:mod:`saber.stop_signals`; ``saber eval`` says first where its episodes are), and
+no ale-py banner reaches the output
 (:mod:`saber.cli.ale_banner`). One module a command; the options they share are in
 :mod:`saber.cli.options`. ``main`` is the console script (pyproject's
 ``[project.scripts]``); ``python -m saber.cli`` runs it too.
@@ -37,12 +39,15 @@ class _Commands(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         from saber.errors import ExitCode
+        from saber.stop_signals import Terminated, stop_signals_as_interrupts
 
         try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt:  # click's own handling would exit 1, a failing verdict's
-            click.echo("\nInterrupted.", err=True)
-            ctx.exit(ExitCode.INTERRUPTED)
+            with stop_signals_as_interrupts(exiting=True):
+                return super().invoke(ctx)
+        except KeyboardInterrupt as stop:  # click's own handling would exit 1, a failing verdict's
+            terminated = isinstance(stop, Terminated)
+            click.echo(f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}.", err=True)
+            ctx.exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
 
 
 @click.group(cls=_Commands)

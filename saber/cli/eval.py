@@ -17,29 +17,23 @@ from saber.cli.user_code import import_from_working_directory
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _stops_cleanly_on_sigterm(command: F) -> F:
-    """Ctrl-C and SIGTERM end the command with one line and 130 or 143 (128 + the signal).
-
-    The SIGTERM handler stays for the whole command (the report included), not only while
-    ``evaluate()`` runs, and it acts once (:func:`saber.harness.sigterm.terminate_once`):
-    a second SIGTERM must not kill the process in the middle of its clean stop.
-    """
+def _says_where_the_episodes_are(command: F) -> F:
+    """Ctrl-C and SIGTERM end the command with one line that says where the finished
+    episodes are, and 130 or 143 (128 + the signal). The signals' handlers are the ``saber``
+    group's (:mod:`saber.stop_signals`), installed for the whole command, the
+    report included, not only while ``evaluate()`` runs."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import signal
         import sys
 
         from saber.errors import ExitCode
-        from saber.harness.sigterm import Terminated, terminate_once
+        from saber.stop_signals import Terminated
 
-        previous = signal.signal(signal.SIGTERM, terminate_once())
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt as interrupt:
             terminated = isinstance(interrupt, Terminated)
-            if terminated:
-                previous = signal.SIG_IGN  # exiting: a later SIGTERM must not kill it halfway
             click.echo(
                 f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished "
                 f"episodes are in {kwargs['out'] / 'episodes.jsonl'}; run the same command "
@@ -47,8 +41,6 @@ def _stops_cleanly_on_sigterm(command: F) -> F:
                 err=True,
             )
             sys.exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
 
     return wrapper  # type: ignore[return-value]
 
@@ -56,7 +48,7 @@ def _stops_cleanly_on_sigterm(command: F) -> F:
 @click.command("eval")
 @eval_options
 @saber_errors_as_messages
-@_stops_cleanly_on_sigterm
+@_says_where_the_episodes_are
 def eval_command(**options: Any) -> None:
     """Evaluate an agent under the SABER protocol: --episodes per game, resumable.
 

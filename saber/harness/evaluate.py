@@ -55,10 +55,10 @@ from saber.harness.policies import Policy, policy_of
 from saber.harness.policy_process import remove_orphaned_blocks
 from saber.harness.result import EvaluationResult
 from saber.harness.run_loop import Progress, RunLoop
-from saber.harness.sigterm import sigterm_as_interrupt
 from saber.harness.store import ResultsStore, run_provenance
 from saber.harness.work import Job, plan_units
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
+from saber.stop_signals import stop_signals_as_interrupts
 
 # Imported where used: saber.training.video (it loads Gymnasium and the envs), and the env
 # stack (saber.envs, ale-py, OpenCV) not at all. This process plans, stores and reports;
@@ -375,7 +375,7 @@ def evaluate(
                  settings.is_compliant, progress, say)  # fmt: skip
     # The directory is locked and read (every check of the run) before any worker starts,
     # and written only once the quick probe has passed (_Call.play: ResultsStore.begin).
-    with sigterm_as_interrupt(), ResultsStore.read(directory, run_info) as store:
+    with stop_signals_as_interrupts(), ResultsStore.read(directory, run_info) as store:
         pending = call.pending(store)
         work = sum(len(pairs) for pairs in pending.values())
         call.announce(work)

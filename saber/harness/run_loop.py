@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 from saber.errors import BackendError, PolicyError, RepeatedFailureError, SaberError
 from saber.harness.executor_base import Executor
-from saber.harness.sigterm import stop_if_terminated
 from saber.harness.store import ResultsStore
 from saber.harness.work import (
     EpisodeDone,
@@ -33,6 +32,7 @@ from saber.harness.work import (
     WorkUnit,
 )
 from saber.rundir import FailedAttempt
+from saber.stop_signals import stop_if_requested
 
 REPEATED_FAILURES = 3  # the same failure ending this many units in a row stops the run
 _POLL_SECONDS = 0.5
@@ -172,7 +172,7 @@ class RunLoop:
             while self.outstanding:
                 for event in self.backend.events(_POLL_SECONDS):
                     self.handle(event)
-                stop_if_terminated()
+                stop_if_requested()
         except BackendError as error:
             raise BackendError(f"{str(error).rstrip('.')}. {self._on_disk()}.") from None
 

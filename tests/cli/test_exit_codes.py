@@ -170,15 +170,24 @@ def test_eval_ends_with_130_on_ctrl_c_and_143_on_sigterm(
     assert "run the same command to resume" in stderr.decode()
 
 
-def test_ctrl_c_ends_any_command_with_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sent", "status", "said"),
+    [
+        (signal.SIGINT, ExitCode.INTERRUPTED, "Interrupted."),
+        (signal.SIGTERM, ExitCode.TERMINATED, "Terminated (SIGTERM)."),
+    ],
+)
+def test_ctrl_c_or_sigterm_ends_any_command_with_130_or_143(
+    sent: signal.Signals, status: ExitCode, said: str
+) -> None:
     # saber check's full probe of a game runs for a minute: long enough to interrupt.
     process = subprocess.Popen([*SAY, "check", "SABER/Pong"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)  # fmt: skip
     time.sleep(3)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     _, stderr = process.communicate(timeout=120)
-    assert process.returncode == ExitCode.INTERRUPTED, stderr.decode()
-    assert stderr.decode().strip().splitlines()[-1] == "Interrupted."
+    assert process.returncode == status, stderr.decode()
+    assert stderr.decode().strip().splitlines()[-1] == said
 
 
 def _wait_for(condition, process: subprocess.Popen) -> None:  # type: ignore[no-untyped-def, type-arg]
