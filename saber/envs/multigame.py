@@ -15,8 +15,8 @@ legal actions in ale-py) are waited on first, while the threaded engines work.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 from gymnasium.error import ResetNeeded
@@ -35,6 +35,13 @@ from saber.registration import env_id
 
 _StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
 GAME = "game"  # the info key naming each sub-env's game (its ROM id)
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Env = TypeVar("_Env", bound=_Closable)
 
 
 class SaberMultiGameVectorEnv(VectorEnv):
@@ -95,42 +102,26 @@ class SaberMultiGameVectorEnv(VectorEnv):
         checkpoint_frames: dict[str, int] | None = None,
         **overrides: Any,
     ) -> None:
-        infos = _games_of(games, game_set)
-        name = _env_name(game_set)
+        infos, _ = _dealt_games(games, game_set, num_envs, num_threads)
         count = len(infos)
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs <= 0:
-            raise ValueError(f"Expect `num_envs` to be positive, actually: {num_envs!r}")
-        if num_envs % count:
-            raise ValueError(
-                f"Expect `num_envs` to be a multiple of the {count} games of {name} (sub-env "
-                f"i plays game i % {count}, every game as many), actually: {num_envs}"
-            )
-        if not isinstance(num_threads, int) or num_threads < 0:
-            raise ValueError(f"Expect `num_threads` to be 0 or more, actually: {num_threads!r}")
         per_game = num_envs // count
         threads = num_threads or _threads_per_game(count, per_game)
         self.games: tuple[str, ...] = tuple(game.ale_id for game in infos)
         self.num_envs = num_envs
         self.vector_envs: tuple[SaberVectorEnv, ...] = ()
-        envs = []
-        try:
-            for game in self.games:
-                envs.append(
-                    SaberVectorEnv(
-                        game,
-                        per_game,
-                        num_threads=threads,
-                        autoreset_mode=autoreset_mode,
-                        render_mode=render_mode,
-                        checkpoint_frames=checkpoint_frames,
-                        **overrides,
-                    )
-                )
-        except BaseException:
-            for env in envs:  # the engines already started: their threads stop now
-                env.close()
-            raise
-        self.vector_envs = tuple(envs)
+        envs = _one_per_game(
+            lambda game: SaberVectorEnv(
+                game,
+                per_game,
+                num_threads=threads,
+                autoreset_mode=autoreset_mode,
+                render_mode=render_mode,
+                checkpoint_frames=checkpoint_frames,
+                **overrides,
+            ),
+            self.games,
+        )
+        self.vector_envs = envs
         first = envs[0]
         self.autoreset_mode = first.autoreset_mode
         self.metadata = {"autoreset_mode": self.autoreset_mode}
@@ -293,6 +284,47 @@ class SaberMultiGameVectorEnv(VectorEnv):
         self._in_flight = False
         for env in envs:
             env.close()
+
+
+def _dealt_games(
+    games: str | Sequence[str] | None, game_set: str | None, num_envs: Any, num_threads: Any
+) -> tuple[tuple[GameInfo, ...], str]:
+    """The games of a multi-game env and the id it is played under (``"SABER/Atari5"``),
+    with ``num_envs`` and ``num_threads`` checked: the one home of what the numpy and the
+    saber.jax multi-game envs accept, so both refuse the same input in the same words.
+
+    Raises:
+        UnknownGameError, SaberError: as :func:`_games_of`.
+        ValueError: ``num_envs`` not a positive int or not a multiple of the number of
+            games; ``num_threads`` not an int of 0 or more.
+    """
+    infos = _games_of(games, game_set)
+    name = _env_name(game_set)
+    count = len(infos)
+    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs <= 0:
+        raise ValueError(f"Expect `num_envs` to be a positive int, actually: {num_envs!r}")
+    if num_envs % count:
+        raise ValueError(
+            f"Expect `num_envs` to be a multiple of the {count} games of {name} (sub-env "
+            f"i plays game i % {count}, every game as many), actually: {num_envs}"
+        )
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 0:
+        raise ValueError(f"Expect `num_threads` to be 0 or more, actually: {num_threads!r}")
+    return infos, name
+
+
+def _one_per_game(make: Callable[[str], _Env], games: Sequence[str]) -> tuple[_Env, ...]:
+    """``make(game)`` for each game, in order; if one fails, those made are closed (their
+    engines' threads stop) before the error goes on."""
+    envs: list[_Env] = []
+    try:
+        for game in games:
+            envs.append(make(game))
+    except BaseException:
+        for env in envs:
+            env.close()
+        raise
+    return tuple(envs)
 
 
 def _games_of(games: str | Sequence[str] | None, game_set: str | None) -> tuple[GameInfo, ...]:

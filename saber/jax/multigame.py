@@ -10,7 +10,6 @@ so every row plays what the single-game env plays with the same seed and actions
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ from gymnasium.spaces import Discrete
 from gymnasium.vector.utils import batch_space
 
 from saber.envs.emulator import legal_action_count
-from saber.envs.multigame import _env_name, _games_of
+from saber.envs.multigame import _dealt_games, _one_per_game, _threads_per_game
 from saber.games import game_sets
 from saber.jax.env import EnvState, SaberJaxEnv, check_seed, checked_actions
 from saber.protocol import NUM_ACTIONS
@@ -57,18 +56,8 @@ class SaberJaxMultiGameEnv:
         num_threads: int = 0,
         **kwargs: Any,
     ) -> None:
-        infos = _games_of(games, game_set)
-        name = _env_name(game_set)
+        infos, name = _dealt_games(games, game_set, num_envs, num_threads)
         count = len(infos)
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs <= 0:
-            raise ValueError(f"Expect `num_envs` to be a positive int, actually: {num_envs!r}")
-        if num_envs % count:
-            raise ValueError(
-                f"Expect `num_envs` to be a multiple of the {count} games of {name} (row i "
-                f"plays game i % {count}, every game as many), actually: {num_envs}"
-            )
-        if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 0:
-            raise ValueError(f"Expect `num_threads` to be 0 or more, actually: {num_threads!r}")
         for game in infos:
             legal = legal_action_count(game.ale_id)
             if legal != NUM_ACTIONS:
@@ -81,22 +70,14 @@ class SaberJaxMultiGameEnv:
                 )
         per_game = num_envs // count
         # The games step one after another, each on its engine's threads: each may use
-        # every core, and no more threads than it has rows.
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        threads = num_threads or min(per_game, cores or 1)
+        # every core (as if it were the only game), and no more threads than it has rows.
+        threads = num_threads or _threads_per_game(1, per_game)
         self.games: tuple[str, ...] = tuple(game.ale_id for game in infos)
         self.num_envs = num_envs
-        self.envs: tuple[SaberJaxEnv, ...] = ()
-        envs: list[SaberJaxEnv] = []
-        try:
-            for game in self.games:
-                envs.append(SaberJaxEnv(game, per_game, num_threads=threads, **kwargs))
-        except BaseException:
-            for env in envs:
-                env.close()
-            raise
-        self.envs = tuple(envs)
-        first = envs[0]
+        self.envs: tuple[SaberJaxEnv, ...] = _one_per_game(
+            lambda game: SaberJaxEnv(game, per_game, num_threads=threads, **kwargs), self.games
+        )
+        first = self.envs[0]
         self.saber_settings = first.saber_settings
         self.checkpoint_frames = first.checkpoint_frames
         self.record_keys = first.record_keys

@@ -171,6 +171,16 @@ BAD_INPUT = [
         "game i % 5, every game as many), actually: 7",
     ),
     (
+        lambda: SaberMultiGameVectorEnv(game_set="atari5", num_envs=0),
+        ValueError,
+        "Expect `num_envs` to be a positive int, actually: 0",
+    ),
+    (
+        lambda: gym.make_vec("SABER/Games", num_envs=2, games="pong", num_threads=-1),
+        ValueError,
+        "Expect `num_threads` to be 0 or more, actually: -1",
+    ),
+    (
         lambda: gym.make_vec("SABER/Games", num_envs=2),
         UnknownGameError,
         "SABER/Games needs its games: gymnasium.make_vec('SABER/Games', num_envs=..., "
@@ -230,6 +240,8 @@ BAD_INPUT = [
         "make-on-a-set",
         "make-on-games",
         "num-envs-not-dealt-evenly",
+        "no-num-envs",
+        "negative-num-threads",
         "no-games",
         "unknown-game",
         "game-twice",

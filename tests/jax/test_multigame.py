@@ -82,3 +82,30 @@ def test_what_many_games_cannot_be_is_refused_in_one_line(
         make(game, num_envs=num_envs)  # type: ignore[arg-type]
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("games", "num_envs", "num_threads"),
+    [
+        ("atari5", 7, 0),
+        ("pong,breakout", 0, 0),
+        ("pong,breakout", True, 0),
+        ("pong,breakout", 2, -1),
+    ],
+    ids=["not-dealt-evenly", "no-rows", "bool-rows", "negative-threads"],
+)
+def test_many_games_refuse_what_make_vec_refuses_in_its_words(
+    games: str, num_envs: object, num_threads: int
+) -> None:
+    """The checks of the games and of ``num_envs`` have one home (saber.envs.multigame):
+    saber.jax says what make_vec says, word for word."""
+    from saber.envs.multigame import SaberMultiGameVectorEnv
+    from saber.jax import make
+
+    kwargs = {"game_set": games} if games == "atari5" else {"games": games}
+    with pytest.raises(ValueError) as numpy_error:
+        SaberMultiGameVectorEnv(num_envs=num_envs, num_threads=num_threads, **kwargs)  # type: ignore[arg-type]
+    name = "SABER/Atari5" if games == "atari5" else games
+    with pytest.raises(ValueError) as jax_error:
+        make(name, num_envs=num_envs, num_threads=num_threads)  # type: ignore[arg-type]
+    assert str(jax_error.value) == str(numpy_error.value)
