@@ -1,10 +1,21 @@
 """One PPO agent on many games at once: ``gymnasium.make_vec("SABER/Atari5", num_envs=10)``.
 
-One file in the style of CleanRL's ppo_atari.py (Huang et al. 2022). Under SABER every game
-has the same 18 actions and the same observations, so one network plays all the games
-of the vector env, with no per-game action head; sub-env ``i`` plays game ``i % 5``. The
+In the style of CleanRL's ppo_atari.py (Huang et al. 2022). Under SABER every game has the
+same 18 actions and the same observations, so one network plays all the games of the
+vector env, with no per-game action head; sub-env ``i`` plays game ``i % 5``. The
 algorithm is that of ``examples/ppo_saber.py`` (its docstring says why each choice), and
-so is the resuming, kept short.
+so is the resuming.
+
+**Two files, not one.** The network (:class:`Agent`, :func:`actor_layers`), the episode
+tracks a resume replays (:class:`EpisodeTracks`, :func:`restore_envs`) and the stop on
+Ctrl-C or SIGTERM are imported from ``examples/ppo_saber.py``, the baselines' script,
+which sits beside this one (``python examples/ppo_multigame.py`` finds it there): CleanRL
+keeps each script whole in one file, but a copy of the resume machinery (whose replay
+must match the env step for step) would drift from the one the baselines' runs exercise,
+and the baselines' network with its measured speed-ups (channels_last) is what a
+multi-game agent should train too. The PPO update itself stays here, visible, since
+ppo_saber.py writes it inside its ``main``. Copy both files together. A checkpoint
+resumes only under the same two files (their SHA-256 together).
 
 * Rollouts of ``num_envs x num_steps`` steps, 4 epochs of 4 minibatches, clip 0.1,
   learning rate 2.5e-4 decayed linearly, entropy 0.01, GAE 0.95, gamma 0.99.
@@ -52,16 +63,18 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import ppo_saber
 import torch
+from ppo_saber import Agent, EpisodeTracks, Stop, actor_layers, digest, restore_envs
 from torch import nn
 
 import saber
-from saber.agents.convnet import LAYERS, write_policy_file
+from saber.agents.convnet import write_policy_file
 from saber.protocol.training import parse_frames
 from saber.training import VectorTrainingRecorder
 
 FRAME_SKIP = 4  # SABER's frame repeat: one agent step is 4 emulator frames
-CHECKPOINT_FORMAT = "saber-ppo-multigame-1"
+CHECKPOINT_FORMAT = "saber-ppo-multigame-2"
 UNCHECKED = ("out", "threads", "checkpoint_frames")  # may differ on a resume
 
 
@@ -106,101 +119,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return Args(**vars(parser.parse_args(argv)))
 
 
-def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-
-class Agent(nn.Module):
-    """Actor-critic on ``uint8`` (n, 4, 84, 84); layer names as :mod:`saber.agents.convnet`."""
-
-    def __init__(self, channels: tuple[int, int, int], hidden: int, num_actions: int) -> None:
-        super().__init__()
-        c1, c2, c3 = channels
-        self.conv1 = layer_init(nn.Conv2d(4, c1, 8, stride=4))  # 84 -> 20
-        self.conv2 = layer_init(nn.Conv2d(c1, c2, 4, stride=2))  # 20 -> 9
-        self.conv3 = layer_init(nn.Conv2d(c2, c3, 3, stride=1))  # 9 -> 7
-        self.fc = layer_init(nn.Linear(c3 * 7 * 7, hidden))
-        self.policy = layer_init(nn.Linear(hidden, num_actions), std=0.01)
-        self.value = layer_init(nn.Linear(hidden, 1), std=1.0)
-
-    def forward(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Action logits (n, actions) and values (n,)."""
-        x = observations.float() / 255.0
-        x = torch.relu(self.conv3(torch.relu(self.conv2(torch.relu(self.conv1(x))))))
-        hidden = torch.relu(self.fc(x.reshape(len(x), -1)))
-        return self.policy(hidden), self.value(hidden).squeeze(-1)
-
-
-class EpisodeTracks:
-    """Each sub-env's current episode: the seed it started from and the actions since.
-
-    ale-py's vector engine cannot save its emulators' states, but a SABER episode seeded
-    at its start replays exactly from its seed and actions; the checkpoint keeps these.
-    """
-
-    def __init__(self, seeds: np.ndarray) -> None:
-        self.seeds = [int(seed) for seed in seeds]
-        self.actions: list[list[int]] = [[] for _ in self.seeds]
-
-    def step(self, actions: np.ndarray, resetting: np.ndarray, seeds: np.ndarray) -> None:
-        """One vector step: ``resetting`` rows played their NEXT_STEP reset step (the action
-        ignored, a new episode from ``seeds[row]``), the others ``actions[row]``."""
-        for row, (action, reset) in enumerate(
-            zip(actions.tolist(), resetting.tolist(), strict=True)
-        ):
-            if reset:
-                self.seeds[row], self.actions[row] = int(seeds[row]), []
-            else:
-                self.actions[row].append(action)
-
-
-def restore_envs(envs: gym.vector.VectorEnv, tracks: EpisodeTracks) -> tuple[np.ndarray, Any]:
-    """Play every sub-env's current episode again, aligned on their ends (a shorter one
-    starts later, by a masked reset with its seed); returns the observations and
-    ``episode_frame_number`` after the last action."""
-    lengths = np.array([len(actions) for actions in tracks.actions])
-    longest = int(lengths.max())
-    starts = longest - lengths
-    seeds = np.array(tracks.seeds, dtype=np.int64)
-    obs, info = envs.reset(seed=seeds)
-    frames = info["episode_frame_number"]
-    actions = np.zeros(len(seeds), dtype=np.int64)
-    for t in range(longest + 1):
-        begin = starts == t
-        if t > 0 and begin.any():
-            obs, info = envs.reset(seed=seeds[begin], options={"reset_mask": begin})
-            frames = info["episode_frame_number"]
-        if t == longest:
-            break
-        for row in np.flatnonzero(starts <= t).tolist():
-            actions[row] = tracks.actions[row][t - starts[row]]
-        obs, _, _, _, info = envs.step(actions)
-        frames = info["episode_frame_number"]
-    return obs, np.asarray(frames, dtype=np.int64)
-
-
-class Stop:
-    """Ctrl-C or SIGTERM asks the loop to checkpoint and stop at the end of the iteration."""
-
-    def __init__(self) -> None:
-        self.signal: int | None = None
-        for number in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(number, self._ask)
-
-    def _ask(self, number: int, frame: Any) -> None:
-        self.signal = number
-
-
 def fail(message: str) -> SystemExit:
     """One line on stderr, exit status 2."""
     print(f"ppo_multigame.py: {message}", file=sys.stderr)
     return SystemExit(2)
-
-
-def digest(array: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
 def load_checkpoint(paths: tuple[Path, Path], args: Args) -> dict[str, Any] | None:
@@ -233,7 +155,9 @@ def load_checkpoint(paths: tuple[Path, Path], args: Args) -> dict[str, Any] | No
 
 
 def script_sha256() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    """SHA-256 of this file and of ppo_saber.py, whose pieces it trains with."""
+    code = Path(__file__).read_bytes() + Path(ppo_saber.__file__).read_bytes()
+    return hashlib.sha256(code).hexdigest()
 
 
 def resumable_args(args: Args) -> dict[str, str]:
@@ -277,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     envs.unwrapped.seed_each_episode = True  # every episode replays from its seed
     num_envs = envs.num_envs
-    agent = Agent(channels, args.hidden, int(envs.single_action_space.n))  # type: ignore[arg-type]
+    num_actions = int(envs.single_action_space.n)  # type: ignore[attr-defined]
+    agent = Agent(channels, args.hidden, num_actions).to(memory_format=torch.channels_last)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     total_frames = parse_frames(args.total_frames)
     checkpoint_frames = parse_frames(args.checkpoint_frames)
@@ -297,8 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_rng_state(state["torch_rng"])
         progress = state["progress"]
         progress["resumes"] += 1
-        tracks = EpisodeTracks(np.asarray(state["seeds"]))
-        tracks.actions = [actions.tolist() for actions in state["actions"]]
+        tracks = EpisodeTracks.from_state(state["tracks"])
         obs_np, frames = restore_envs(envs, tracks)
         if digest(obs_np) != state["obs_sha256"]:
             raise fail("replaying the episodes in progress did not give the checkpoint's obs")
@@ -332,14 +256,15 @@ def main(argv: list[str] | None = None) -> int:
             "torch_rng": torch.get_rng_state(),
             "progress": progress,
             "log_bytes": log_path.stat().st_size if log_path.exists() else 0,
-            "seeds": tracks.seeds,
-            "actions": [torch.tensor(actions, dtype=torch.uint8) for actions in tracks.actions],
+            "tracks": tracks.state(),
             "autoreset": autoreset.clone(),
             "obs_sha256": digest(obs.numpy()),
         }
         last, previous = checkpoint_paths
         partial = last.with_name(last.name + ".partial")
         torch.save(payload, partial)
+        with open(partial, "rb+") as handle:
+            os.fsync(handle.fileno())
         if last.exists():  # the one before kept: a kill between the renames leaves it
             os.replace(last, previous)
         os.replace(partial, last)
@@ -451,12 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "args": {key: str(value) for key, value in dataclasses.asdict(args).items()},
     }
-    layers = {
-        f"{name}.{kind}": getattr(getattr(agent, name), kind).detach().numpy()
-        for name in LAYERS
-        for kind in ("weight", "bias")
-    }
-    write_policy_file(args.out / "policy.npz", layers, provenance)
+    write_policy_file(args.out / "policy.npz", actor_layers(agent), provenance)
     (args.out / "summary.json").write_text(json.dumps(provenance, indent=2) + "\n")
     print(f"Done: {envs.total_frames:,} frames in {seconds:.0f} s; wrote {args.out}")
     return 0
