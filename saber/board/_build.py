@@ -20,7 +20,7 @@ from saber.board._publish import check_out, publish
 from saber.board._ranking import Ranking, Reports, game_sets, games_at_limit, rank
 from saber.board._shipped import SHIPPED
 from saber.board._site import Site
-from saber.board._status import decide
+from saber.board._status import count_copies_once, decide
 from saber.errors import ScoreFileError
 
 FIGURE_DPI = 100  # the report pages' figures: sharp enough on a screen, a tenth of print's bytes
@@ -177,6 +177,8 @@ def build_board(
     found = reader.entries
     _name_pages(found)
     verified_now = decide(found, store, sample, sample_seed, workers)
+    found, copies = count_copies_once(found)
+    notes = [*reader.notes, *copies]
     reports = Reports(store, resamples)
     # Every report the site shows, computed at once in worker processes: each entry's own,
     # and its reports on the sets of games it is ranked on.
@@ -200,13 +202,13 @@ def build_board(
     pages, figure_files = _report_pages(found, reports, store, drawn, workers)
 
     built = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    site = Site(found, reader.notes, rankings, default, reports, lambda e: pages[e.id], built)
+    site = Site(found, notes, rankings, default, reports, lambda e: pages[e.id], built)
     files: dict[str, str | bytes] = {**site.render(), **figure_files}
     publish(files, out)
     return Board(
         out=out,
         entries=found,
-        notes=reader.notes,
+        notes=notes,
         rankings=rankings,
         default=default.game_set.slug,
         verified_now=verified_now,

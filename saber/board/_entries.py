@@ -35,7 +35,7 @@ from saber.scoring import ScoreTable, list_references, reference_table
 from saber.scoring.csvscores import read_score_csv
 from saber.scoring.references import PAPER_TRAINING_FRAMES
 from saber.scoring.scorefile import read_scores
-from saber.scoring.scoretable import EpisodeScore
+from saber.scoring.scoretable import EpisodeScore, merge_tables
 
 VERIFIED = "verified"
 FAILED = "failed"
@@ -75,9 +75,9 @@ class Entry:
         verification: what verifying its replays found (:mod:`saber.board._status`).
         same_as: other ENTRYs that held the same content, counted once as this one.
         run_ids: the ``run_id`` of each of its runs (a run entry).
-        recorded_from: the ``run_id`` of the runs its scores were recorded from, as its
-            provenance says (shipped scores of saber's own evaluations); given with those
-            runs, it counts once, as them.
+        recorded_from: the runs its scores were recorded from, as its provenance says
+            (shipped scores of saber's own evaluations): ``run_id`` -> the run's name in
+            its scores (``seed1``); given with those runs, it counts once, as them.
         id: its page's name on the site.
     """
 
@@ -100,7 +100,7 @@ class Entry:
     verification: dict[str, Any] | None = None
     same_as: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
-    recorded_from: list[str] = field(default_factory=list)
+    recorded_from: dict[str, str] = field(default_factory=dict)
     id: str = ""
 
     @property
@@ -194,6 +194,7 @@ class Reader:
         self.notes: list[str] = []
         self._unread: list[Entry] = []  # run entries whose scores finish() reads
         self._seen: dict[str, tuple[str, Entry | None]] = {}  # identity -> (first given, entry)
+        self._versions: dict[str, str] = {}  # run key -> the run directory read first
 
     def _first(self, identity: str, given: str, what: str) -> bool:
         """True the first time ``identity`` is met; later, a note and False."""
@@ -248,6 +249,7 @@ class Reader:
                 self._fail(given, f"holds no run directory (no {RUN_FILE} in it or below)", "run")
                 return
         by_agent: dict[str, list[Path]] = {}
+        alone: list[tuple[str, Path]] = []  # copies that differ: each an entry of its own
         identities: dict[Path, str] = {}
         for run in runs:
             shown = given if run == folder else str(run)
@@ -258,13 +260,28 @@ class Reader:
             except SaberError as error:  # a damaged run.json: an entry of its own, failed
                 self._fail(shown, _one_line(error), "run")
                 continue
-            identity = run_key(on_disk, run / EPISODES_FILE)
+            key = run_key(on_disk, run / EPISODES_FILE)
+            # A copy counts once only when its files are the same: one whose records were
+            # changed keeps the run_id of the run it was copied from, and is checked on its
+            # own, whichever of the two is given first (count_copies_once keeps one that
+            # verifies).
+            identity = f"{key} {run_content(run).decode()}"
             if not self._first(identity, shown, "the same run"):
                 continue
             self._seen[identity] = (shown, None)
             identities[run] = identity
-            by_agent.setdefault(str((on_disk or {}).get("agent") or "agent"), []).append(run)
-        for agent, dirs in by_agent.items():
+            agent = str((on_disk or {}).get("agent") or "agent")
+            if key in self._versions:
+                self.notes.append(
+                    f"{shown}: the same run ({_run_words(key)}) as {self._versions[key]}, "
+                    "but its files differ: each is checked on its own"
+                )
+                alone.append((agent, run))
+                continue
+            self._versions[key] = shown
+            by_agent.setdefault(agent, []).append(run)
+        groups = [*by_agent.items(), *((agent, [run]) for agent, run in alone)]
+        for agent, dirs in groups:
             entry = self._run_entry(given, agent, dirs)
             for run in dirs:
                 self._seen[identities[run]] = (self._seen[identities[run]][0], entry)
@@ -349,25 +366,35 @@ class Reader:
     def _count_recorded_once(self) -> None:
         """Shipped scores recorded from runs that are on the board too (``saber-ppo``
         beside ``baselines/evals``) are those runs given twice: counted once, as the runs,
-        which the board can verify."""
+        which the board can verify. Runs of several entries (``ppo-breakout``,
+        ``ppo-qbert``: one agent a game) become one entry of the shipped scores' name
+        (``ppo@saber``), ranked like for like as the shipped scores were."""
         runs = {run_id: entry for entry in self.entries for run_id in entry.run_ids}
-        kept = []
+        replaced: dict[int, Entry | None] = {}  # id(entry) -> the entry in its place
         for entry in self.entries:
             if not entry.recorded_from or not set(entry.recorded_from) <= set(runs):
-                kept.append(entry)
                 continue
-            same: list[Entry] = []
-            for run_id in entry.recorded_from:
-                if all(runs[run_id] is not other for other in same):
-                    same.append(runs[run_id])
-            for run in same:
+            same = list({id(runs[i]): runs[i] for i in entry.recorded_from}.values())
+            merged = _merged(entry, same) if len(same) > 1 else None
+            replaced[id(entry)] = None
+            if merged is not None:
+                replaced.update({id(run): None for run in same} | {id(same[0]): merged})
+            for run in same if merged is None else [merged]:
                 run.same_as.append(entry.given)
             shown = ", ".join(", ".join(map(str, run.run_dirs)) for run in same)
             self.notes.append(
                 f"{entry.given} ({entry.label}): scores recorded from the runs {shown}: "
-                "counted once, as those runs"
+                + (
+                    "counted once, as those runs"
+                    if merged is None
+                    else f"one entry of those runs, {merged.label}, checked by replay"
+                )
             )
-        self.entries = kept
+        self.entries = [
+            replaced.get(id(entry), entry)
+            for entry in self.entries
+            if replaced.get(id(entry), entry) is not None
+        ]
 
     @staticmethod
     def _take(entry: Entry, table: ScoreTable) -> None:
@@ -468,7 +495,8 @@ class Reader:
             k: str(run[k]) for k in ("saber", "ale_py", "gymnasium", "numpy", "python") if k in run
         } | {"platform": str(run.get("platform", ""))}
         entry.command = evaluation.get("command")
-        entry.recorded_from = [run["run_id"]] if run.get("run_id") else []
+        seed = f"seed{PRETRAINED[name].training_seed}"
+        entry.recorded_from = {run["run_id"]: seed} if run.get("run_id") else {}
         entry.date = _date(run.get("started"))
         entry.training_frames = _shipped_frames(name)
         entry.citation = (
@@ -486,6 +514,58 @@ class Reader:
         )
         self.entries.append(entry)
         self._seen[f"agent:{name}"] = (name, entry)
+
+
+def _merged(shipped: Entry, entries: list[Entry]) -> Entry | None:
+    """One run entry of ``entries`` (their runs together), named as ``shipped``, the
+    shipped scores recorded from them, each run named as there (``seed1``: a run of the
+    table is one training seed over every game); None when their scores cannot be one
+    table (two runs of one seed on one game)."""
+    dirs = [run for entry in entries for run in entry.run_dirs]
+    merged = dataclasses.replace(
+        entries[0],
+        given=", ".join(dict.fromkeys(entry.given for entry in entries)),
+        label=shipped.label,
+        key=_sha256(*(entry.key.encode() for entry in entries)),
+        table=None,
+        citation=shipped.citation,
+        date=min((e.date for e in entries if e.date), default=None),
+        training_frames=max((e.training_frames or 0 for e in entries), default=0) or None,
+        command="\n".join(e.command for e in entries if e.command) or None,
+        run_dirs=dirs,
+        deviations=sorted({d for entry in entries for d in entry.deviations}),
+        same_as=[given for entry in entries for given in entry.same_as],
+        run_ids=[run_id for entry in entries for run_id in entry.run_ids],
+        recorded_from={},
+    )
+    merged.facts = {
+        **entries[0].facts,
+        **{
+            name: ", ".join(entry.facts.get(name, "") for entry in entries)
+            for name in ("Runs", "Run ids", "Sessions", "Base seed")
+        },
+        "Recorded command": "; ".join(e.facts.get("Recorded command", "") for e in entries),
+    }
+    unread = next((entry for entry in entries if entry.table is None), None)
+    if unread is not None:  # a run that cannot be read: the entry fails with its reason
+        merged.reason = unread.reason
+        return merged
+    tables = []
+    for entry in entries:
+        assert entry.table is not None
+        names = {}
+        for run, run_id in zip(entry.run_dirs, entry.run_ids, strict=False):
+            found = read_run_json(run)
+            names[str(found.get("run") or run.resolve().name)] = shipped.recorded_from.get(run_id)
+        records = [
+            dataclasses.replace(r, run=names.get(r.run) or r.run) for r in entry.table.records
+        ]
+        tables.append(dataclasses.replace(entry.table, records=records, game_sets={}))
+    try:
+        merged.table = renamed(merge_tables(tables), shipped.label)
+    except SaberError:
+        return None
+    return merged
 
 
 def _table_document(table: ScoreTable, names: list[str]) -> dict[str, Any]:
@@ -548,23 +628,30 @@ def run_content(run: Path) -> bytes:
     return _sha256(*parts).encode()
 
 
-def _recorded_from(file: str) -> list[str]:
-    """The runs a shipped reference's scores were recorded from: when every agent of its
-    table (``saber/data/<file>``) is a shipped agent whose provenance names this file as its
+def _run_words(key: str) -> str:
+    """A run key (:func:`saber.rundir.reading.run_key`) for people: ``run_id 1a2b...``."""
+    kind, _, value = key.partition(":")
+    return f"run_id {value}" if kind == "run_id" else "the same start and first record"
+
+
+def _recorded_from(file: str) -> dict[str, str]:
+    """The runs a shipped reference's scores were recorded from (``run_id`` -> the run's
+    name in the reference's table, ``seed<training seed>``): when every agent of its table
+    (``saber/data/<file>``) is a shipped agent whose provenance names this file as its
     evaluation's episodes and that evaluation's ``run_id``; else none (published scores)."""
     if not file.endswith(".csv"):
-        return []
+        return {}
     text = resources.files("saber.data").joinpath(file).read_text(encoding="utf-8")
     agents = {row.get("agent", "") for row in csv.DictReader(text.splitlines())}
-    found = []
+    found = {}
     for agent in sorted(agents):
         if agent not in PRETRAINED:
-            return []
+            return {}
         evaluation = agent_provenance(agent).get("evaluation", {})
         run_id = evaluation.get("run", {}).get("run_id")
         if not run_id or Path(str(evaluation.get("episodes_file", ""))).name != file:
-            return []
-        found.append(str(run_id))
+            return {}
+        found[str(run_id)] = f"seed{PRETRAINED[agent].training_seed}"
     return found
 
 

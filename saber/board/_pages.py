@@ -66,6 +66,9 @@ dl.facts { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; 
   max-width: 60rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+.pairs { overflow-x: auto; margin: 0.5rem 0 1rem; border: 1px solid var(--rule);
+  width: fit-content; max-width: 100%; }
+.pairs td { overflow-wrap: anywhere; }
 .sets { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; padding: 0; list-style: none; }
 @media (max-width: 64rem) { .scroll caption { display: block; padding: 0.4rem 0; } }
 @media (max-width: 40rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: 0.4rem; } }
@@ -133,9 +136,14 @@ def _breakable(text: str) -> str:
 
 
 def table(
-    caption: str, header: Sequence[str], rows: Sequence[Sequence[Cell]], sortable: bool = True
+    caption: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    sortable: bool = True,
+    stacked: bool = True,
 ) -> str:
-    """A captioned table; the first cell of each row is its row header."""
+    """A captioned table; the first cell of each row is its row header. ``stacked``: on a
+    phone, one box per row (a wide table); else it stays a table (two columns fit)."""
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in header)
     body = []
     for row in rows:
@@ -151,7 +159,7 @@ def table(
         body.append("<tr>" + "".join(cells) + "</tr>")
     css = ' class="sortable"' if sortable else ""
     return (
-        f'<div class="scroll"><table{css}><caption>{esc(caption)}</caption>'
+        f'<div class="{"scroll" if stacked else "pairs"}"><table{css}><caption>{esc(caption)}</caption>'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 

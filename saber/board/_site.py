@@ -207,6 +207,7 @@ class Site:
             parts.append("<p>No entry has every game of this set.</p>")
         else:
             parts.append(self._ranking_table(ranking, rows, root))
+            parts += self._without_record(ranking)
         if game_set.games and len(game_set.games) <= 10:
             titles = ", ".join(
                 f'<a href="{root}games/{g}.html">{esc(game_title(g))}</a>' for g in game_set.games
@@ -292,6 +293,22 @@ class Site:
             f"{time_limit(LIMIT).title} time limit, best median first"
         )
         return table(caption, header, cells)
+
+    @staticmethod
+    def _without_record(ranking: Ranking) -> list[str]:
+        """A sentence naming the set's games that have no world record, which no
+        world-record-normalized statistic counts (the Games column's "4 of 5")."""
+        left = sorted({g for _, section in ranking.rows for g in section.world_record.left_out})
+        if not left:
+            return []
+        names = [game_title(g) for g in left]
+        named = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        counted = len(ranking.game_set.games) - len(left)
+        verb = "has" if len(left) == 1 else "have"
+        return [
+            f"<p>{esc(named)} {verb} no world record: the statistics are over the other "
+            f"{counted} games of the set (the Games column).</p>"
+        ]
 
     # Games -------------------------------------------------------------------------------
 
@@ -434,7 +451,7 @@ class Site:
         links = []
         if entry.table is not None:
             report = self.reports.of(entry)
-            self.files[f"{folder}/report.html"] = self.report_page(entry)
+            self.files[f"{folder}/report.html"] = self._report_page(entry)
             # saber report's JSON without its indentation: two thirds of the bytes
             self.files[f"{folder}/report.json"] = (
                 json.dumps(report.to_dict(), separators=(",", ":"), allow_nan=False) + "\n"
@@ -482,6 +499,7 @@ class Site:
                     ["Setting", "Value"],
                     [[Cell(k), Cell(repr(v))] for k, v in entry.settings.items()],
                     sortable=False,
+                    stacked=False,
                 )
             )
         if entry.versions:
@@ -491,11 +509,22 @@ class Site:
                     ["Package", "Version"],
                     [[Cell(k), Cell(str(v))] for k, v in entry.versions.items()],
                     sortable=False,
+                    stacked=False,
                 )
             )
         self.files[f"{folder}/index.html"] = page(
             entry.label, f"{folder}/index.html", "\n".join(parts), self.footer
         )
+
+    def _report_page(self, entry: Entry) -> str:
+        """The entry's report page (``saber report --html``, a page of its own) with a way
+        back to the entry's page and the board."""
+        back = (
+            '<nav aria-label="SABER board"><p><a href="index.html">'
+            f'{esc(entry.label)} on the SABER board</a> · <a href="../../index.html">the '
+            "ranking</a></p></nav>"
+        )
+        return self.report_page(entry).replace("<main>", f"<main>\n{back}", 1)
 
     def _verification(self, entry: Entry) -> str:
         found = entry.verification or {}

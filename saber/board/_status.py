@@ -134,3 +134,41 @@ def _verify_all(
         else {"ok": False, "checked": 0, "finished": 0, "problems": [f"not verified: {value}"]}
         for value in found
     ]
+
+
+def count_copies_once(entries: list[Entry]) -> tuple[list[Entry], list[str]]:
+    """Copies of one run whose files differ (read as entries of their own by
+    :class:`saber.board._entries.Reader`), once verified: of those that verify, one is the
+    run, whichever was given first. Copies that failed stay on the board, failed, with
+    their reason (a record changed in a copy is never hidden as a copy).
+
+    The one kept: an entry of several runs (a folder's agent, read first), else the one
+    with the most finished episodes (a copy taken before the run went on has fewer), else
+    the first given.
+
+    Returns:
+        The entries without the other verified copies, and one line for each left out.
+    """
+    by_run: dict[str, list[Entry]] = {}
+    for entry in entries:
+        if entry.status == VERIFIED:
+            for run_id in dict.fromkeys(entry.run_ids):
+                by_run.setdefault(run_id, []).append(entry)
+    dropped: dict[int, str] = {}
+    for copies in by_run.values():
+        copies = [entry for entry in copies if id(entry) not in dropped]
+        if len(copies) < 2:
+            continue
+        finished = [(entry.verification or {}).get("finished", 0) for entry in copies]
+        order = sorted(
+            range(len(copies)),
+            key=lambda i: (len(copies[i].run_dirs) == 1, -finished[i], i),
+        )
+        kept = copies[order[0]]
+        for i in order[1:]:
+            dropped[id(copies[i])] = (
+                f"{copies[i].given}: a copy of the same run as {kept.given} "
+                f"({finished[i]} finished episodes, {finished[order[0]]} there): counted once"
+            )
+            kept.same_as.append(copies[i].given)
+    return [entry for entry in entries if id(entry) not in dropped], list(dropped.values())

@@ -24,23 +24,24 @@ def make_run(out: Path, episodes: int = 2, **options: object) -> Path:
     return out
 
 
-def another_run(run: Path, out: Path, change: object = None) -> Path:
-    """A copy of ``run`` that is another run (its own ``run_id``), with ``change`` applied to
-    its records (a function of the list of records) and the hashes made to agree again, as
-    a careful cheat would."""
+def another_run(run: Path, out: Path, change: object = None, keep_id: bool = False) -> Path:
+    """A copy of ``run`` that is another run (its own ``run_id``; ``keep_id``: the copied
+    run's), with ``change`` applied to its records (a function of the list of records) and
+    the hashes made to agree again, as a careful cheat would."""
     shutil.copytree(run, out)
     records = [json.loads(line) for line in (out / EPISODES_FILE).read_text().splitlines()]
     if callable(change):
         records = change(records)
     (out / EPISODES_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
     found = json.loads((out / RUN_FILE).read_text())
-    found["run_id"] = uuid.uuid4().hex
+    if not keep_id:
+        found["run_id"] = uuid.uuid4().hex
     found["sessions"][-1]["episodes_log"] = episodes_log_checkpoint(out / EPISODES_FILE)
     (out / RUN_FILE).write_text(json.dumps(found))
     return out
 
 
-def _cheat(records: list[dict]) -> list[dict]:
+def cheated(records: list[dict]) -> list[dict]:
     return [{**records[0], "score": records[0]["score"] + 1}, *records[1:]]
 
 
@@ -55,7 +56,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory, good_run: Path) -> dict[str
     folder = tmp_path_factory.mktemp("inputs")
     found = {"good": good_run}
     found["copy"] = Path(shutil.copytree(good_run, folder / "copy"))  # the same run again
-    found["cheat"] = another_run(good_run, folder / "cheat", _cheat)
+    found["cheat"] = another_run(good_run, folder / "cheat", cheated)
     damaged = another_run(good_run, folder / "damaged")
     with (damaged / EPISODES_FILE).open("ab") as handle:
         handle.write(b"\x00\x00{not json\n")

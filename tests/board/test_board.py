@@ -4,9 +4,11 @@ site that holds together offline, and a cache that spares a second build the wor
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 import shlex
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -15,7 +17,7 @@ import pytest
 
 from saber.board import Board, build_board
 from saber.errors import OutputExistsError
-from tests.board.conftest import another_run, build
+from tests.board.conftest import another_run, build, cheated
 
 
 def _by_given(board: Board) -> dict[str, list]:
@@ -91,6 +93,11 @@ def test_the_ranking_compares_like_for_like_and_says_on_which_games(
     pong = (folder / "rankings" / "common.html").read_text()
     assert "compared like for like on the games every ranked entry has (1 game)" in pong
     assert '<a href="../games/pong.html">Pong</a>' in pong
+    assert (
+        "Double Dunk, Elevator Action and Tennis have no world record: the statistics are "
+        "over the other 58 games of the set"
+    ) in index
+    assert "no world record" not in pong
 
 
 def test_every_table_is_downloadable_and_matches_the_pages(site: tuple[Path, Board]) -> None:
@@ -161,7 +168,8 @@ def test_an_entry_page_shows_provenance_and_how_to_check_it(site: tuple[Path, Bo
     assert "saber eval" in text  # the command that reproduces its evaluation
     assert f"saber verify {good.given}" in text
     assert "repeat_action_probability" in text and "ale_py" in text
-    assert (folder / "entries" / good.id / "report.html").is_file()
+    report = (folder / "entries" / good.id / "report.html").read_text()
+    assert '<a href="index.html">random (good) on the SABER board</a>' in report
     (missing,) = _by_given(board)["no-such-run"]
     text = (folder / "entries" / missing.id / "index.html").read_text()
     assert "no such file or directory" in text
@@ -176,8 +184,6 @@ def test_a_second_build_verifies_only_the_new_run(
     first = build([good_run, "saber-paper"], tmp_path / "site", cache)
     assert first.verified_now == 1
     copy = tmp_path / "elsewhere"
-    import shutil
-
     shutil.copytree(good_run, copy)
     new = another_run(good_run, tmp_path / "new")
     second = build([copy, new, "saber-paper"], tmp_path / "site", cache)
@@ -331,16 +337,22 @@ def test_the_projects_board_verifies_the_baselines_runs_and_counts_their_scores_
     verified = [e for e in board.entries if e.status == "verified"]
     assert {run for e in verified for run in e.run_dirs} == runs
     for entry in verified:  # 100 episodes a finished evaluation; fewer while one lands
+        count = len(entry.run_dirs)  # a sample of 1 from each run
         assert re.fullmatch(
-            r"a seeded sample of 1 of \d+ replays reproduce their records", entry.reason
+            rf"a seeded sample of {count} of \d+ replays reproduce their records", entry.reason
         )
         assert entry.verification["check_rest"] == [
-            f"saber verify {shlex.quote(str(entry.run_dirs[0]))}"
+            f"saber verify {shlex.quote(str(run))}" for run in entry.run_dirs
         ]
-    assert "ppo@saber" not in [e.label for e in board.entries]
+    # saber-ppo's runs, one a game, are one entry of its name, ranked on Atari-5 as the
+    # shipped scores were; the shipped scores are not on the board beside them.
+    (ppo,) = [e for e in board.entries if e.label == "ppo@saber"]
+    assert ppo.status == "verified" and ppo.same_as == ["saber-ppo"]
+    assert {r.run for r in ppo.table.records} >= {"seed1"}
     (note,) = [n for n in board.notes if n.startswith("saber-ppo (ppo@saber)")]
-    assert note.endswith("counted once, as those runs")
-    assert all(e.same_as == ["saber-ppo"] for e in verified)
+    assert note.endswith("one entry of those runs, ppo@saber, checked by replay")
+    atari5 = next(r for r in board.rankings if r.game_set.slug == "atari5")
+    assert "ppo@saber" in [entry.label for entry, _ in atari5.rows]
 
 
 def test_report_pages_link_small_figures_at_the_ranked_limit(tmp_path: Path) -> None:
@@ -364,3 +376,62 @@ def test_report_pages_link_small_figures_at_the_ranked_limit(tmp_path: Path) -> 
     again = build_board(["saber-paper"], site, resamples=10, figures=True, workers=0, cache=cache)
     assert again.reports_computed == 0
     assert {p.name: p.read_bytes() for p in (site / "figures").glob("*.png")} == figures
+
+
+@pytest.mark.parametrize("copies_first", [False, True], ids=["run-first", "copies-first"])
+def test_a_copy_with_a_changed_score_is_failed_and_the_run_stays_verified(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, good_run: Path, copies_first: bool
+) -> None:
+    """A run directory copied and one record's score changed, the run_id kept: a copy by
+    its run_id, not by its files. In either order each copy is shown failed with the
+    reason, never ranked, and the run itself stays on the board, verified and ranked."""
+    naive = Path(shutil.copytree(good_run, tmp_path / "naive"))  # only the score changed
+    lines = (naive / "episodes.jsonl").read_text().splitlines()
+    lines[0] = json.dumps(cheated([json.loads(lines[0])])[0])
+    (naive / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    careful = another_run(good_run, tmp_path / "careful", cheated, keep_id=True)
+    given = [naive, careful, good_run] if copies_first else [good_run, naive, careful]
+    # One cache for both orders: the copies' content is the same, so the second build
+    # finds their verifications (the statuses come from the cache as from a replay).
+    board = build(given, tmp_path / "site", tmp_path_factory.getbasetemp() / "copies-cache")
+    by_name = {Path(e.given).name: e for e in board.entries}
+    run = by_name[good_run.name]
+    assert (run.status, run.reason) == ("verified", "all 2 replays reproduce their records")
+    assert by_name["naive"].status == "failed"
+    assert "naive/run.json does not belong to" in by_name["naive"].reason
+    assert by_name["careful"].status == "failed"
+    assert re.search(
+        r"careful: pong episode \d+: score: .* in the record", by_name["careful"].reason
+    )
+    ranked = {entry.label for ranking in board.rankings for entry, _ in ranking.rows}
+    assert run.label in ranked and not {by_name[n].label for n in ("naive", "careful")} & ranked
+    run_id = json.loads((good_run / "run.json").read_text())["run_id"]
+    first = str(given[0])
+    assert sorted(board.notes) == sorted(
+        f"{path}: the same run (run_id {run_id}) as {first}, but its files differ: each is "
+        "checked on its own"
+        for path in map(str, given[1:])
+    )
+    site = tmp_path / "site"
+    for name in ("naive", "careful"):
+        page = (site / "entries" / by_name[name].id / "index.html").read_text()
+        assert "✗ </span>failed</span>" in page and html.escape(by_name[name].reason) in page
+    index = (site / "index.html").read_text()
+    assert index.count("</span>failed</span>") == 2  # under "Entries never ranked"
+
+
+def test_copies_of_a_run_whose_files_differ_and_both_verify_count_once(
+    tmp_path: Path, good_run: Path
+) -> None:
+    """Two copies of one run that both verify (here run.json written again, indented) are
+    one run on the board: the first given, the other named in a note."""
+    copy = Path(shutil.copytree(good_run, tmp_path / "indented"))
+    (copy / "run.json").write_text(
+        json.dumps(json.loads((copy / "run.json").read_text()), indent=2)
+    )
+    board = build([good_run, copy], tmp_path / "site", tmp_path / "cache")
+    assert [(e.given, e.status) for e in board.entries] == [(str(good_run), "verified")]
+    assert board.entries[0].same_as == [str(copy)]
+    assert board.notes[-1] == (
+        f"{copy}: a copy of the same run as {good_run} (2 finished episodes, 2 there): counted once"
+    )

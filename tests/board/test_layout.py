@@ -18,7 +18,7 @@ from saber.board import Board
 _MEASURE = """<script>
 addEventListener("load", () => {
   const root = document.documentElement;
-  const boxes = [...document.querySelectorAll(".scroll, pre, dl, nav")].map((box) => ({
+  const boxes = [...document.querySelectorAll(".scroll, .pairs, pre, dl, nav")].map((box) => ({
     what: (box.querySelector("caption") || box).textContent.slice(0, 60),
     content: box.scrollWidth, shown: box.clientWidth}));
   parent.postMessage(JSON.stringify({content: root.scrollWidth, shown: root.clientWidth, boxes}), "*");
