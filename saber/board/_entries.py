@@ -195,6 +195,7 @@ class Reader:
         self._unread: list[Entry] = []  # run entries whose scores finish() reads
         self._seen: dict[str, tuple[str, Entry | None]] = {}  # identity -> (first given, entry)
         self._versions: dict[str, str] = {}  # run key -> the run directory read first
+        self._contents: dict[Path, bytes] = {}  # run directory -> run_content()
 
     def _first(self, identity: str, given: str, what: str) -> bool:
         """True the first time ``identity`` is met; later, a note and False."""
@@ -265,7 +266,8 @@ class Reader:
             # changed keeps the run_id of the run it was copied from, and is checked on its
             # own, whichever of the two is given first (count_copies_once keeps one that
             # verifies).
-            identity = f"{key} {run_content(run).decode()}"
+            self._contents[run] = run_content(run)  # its replays read once a build
+            identity = f"{key} {self._contents[run].decode()}"
             if not self._first(identity, shown, "the same run"):
                 continue
             self._seen[identity] = (shown, None)
@@ -291,7 +293,7 @@ class Reader:
         meta, meta_problem = _metadata(dirs[0] / METADATA_FILE)
         label = str(meta.get("name") or agent)
         entry = Entry(given, "run", label, run_dirs=dirs)
-        entry.key = _sha256(*(run_content(run) for run in dirs))
+        entry.key = _sha256(*(self._contents[run] for run in dirs))
         runs = []
         for run in dirs:
             try:

@@ -100,6 +100,33 @@ def test_the_ranking_compares_like_for_like_and_says_on_which_games(
     assert "no world record" not in pong
 
 
+def test_the_ranking_shows_its_statistics_and_each_status_in_words(
+    site: tuple[Path, Board],
+) -> None:
+    """The issue's ranking columns, in rank order without JavaScript; a status is a word and
+    a symbol (never a colour alone), its colour one of the Okabe-Ito palette's."""
+    folder, board = site
+    index = (folder / "index.html").read_text()
+    header = re.findall(r'<th scope="col">([^<]+)</th>', index)
+    assert header[:15] == [
+        "Entry", "Rank", "Status", "Median [95% CI]", "IQM [95% CI]", "Mean [95% CI]",
+        "Failing", "Poor", "Medium", "Fair", "Superhuman", "Training frames", "Games",
+        "Runs", "Date",
+    ]  # fmt: skip
+    ranking = next(r for r in board.rankings if r.game_set.slug == board.default)
+    shown = re.findall(r'<tr><th scope="row"><a href="entries/[^"]+">([^<]+)</a>', index)
+    assert shown[: len(ranking.rows)] == [entry.label for entry, _ in ranking.rows]
+    words = re.findall(r'<span aria-hidden="true">(.) </span>([^<]+)</span>', index)
+    assert set(words) == {("◇", "published, not verifiable"), ("✗", "failed"), ("△", "not SABER")}
+    colours = set(
+        re.findall(
+            r"\.s-[a-z-]+ \{ border-color: (#[0-9a-f]{6}); \}", (folder / "board.css").read_text()
+        )
+    )
+    okabe_ito = {"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7"}
+    assert len(colours) == 4 and colours <= okabe_ito
+
+
 def test_every_table_is_downloadable_and_matches_the_pages(site: tuple[Path, Board]) -> None:
     folder, board = site
     for ranking in board.rankings:
