@@ -334,9 +334,10 @@ class Site:
                     "runs": score.runs,
                 }
                 by_game.setdefault(game, []).append((entry, row))
-        for rows in by_game.values():  # ranked entries first, best score first
-            rows.sort(key=lambda item: (not item[0].ranked, STATUSES.index(item[0].status),
-                                        -_ordered(item[1])))  # fmt: skip
+        for rows in by_game.values():  # ranked entries first, best score first; then by status
+            rows.sort(key=lambda item: (not item[0].ranked,
+                                        0 if item[0].ranked else STATUSES.index(item[0].status),
+                                        *_best_first(item[1])))  # fmt: skip
         return dict(sorted(by_game.items()))
 
     def _games(self) -> None:
@@ -383,7 +384,8 @@ class Site:
         title = game_title(game)
         body = (
             f"<p>Every entry's mean score on {esc(title)} (<code>{esc(game)}</code>) at the "
-            f"{esc(time_limit(LIMIT).title)} time limit, ranked entries first.</p>"
+            f"{esc(time_limit(LIMIT).title)} time limit: ranked entries (verified or "
+            "published) first, the best first.</p>"
             + table(
                 f"{title}: every entry's score",
                 [
@@ -605,6 +607,13 @@ def _score(value: float | None) -> str:
 
 def _raw(row: dict[str, Any]) -> float | None:
     return float("inf") if row["infinite"] else row["score"]
+
+
+def _best_first(row: dict[str, Any]) -> tuple[float, float]:
+    """A row's sort key, best first: its world-record-normalized score, then its score (a
+    game without a world record is ordered by its score alone)."""
+    raw = _raw(row)
+    return -_ordered(row), -(-float("inf") if raw is None else raw)
 
 
 def _ordered(row: dict[str, Any] | None) -> float:

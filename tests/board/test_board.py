@@ -462,3 +462,22 @@ def test_copies_of_a_run_whose_files_differ_and_both_verify_count_once(
     assert board.notes[-1] == (
         f"{copy}: a copy of the same run as {good_run} (2 finished episodes, 2 there): counted once"
     )
+
+
+def test_a_game_lists_its_best_ranked_score_first_whatever_its_status(
+    site: tuple[Path, Board],
+) -> None:
+    """On a game's page and in the games' index, the best ranked score comes first, a
+    published one above a verified one that scores less (random play of Pong)."""
+    folder, _ = site
+    rows = [r for r in json.loads((folder / "per-game.json").read_text())["rows"]]
+    pong = [r for r in rows if r["game"] == "pong"]  # in the page's order
+    ranked = [r for r in pong if r["status"] in ("verified", "published, not verifiable")]
+    best = max(ranked, key=lambda r: r["world_record_pct"])
+    assert pong[0]["entry"] == best["entry"] and best["status"] != "verified"
+    assert [r["world_record_pct"] for r in pong[: len(ranked)]] == sorted(
+        (r["world_record_pct"] for r in ranked), reverse=True
+    )
+    index = (folder / "games" / "index.html").read_text()
+    cell = re.search(r'>Pong</a></th>.*?data-label="Best ranked entry"><span>([^<]+)<', index)
+    assert cell and html.unescape(cell.group(1)) == best["entry"]
