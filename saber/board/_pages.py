@@ -214,7 +214,9 @@ def pct(value: float | None, infinite: bool = False) -> str:
     """A percentage as the board shows it (``12.3%``, ``∞``, ``–`` for none)."""
     if infinite:
         return "∞"
-    return "–" if value is None else f"{value:.1f}%"
+    if value is None:
+        return "–"
+    return f"{value if round(value, 1) else 0.0:.1f}%"  # never "-0.0%"
 
 
 def with_interval(

@@ -481,3 +481,12 @@ def test_a_game_lists_its_best_ranked_score_first_whatever_its_status(
     index = (folder / "games" / "index.html").read_text()
     cell = re.search(r'>Pong</a></th>.*?data-label="Best ranked entry"><span>([^<]+)<', index)
     assert cell and html.unescape(cell.group(1)) == best["entry"]
+
+
+def test_a_percentage_that_rounds_to_zero_has_no_sign() -> None:
+    """Random play's world-record-normalized scores are a hair below zero: "0.0%", not
+    "-0.0%", which reads as a typo; a tenth below zero keeps its sign."""
+    from saber.board._pages import pct, with_interval
+
+    assert [pct(-0.001), pct(-0.06), pct(0.04), pct(12.345)] == ["0.0%", "-0.1%", "0.0%", "12.3%"]
+    assert with_interval(-0.02, [-0.1, -0.001]) == "0.0% [-0.1%, 0.0%]"
