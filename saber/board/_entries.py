@@ -250,7 +250,7 @@ class Reader:
                 self._fail(given, f"holds no run directory (no {RUN_FILE} in it or below)", "run")
                 return
         by_agent: dict[str, list[Path]] = {}
-        alone: list[tuple[str, Path]] = []  # copies that differ: each an entry of its own
+        alone: dict[Path, tuple[str, str]] = {}  # a copy that differs -> (agent, run read first)
         identities: dict[Path, str] = {}
         for run in runs:
             shown = given if run == folder else str(run)
@@ -278,13 +278,15 @@ class Reader:
                     f"{shown}: the same run ({_run_words(key)}) as {self._versions[key]}, "
                     "but its files differ: each is checked on its own"
                 )
-                alone.append((agent, run))
+                alone[run] = (agent, self._versions[key])
                 continue
             self._versions[key] = shown
             by_agent.setdefault(agent, []).append(run)
-        groups = [*by_agent.items(), *((agent, [run]) for agent, run in alone)]
+        groups = [*by_agent.items(), *((agent, [run]) for run, (agent, _) in alone.items())]
         for agent, dirs in groups:
             entry = self._run_entry(given, agent, dirs)
+            if dirs[0] in alone:
+                entry.facts["The same run as"] = f"{alone[dirs[0]][1]} (its files differ)"
             for run in dirs:
                 self._seen[identities[run]] = (self._seen[identities[run]][0], entry)
             self.entries.append(entry)

@@ -443,6 +443,7 @@ def test_a_copy_with_a_changed_score_is_failed_and_the_run_stays_verified(
     for name in ("naive", "careful"):
         page = (site / "entries" / by_name[name].id / "index.html").read_text()
         assert "✗ </span>failed</span>" in page and html.escape(by_name[name].reason) in page
+        assert f"<dd>{first} (its files differ)</dd>" in page or name == Path(first).name
     index = (site / "index.html").read_text()
     assert index.count("</span>failed</span>") == 2  # under "Entries never ranked"
 
