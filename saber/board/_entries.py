@@ -371,8 +371,8 @@ class Reader:
         """Shipped scores recorded from runs that are on the board too (``saber-ppo``
         beside ``baselines/evals``) are those runs given twice: counted once, as the runs,
         which the board can verify. Runs of several entries (``ppo-breakout``,
-        ``ppo-qbert``: one agent a game) become one entry of the shipped scores' name
-        (``ppo@saber``), ranked like for like as the shipped scores were."""
+        ``ppo-qbert``: one agent a game) become one entry named as the shipped scores
+        (``saber-ppo``), ranked like for like as the shipped scores were."""
         runs = {run_id: entry for entry in self.entries for run_id in entry.run_ids}
         replaced: dict[int, Entry | None] = {}  # id(entry) -> the entry in its place
         for entry in self.entries:
@@ -522,14 +522,15 @@ class Reader:
 
 def _merged(shipped: Entry, entries: list[Entry]) -> Entry | None:
     """One run entry of ``entries`` (their runs together), named as ``shipped``, the
-    shipped scores recorded from them, each run named as there (``seed1``: a run of the
-    table is one training seed over every game); None when their scores cannot be one
-    table (two runs of one seed on one game)."""
+    shipped scores recorded from them (by its ENTRY name, ``saber-ppo``: its agent's,
+    ``ppo@saber``, marks a shipped reference in a report's figures), each run named as
+    there (``seed1``: a run of the table is one training seed over every game); None when
+    their scores cannot be one table (two runs of one seed on one game)."""
     dirs = [run for entry in entries for run in entry.run_dirs]
     merged = dataclasses.replace(
         entries[0],
         given=", ".join(dict.fromkeys(entry.given for entry in entries)),
-        label=shipped.label,
+        label=shipped.given,  # saber-ppo: a name with '@' is a reference's to saber report
         key=_sha256(*(entry.key.encode() for entry in entries)),
         table=None,
         citation=shipped.citation,
@@ -566,7 +567,7 @@ def _merged(shipped: Entry, entries: list[Entry]) -> Entry | None:
         ]
         tables.append(dataclasses.replace(entry.table, records=records, game_sets={}))
     try:
-        merged.table = renamed(merge_tables(tables), shipped.label)
+        merged.table = renamed(merge_tables(tables), merged.label)
     except SaberError:
         return None
     return merged
