@@ -225,8 +225,8 @@ class Reader:
                 self._read_csv(given, path)
             else:
                 self._fail(given, "not a run directory, nor a score table (.csv)")
-        elif given.strip().lower() in {r.name for r in list_references()}:
-            self._read_reference(given, given.strip().lower())
+        elif given.strip().lower().partition("@")[0] in {r.name for r in list_references()}:
+            self._read_reference(given, given.strip().lower())  # dopamine@50M: a checkpoint
         elif given in PRETRAINED:
             self._read_shipped_agent(given)
         else:
@@ -448,17 +448,19 @@ class Reader:
     def _read_reference(self, given: str, name: str) -> None:
         if not self._first(f"reference:{name}", given, "the same reference"):
             return
-        info = next(r for r in list_references() if r.name == name)
-        table = reference_table(name)
+        info = next(r for r in list_references() if r.name == name.partition("@")[0])
+        table = reference_table(name)  # a checkpoint it has not: its message, the entry's
         first: Entry | None = None
         for agent in table.agents():
             only = dataclasses.replace(
                 table, records=[r for r in table.records if r.agent == agent]
             )
-            entry = Entry(given, "reference", agent)
-            entry.key = _sha256(
-                b"reference", name.encode(), agent.encode(), repr(only.records).encode()
-            )
+            key = _sha256(b"reference", agent.encode(), repr(only.records).encode())
+            # One agent's scores in two references (dopamine and dopamine:dqn): once.
+            if not self._first(f"reference-agent:{key}", given, f"the same scores of {agent}"):
+                continue
+            entry = Entry(given, "reference", agent, key=key)
+            self._seen[f"reference-agent:{key}"] = (given, entry)
             entry.table = renamed(only, agent)
             entry.citation = info.citation
             entry.facts = {
@@ -469,8 +471,8 @@ class Reader:
             entry.recorded_from = _recorded_from(info.file)
             if info.deviations:
                 entry.status = NOT_SABER
-                entry.deviations = [info.deviations]
-                entry.reason = f"not evaluated under SABER: {info.deviations}"
+                entry.deviations = [info.deviations.removeprefix("not SABER: ")]
+                entry.reason = f"not evaluated under SABER: {entry.deviations[0]}"
             else:
                 entry.status = PUBLISHED
                 entry.reason = (

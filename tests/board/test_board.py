@@ -492,3 +492,21 @@ def test_a_percentage_that_rounds_to_zero_has_no_sign() -> None:
 
     assert [pct(-0.001), pct(-0.06), pct(0.04), pct(12.345)] == ["0.0%", "-0.1%", "0.0%", "12.3%"]
     assert with_interval(-0.02, [-0.1, -0.001]) == "0.0% [-0.1%, 0.0%]"
+
+
+def test_a_reference_at_a_checkpoint_and_one_agent_given_twice(tmp_path: Path) -> None:
+    """A Dopamine reference takes its checkpoint as saber report does (dopamine:dqn@50M);
+    one it has not fails with the reason; the same agent's scores from two names count
+    once; its deviations are named once, not after a second "not SABER"."""
+    given = ["dopamine:dqn", "dopamine:dqn@50M", "dopamine:dqn@200M", "dopamine@7M"]
+    board = build(given, tmp_path / "site", tmp_path / "cache")
+    assert [(e.label, e.status) for e in board.entries] == [
+        ("dqn@dopamine-200M", "not SABER"),
+        ("dqn@dopamine-50M", "not SABER"),
+        ("dopamine@7M", "failed"),
+    ]
+    assert board.entries[0].reason.startswith("not evaluated under SABER: sticky actions kept")
+    assert "no checkpoint @7M" in board.entries[2].reason
+    assert board.notes == [
+        "dopamine:dqn@200M: the same scores of dqn@dopamine-200M as dopamine:dqn: counted once"
+    ]
