@@ -373,7 +373,10 @@ class Reader:
         which the board can verify. Runs of several entries (``ppo-breakout``,
         ``ppo-qbert``: one agent a game) become one entry named as the shipped scores
         (``saber-ppo``), ranked like for like as the shipped scores were."""
-        runs = {run_id: entry for entry in self.entries for run_id in entry.run_ids}
+        runs: dict[str, Entry] = {}  # run_id -> the entry read first (copies come after)
+        for entry in self.entries:
+            for run_id in entry.run_ids:
+                runs.setdefault(run_id, entry)
         replaced: dict[int, Entry | None] = {}  # id(entry) -> the entry in its place
         for entry in self.entries:
             if not entry.recorded_from or not set(entry.recorded_from) <= set(runs):

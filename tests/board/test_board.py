@@ -357,10 +357,19 @@ def test_the_projects_board_verifies_the_baselines_runs_and_counts_their_scores_
     folders = project_runs(root)
     runs = {p.parent for folder in folders for p in (root / folder).glob("*/run.json")}
     assert runs, "the repository's baselines hold no run"
+    # A copy of one of them with a score changed, given after them: failed, and the
+    # baselines' entry is made of the real run.
+    tampered = Path(shutil.copytree(sorted(runs)[0], tmp_path / "tampered"))
+    lines = (tampered / "episodes.jsonl").read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if '"score": ' in line)
+    lines[first] = json.dumps(cheated([json.loads(lines[first])])[0])
+    (tampered / "episodes.jsonl").write_text("\n".join(lines) + "\n")
     board = build_board(
-        [root / folder for folder in folders], tmp_path / "site", shipped=True, sample=1,
-        resamples=10, figures=False, workers=0, cache=None,
+        [*(root / folder for folder in folders), tampered], tmp_path / "site", shipped=True,
+        sample=1, resamples=10, figures=False, workers=0, cache=None,
     )  # fmt: skip
+    (copy,) = [e for e in board.entries if e.given == str(tampered)]
+    assert copy.status == "failed" and "tampered/run.json does not belong to" in copy.reason
     verified = [e for e in board.entries if e.status == "verified"]
     assert {run for e in verified for run in e.run_dirs} == runs
     for entry in verified:  # 100 episodes a finished evaluation; fewer while one lands
