@@ -243,7 +243,7 @@ class Site:
                 )
             )
         if self.notes:
-            parts += ["<h2>Given twice</h2>", listing(self.notes)]
+            parts += ["<h2>Given twice, or copied</h2>", listing(self.notes)]
         title = "SABER board" if path == "index.html" else f"Ranking on {game_set.title}"
         if path == "index.html":
             counts = ", ".join(
@@ -443,7 +443,7 @@ class Site:
             "Every entry and its status", ["Entry", "Status", "Kind", "Games", "Why"], cells
         )
         if self.notes:
-            body += "<h2>Given twice</h2>" + listing(self.notes)
+            body += "<h2>Given twice, or copied</h2>" + listing(self.notes)
         self.files["entries/index.html"] = page("Entries", "entries/index.html", body, self.footer)
         for entry in self.entries:
             self._entry_files(entry)

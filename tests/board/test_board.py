@@ -456,6 +456,7 @@ def test_a_copy_with_a_changed_score_is_failed_and_the_run_stays_verified(
         assert f"<dd>{first} (its files differ)</dd>" in page or name == Path(first).name
     index = (site / "index.html").read_text()
     assert index.count("</span>failed</span>") == 2  # under "Entries never ranked"
+    assert "<h2>Given twice, or copied</h2>" in index and "but its files differ" in index
 
 
 def test_copies_of_a_run_whose_files_differ_and_both_verify_count_once(
