@@ -24,6 +24,7 @@ import numpy as np
 
 from saber.check.emulator import Emulator, reach, step_counters
 from saber.check.vector import (
+    FOLLOWED_GAME,
     EnvpoolSubject,
     Sb3VecSubject,
     VectorSubject,
@@ -90,6 +91,12 @@ class FunctionalSubject:
     :meth:`ale_seed`, and provokes what play cannot reach quickly through the state
     (:meth:`advance_reward_clock`) or the engine's step (:meth:`tampered`). Steps run
     compiled (``jax.jit`` of the env's ``step``), as users run them.
+
+    saber.jax's many-games env (``saber.jax.make("SABER/Atari5")``) is followed the same
+    way through its first game's env, which holds row 0; that env is switched to
+    :data:`~saber.check.vector.FOLLOWED_GAME` (a new engine of that ROM with the env's own
+    settings, as a ``SaberVectorEnv`` is for the check), since the first game of a set
+    need not show every rule (an env given to ``saber.check`` itself is left so).
     """
 
     emulator = None
@@ -98,7 +105,17 @@ class FunctionalSubject:
 
     def __init__(self, env: Any) -> None:
         self.env = env
-        self.rom_id: str = env.rom_id
+        # The SaberJaxEnv whose rows hold row 0: the env, or a many-games env's first game.
+        self.played_game: str | None = None
+        games = getattr(env, "envs", None)
+        if games is not None:
+            self.played_game = getattr(env, "_check_played_game", env.games[0])
+            env._check_played_game = self.played_game
+            if games[0].rom_id != FOLLOWED_GAME:
+                env.envs = (_jax_env_like(games[0], FOLLOWED_GAME), *games[1:])
+                games[0].close()
+        self.engine_env: Any = env if games is None else env.envs[0]
+        self.rom_id: str = self.engine_env.rom_id
         self.action_space = env.single_action_space
         self.step_counters: list[Any] = []
         self._state: Any = None
@@ -115,6 +132,16 @@ class FunctionalSubject:
             self._jitted = jax.jit(self.env.step)
         return self._jitted
 
+    @property
+    def game_text(self) -> str:
+        """The game row 0 plays, and why (the probes' evidence names it)."""
+        if self.played_game is None or self.played_game == self.rom_id:
+            return f"{self.rom_id} (the env's own game)"
+        return (
+            f"{self.rom_id} (loaded as the first game of saber.jax's many-games env: a new "
+            f"engine of that ROM with the env's own settings; the env played {self.played_game})"
+        )
+
     def ale_seed(self, seed: int) -> int:
         """Row 0's ALE seed after ``reset(seed)`` under SABER's seed stream (an env that
         seeds otherwise is not followed: its rules come out unknown or failed, never passed)."""
@@ -124,11 +151,18 @@ class FunctionalSubject:
 
     def advance_reward_clock(self, frames: int) -> bool:
         """Move every row's frame of its last reward ``frames`` back (the stuck timeout's
-        clock, ``EnvState.last_reward_frame``); False when the state has no such field."""
-        clock = getattr(self._state, "last_reward_frame", None)
-        if clock is None or not hasattr(self._state, "_replace"):
+        clock, ``EnvState.last_reward_frame``; of every game's state in a many-games env);
+        False when the state has no such field."""
+        many = isinstance(self._state, tuple) and not hasattr(self._state, "_replace")
+        states = self._state if many else (self._state,)
+        if not all(
+            hasattr(state, "_replace") and hasattr(state, "last_reward_frame") for state in states
+        ):
             return False
-        self._state = self._state._replace(last_reward_frame=clock - frames)
+        moved = tuple(
+            state._replace(last_reward_frame=state.last_reward_frame - frames) for state in states
+        )
+        self._state = moved if many else moved[0]
         return True
 
     @contextmanager
@@ -137,19 +171,20 @@ class FunctionalSubject:
         episode_frames)`` passes through ``tamper`` before the env's rules read it (the
         JAX analogue of rewriting RAM or counters in a reachable emulator). Yields False,
         tampering nothing, when the env has no engine seam (``_engine_step``)."""
-        engine_step = getattr(self.env, "_engine_step", None)
+        env = self.engine_env
+        engine_step = getattr(env, "_engine_step", None)
         if engine_step is None:
             yield False
             return
-        self.env._engine_step = lambda *args: tamper(*engine_step(*args))
+        env._engine_step = lambda *args: tamper(*engine_step(*args))
         try:
             yield True
         finally:
-            del self.env._engine_step  # the env's own method again
+            del env._engine_step  # the env's own method again
 
     def step(self, action: int) -> Step:
         actions = np.full(self.env.num_envs, action, dtype=np.int32)
-        tampered = "_engine_step" in vars(self.env)
+        tampered = "_engine_step" in vars(self.engine_env)
         # Compiled, as users run it (and about 90x faster than op by op); a tampered step
         # runs op by op, so that the compiled step never holds a tamper.
         step = self.env.step if tampered else self._compiled_step()
@@ -165,6 +200,17 @@ class FunctionalSubject:
 
     def close(self) -> None:
         self.env.close()
+
+
+def _jax_env_like(env: Any, game: str) -> Any:
+    """A saber.jax env of ``game`` with ``env``'s rows, settings and checkpoints."""
+    import dataclasses
+
+    settings = env.saber_settings
+    overrides = {
+        field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)
+    }
+    return type(env)(game, env.num_envs, checkpoint_frames=env.checkpoint_frames, **overrides)
 
 
 def _numpy(infos: dict[str, Any]) -> dict[str, Any]:
@@ -186,7 +232,10 @@ def subject_of(env: Any) -> Subject:
     if is_sb3_vec_env(env):
         return Sb3VecSubject(env)
     jax_envs = sys.modules.get("saber.jax")  # never imported here: JAX is an extra
-    if jax_envs is not None and isinstance(env, jax_envs.SaberJaxEnv):
+    many_games = sys.modules.get("saber.jax.multigame")
+    if (jax_envs is not None and isinstance(env, jax_envs.SaberJaxEnv)) or (
+        many_games is not None and isinstance(env, many_games.SaberJaxMultiGameEnv)
+    ):
         return FunctionalSubject(env)
     raise SaberError(
         f"Expect a Gymnasium env, a Gymnasium vector env or a saber.check Subject, "

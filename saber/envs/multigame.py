@@ -63,7 +63,8 @@ class SaberMultiGameVectorEnv(VectorEnv):
     Args:
         games: the games, in any spelling (a list, or a comma-separated string; a named
             set such as ``"atari5"`` counts as its games); each at most once.
-        num_envs: number of sub-environments, a multiple of the number of games.
+        num_envs: number of sub-environments, a multiple of the number of games
+            (default: one per game).
         game_set: instead of ``games``, a named set of :func:`saber.games.game_sets`
             (``SABER/Atari5`` and the other set ids give it).
         num_threads: emulation threads of each game's engine (0: the cores shared out
@@ -93,7 +94,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
     def __init__(
         self,
         games: str | Sequence[str] | None = None,
-        num_envs: int = 1,
+        num_envs: int | None = None,
         *,
         game_set: str | None = None,
         num_threads: int = 0,
@@ -102,7 +103,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
         checkpoint_frames: dict[str, int] | None = None,
         **overrides: Any,
     ) -> None:
-        infos, _ = _dealt_games(games, game_set, num_envs, num_threads)
+        infos, _, num_envs = _dealt_games(games, game_set, num_envs, num_threads)
         count = len(infos)
         per_game = num_envs // count
         threads = num_threads or _threads_per_game(count, per_game)
@@ -288,10 +289,11 @@ class SaberMultiGameVectorEnv(VectorEnv):
 
 def _dealt_games(
     games: str | Sequence[str] | None, game_set: str | None, num_envs: Any, num_threads: Any
-) -> tuple[tuple[GameInfo, ...], str]:
-    """The games of a multi-game env and the id it is played under (``"SABER/Atari5"``),
-    with ``num_envs`` and ``num_threads`` checked: the one home of what the numpy and the
-    saber.jax multi-game envs accept, so both refuse the same input in the same words.
+) -> tuple[tuple[GameInfo, ...], str, int]:
+    """The games of a multi-game env, the id it is played under (``"SABER/Atari5"``) and
+    its number of sub-envs (``num_envs``; None: one per game), with ``num_envs`` and
+    ``num_threads`` checked: the one home of what the numpy and the saber.jax multi-game
+    envs accept, so both refuse the same input in the same words.
 
     Raises:
         UnknownGameError, SaberError: as :func:`_games_of`.
@@ -301,6 +303,8 @@ def _dealt_games(
     infos = _games_of(games, game_set)
     name = _env_name(game_set)
     count = len(infos)
+    if num_envs is None:
+        num_envs = count
     if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs <= 0:
         raise ValueError(f"Expect `num_envs` to be a positive int, actually: {num_envs!r}")
     if num_envs % count:
@@ -310,7 +314,7 @@ def _dealt_games(
         )
     if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 0:
         raise ValueError(f"Expect `num_threads` to be 0 or more, actually: {num_threads!r}")
-    return infos, name
+    return infos, name, num_envs
 
 
 def _one_per_game(make: Callable[[str], _Env], games: Sequence[str]) -> tuple[_Env, ...]:

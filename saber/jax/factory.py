@@ -10,7 +10,7 @@ from saber.jax.multigame import SaberJaxMultiGameEnv, set_of_name
 
 
 def make(
-    game: str | Sequence[str], num_envs: int = 1, **kwargs: Any
+    game: str | Sequence[str], num_envs: int | None = None, **kwargs: Any
 ) -> SaberJaxEnv | SaberJaxMultiGameEnv:
     """``num_envs`` SABER envs of ``game`` for JAX::
 
@@ -25,7 +25,9 @@ def make(
     Args:
         game: any spelling of a game (``"Pong"``, ``"pong"``, ``"SABER/Pong"``), a set's
             name, or a list of games.
-        num_envs: number of rows (several games: a multiple of their number).
+        num_envs: number of rows (several games: a multiple of their number); default:
+            one row per game (``saber check saber.jax:make --game SABER/Atari5`` checks
+            the set so).
         **kwargs: ``num_threads`` (emulation threads; 0: one per core),
             ``checkpoint_frames`` (as make_vec's) and any
             :class:`~saber.protocol.SaberSettings` field (``clip_rewards=True``...).
@@ -38,4 +40,4 @@ def make(
     game_set = set_of_name(game)
     if game_set is not None:
         return SaberJaxMultiGameEnv(None, num_envs, game_set=game_set, **kwargs)
-    return SaberJaxEnv(game, num_envs, **kwargs)
+    return SaberJaxEnv(game, 1 if num_envs is None else num_envs, **kwargs)

@@ -50,13 +50,13 @@ class SaberJaxMultiGameEnv:
     def __init__(
         self,
         games: str | Sequence[str] | None = None,
-        num_envs: int = 1,
+        num_envs: int | None = None,
         *,
         game_set: str | None = None,
         num_threads: int = 0,
         **kwargs: Any,
     ) -> None:
-        infos, name = _dealt_games(games, game_set, num_envs, num_threads)
+        infos, name, num_envs = _dealt_games(games, game_set, num_envs, num_threads)
         count = len(infos)
         for game in infos:
             legal = legal_action_count(game.ale_id)

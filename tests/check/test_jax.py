@@ -94,3 +94,41 @@ def test_stuck_clock_catches_a_shorter_timeout_in_a_jax_env() -> None:
     )
     assert rule.status is Status.FAIL
     assert rule.measured == "truncated within 17,604 frames"
+
+
+# ------------------------------------------------------------ many games, one saber.jax env
+def test_a_many_games_jax_env_is_followed_through_its_first_games_env() -> None:
+    """Row 0 is the first game's: that game's env is switched to Seaquest (as a
+    SaberVectorEnv is) and followed on a twin; the probe moves its clock and reaches its
+    engine seam under the many-games env's own step (a seam on another game's env would
+    leave row 0's frame counter where it is, and the cap would not be found)."""
+    from saber.check.probes.followed import probe_stuck_clock
+    from saber.check.probes.tampered import probe_frame_cap_tampered
+    from saber.jax import make
+
+    env = make(["Pong", "Breakout"], num_envs=2)
+    subject = subject_of(env)
+    assert isinstance(subject, FunctionalSubject) and subject.followable
+    assert [game.rom_id for game in env.envs] == ["seaquest", "breakout"]
+    assert subject.rom_id == "seaquest" and "the env played pong" in subject.game_text
+    (stuck,) = probe_stuck_clock(subject)
+    assert (stuck.status, stuck.measured) == (Status.PASS, "truncated at 18,000 frames"), stuck
+    assert stuck.evidence.startswith("seaquest (loaded as the first game of saber.jax's")
+    (cap,) = probe_frame_cap_tampered(subject)
+    assert cap.status is Status.PASS, cap
+    assert cap.measured == "truncated at 21,600,000 frames (end: time_cap)"
+    assert "_engine_step" not in vars(env.envs[0])  # the seam is the env's own again
+    subject.close()
+
+
+@pytest.mark.slow
+def test_a_many_games_jax_env_passes_every_rule() -> None:
+    """saber check saber.jax:make --game SABER/Atari5 (one row per game): exit 0."""
+    from click.testing import CliRunner
+
+    from saber.cli import main as saber_cli
+
+    result = CliRunner().invoke(saber_cli, ["check", "saber.jax:make", "--game", "SABER/Atari5"])
+    assert result.exit_code == 0, result.output
+    assert "saber.jax:make: SABER (12 pass, 0 fail, 0 unknown;" in result.output
+    assert "the env played battle_zone" in result.output

@@ -267,6 +267,12 @@ def test_the_sub_envs_are_the_games_own_vector_envs() -> None:
     envs.close()
 
 
+def test_without_num_envs_each_game_has_one_sub_env() -> None:
+    envs = SaberMultiGameVectorEnv("pong,breakout")
+    assert (envs.num_envs, envs.row_games.tolist()) == (2, ["pong", "breakout"])
+    envs.close()
+
+
 def test_a_set_of_one_game_plays_that_games_envs() -> None:
     """SABER/Atari1 is Name This Game alone (ALE plays ~130 starting frames at its reset)."""
     envs = gym.make_vec("SABER/Atari1", num_envs=2)
