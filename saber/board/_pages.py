@@ -54,6 +54,7 @@ main { max-width: 84rem; }  /* the ranking's 16 columns fit a 1366 px laptop */
 body > header nav, footer { max-width: 84rem; }
 main table { font-size: 0.82rem; }
 tbody th { text-align: left; }
+tbody th a { display: inline-block; max-width: 20rem; overflow-wrap: break-word; }  /* long names */
 main th, main td { padding: 0.3rem 0.45rem; }
 .sets-title { margin-bottom: 0.25rem; }
 .s-verified { border-color: #0072b2; }
@@ -70,7 +71,9 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
   width: fit-content; max-width: 100%; }
 .pairs td { overflow-wrap: anywhere; }
 .sets { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; padding: 0; list-style: none; }
-@media (max-width: 64rem) { .scroll caption { display: block; padding: 0.4rem 0; } }
+@media (max-width: 64rem) { .scroll caption { display: block; padding: 0.4rem 0; }
+  /* stacked: a long path in a cell wraps rather than widen its box */
+  .scroll tbody th, .scroll td > span { min-width: 0; overflow-wrap: anywhere; } }
 @media (max-width: 40rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: 0.4rem; } }
 """
 )

@@ -77,6 +77,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory, good_run: Path) -> dict[str
     uncited.write_text("agent,game,score\nother,pong,3\n")
     found["uncited"] = uncited
     found["missing"] = folder / "no-such-run"
+    # A path longer than a phone is wide, in no word breaks: its cell wraps (test_layout).
+    found["long"] = folder / ("a_folder_whose_name_is_longer_than_a_phone_is_wide_" * 2)
     return found
 
 
@@ -91,7 +93,7 @@ def build(entries: list[str | Path], out: Path, cache: Path, **options: object) 
 def site(tmp_path_factory: pytest.TempPathFactory, inputs: dict[str, Path]) -> tuple[Path, Board]:
     """The board of every input and the SABER paper's agents."""
     folder = tmp_path_factory.mktemp("site")
-    order = ["good", "copy", "cheat", "damaged", "deviating", "table", "uncited", "missing"]
+    order = ["good", "copy", "cheat", "damaged", "deviating", "table", "uncited", "missing", "long"]
     board = build([*(inputs[k] for k in order), "saber-paper"], folder / "site", folder / "cache")
     return folder / "site", board
 
