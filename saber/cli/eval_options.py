@@ -167,7 +167,8 @@ _dask = stacked(
         "--dask-timeout",
         default=10.0,
         minimum=0,
-        help="Seconds to wait for the Dask scheduler.",
+        help="Seconds to wait for the Dask scheduler (and, beyond --unit-timeout, for a "
+        "worker in place of one that the run stopped).",
         above=True,
     ),
     _pem_file("--tls-ca-file", "the CA certificate (PEM) that signed the cluster's"),

@@ -159,7 +159,8 @@ class Dask(_Options):
             a ``LocalCluster`` of ``workers`` single-threaded processes.
         workers: size of the local cluster (None: one per usable core); with an address, how
             many units are planned at once.
-        timeout: seconds to wait for the scheduler.
+        timeout: seconds to wait for the scheduler (and, beyond ``unit_timeout``, for a
+            worker in place of one that the run stopped).
         security: TLS: a ``distributed.Security``, or a dict of its arguments
             (``tls_ca_file``, ``tls_client_cert``, ``tls_client_key``); None uses Dask's
             configuration (``distributed.comm.tls.*``).

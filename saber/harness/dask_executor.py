@@ -21,6 +21,13 @@ Faults (:mod:`saber.harness.dask_faults` names them):
   each worker; one that does not answer is left to the unit deadline.
 * Workers that die running a unit (Dask's ``KilledWorker``) fail it with a reason that
   names the signal and nothing that changes from unit to unit (no task key, no address).
+* A worker stopped at the unit deadline is replaced by its nanny. One that is not (a
+  worker started with ``--no-nanny``, or a nanny that closed while restarting it) leaves
+  the units waiting for a worker that never comes: once the run has stopped a worker and
+  the scheduler then has none at all for ``unit_timeout + timeout`` seconds while units
+  wait, the run ends (:class:`BackendError`), and the same command resumes it on a
+  cluster with workers. (A cluster without workers before the run stopped one, one that
+  scales up on demand say, is waited for.)
 * A lost scheduler ends the run (:class:`BackendError`) once Dask has tried to reconnect
   for ``timeout`` seconds, or as soon as it reconnects to a scheduler restarted at the
   same address (which knows none of the run's units); units in flight are not failed
@@ -42,6 +49,7 @@ from saber.errors import BackendError, PolicyError
 from saber.harness.dask_faults import (
     DaskClientLogs,
     killed_worker_reason,
+    no_worker_message,
     scheduler_lost_message,
     stop_worker_in_background,
 )
@@ -120,7 +128,8 @@ class DaskExecutor:
         address: scheduler address (``tcp://host:8786``, ``tls://host:8786``), or None to
             start a ``LocalCluster`` of ``workers`` single-threaded worker processes.
         workers: worker processes of the local cluster (ignored with an address).
-        timeout: seconds to wait for the scheduler.
+        timeout: seconds to wait for the scheduler (and, beyond ``unit_timeout``, for a
+            worker in place of one that the run stopped).
         unit_timeout: seconds without a message from a started unit, or from the worker
             holding a unit not started, before the unit fails and its worker is restarted
             (None: no deadline).
@@ -210,6 +219,10 @@ class DaskExecutor:
         # behind another, or for the worker to take it: not hung.
         self._heard: dict[str, float] = {}
         self._heartbeats: dict[str, float | None] = {}  # worker -> last heartbeat's time
+        # Whether the run stopped a worker (at a unit deadline), and since when the
+        # scheduler has said it has no worker at all while units wait (None: it has one).
+        self._stopped_a_worker = False
+        self._workerless_since: float | None = None
         self._next_poll = 0.0
         self._asking = False  # a question to the scheduler is on its way (_ask_scheduler)
         self._answer: tuple[float, dict[str, Any], dict[str, Any]] | None = None
@@ -368,6 +381,7 @@ class DaskExecutor:
             return
         now = time.monotonic()
         self._track_assignments(now)
+        self._check_workers_left(now)
         for unit_id, (worker, last) in list(self._running.items()):
             if now - last > self.unit_timeout:
                 del self._running[unit_id]
@@ -390,6 +404,7 @@ class DaskExecutor:
         if worker and self._heard.get(worker) != now:
             stop_worker_in_background(self.client, worker)
             self._heard[worker] = now
+            self._stopped_a_worker = True
         yield UnitFailed(unit_id, "timeout", timeout_message(self.unit_timeout or 0.0))
 
     def _ask_scheduler(self) -> None:
@@ -432,6 +447,7 @@ class DaskExecutor:
         }
         if not waiting:
             self._assigned.clear()
+            self._workerless_since = None
             return
         if now >= self._next_poll and not self._connection_lost:
             self._next_poll = now + _ASSIGNMENT_POLL
@@ -440,6 +456,10 @@ class DaskExecutor:
         if answer is None:
             return
         now, processing, identity = answer
+        if identity.get("workers"):
+            self._workerless_since = None
+        elif self._workerless_since is None:
+            self._workerless_since = now
         for worker, about in identity.get("workers", {}).items():
             # Compared with its last value, not with this clock: the scheduler's may differ.
             if about.get("last_seen") != self._heartbeats.get(worker):
@@ -453,6 +473,16 @@ class DaskExecutor:
                     seen = self._assigned.get(unit_id)
                     assigned[unit_id] = seen if seen and seen[0] == worker else (worker, now)
         self._assigned = assigned
+
+    def _check_workers_left(self, now: float) -> None:
+        """Raise :class:`BackendError` once the units wait on a cluster left without a
+        worker by the run's own stops: no worker for ``unit_timeout + timeout`` seconds
+        (a nanny starts a new one within seconds), after the run stopped one."""
+        if not self._stopped_a_worker or self._workerless_since is None:
+            return
+        wait = (self.unit_timeout or 0.0) + self.timeout
+        if now - self._workerless_since > wait:
+            raise BackendError(no_worker_message(self.address, wait))
 
     def close(self) -> None:
         """Cancel what runs and disconnect; never raises (it runs on the way out of an

@@ -1,5 +1,6 @@
 """What goes wrong on a Dask cluster, in the harness's words: a worker that died (and of
-what), a worker that hangs (ended without waiting for it), a scheduler that is gone.
+what), a worker that hangs (ended without waiting for it), a cluster left without a
+worker, a scheduler that is gone.
 
 The Dask backend (:mod:`saber.harness.dask_executor`) reports these; this module turns
 Dask's own objects (``KilledWorker``, a nanny's log) into reasons that are the same for
@@ -39,6 +40,18 @@ def scheduler_lost_message(address: str, timeout: float | None) -> str:
         f"Lost the Dask scheduler at {address} ({what}): start it and its workers again, "
         "or another cluster, and run the same command (with that cluster's --address) to "
         "resume"
+    )
+
+
+def no_worker_message(address: str, seconds: float) -> str:
+    """The one line for a cluster left without a worker after the run stopped a hung one
+    (the run loop adds what is on disk); ``seconds``: how long it had none."""
+    return (
+        f"No Dask worker at the scheduler {address} for {seconds:g} s (--unit-timeout plus "
+        "--dask-timeout) after the run stopped a hung worker: no new one took its place (a "
+        "worker started with --no-nanny is not replaced, and a nanny may close while "
+        "restarting its worker). Start workers (dask worker, with its nanny), and run the "
+        "same command to resume"
     )
 
 
@@ -137,9 +150,12 @@ def stop_worker_in_background(client: Any, worker: str) -> None:
 
     def stop() -> None:
         try:
-            client.run(_kill_worker_from_its_nanny, workers=[worker], nanny=True)
-        except Exception:  # no nanny (dask worker --no-nanny), or it did not answer
-            with contextlib.suppress(Exception):
-                client.run(_exit_worker_process, workers=[worker], wait=False)
+            # Dask asks only the nannies that exist: a worker without one gives no answer.
+            if client.run(_kill_worker_from_its_nanny, workers=[worker], nanny=True):
+                return
+        except Exception:  # its nanny did not answer, or the worker is gone
+            pass
+        with contextlib.suppress(Exception):
+            client.run(_exit_worker_process, workers=[worker], wait=False)
 
     threading.Thread(target=stop, name=f"saber-stop-{worker}", daemon=True).start()

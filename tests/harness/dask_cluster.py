@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.harness.helpers import PixelsAndDice, wait_for
+from tests.harness.helpers import PixelsAndDice, SleepOnEpisode, wait_for
 
 ROOT = Path(__file__).parents[2]
 AGENT = "tests.harness.dask_cluster:slow_dice"
@@ -44,6 +44,12 @@ def slow_dice() -> SlowDice:
     return SlowDice()
 
 
+def hang_in_episode_1() -> SleepOnEpisode:
+    """A factory for ``--agent``: FIRE, and a call that never returns in Breakout's
+    episode 1."""
+    return SleepOnEpisode("breakout", episode=1)
+
+
 def segfault() -> Any:
     """A factory for ``--agent``: a policy whose every call crashes its process (SIGSEGV)."""
 
@@ -63,21 +69,26 @@ def environment(**extra: str) -> dict[str, str]:
 
 class LoopbackCluster:
     """``dask scheduler`` and ``workers`` ``dask worker`` processes (one thread each, with
-    a nanny) on 127.0.0.1, each in a session of its own.
+    a nanny unless told not) on 127.0.0.1, each in a session of its own.
 
     Args:
         folder: where the scheduler file and the processes' logs go.
         workers: worker processes.
         allowed_failures: Dask's ``distributed.scheduler.allowed-failures`` (how many
             worker deaths a task survives; 0 fails it at the first).
+        nanny: whether each worker has a nanny (``--no-nanny`` if not: a worker that
+            ends is not replaced).
     """
 
-    def __init__(self, folder: Path, workers: int = 2, allowed_failures: int = 3) -> None:
+    def __init__(
+        self, folder: Path, workers: int = 2, allowed_failures: int = 3, nanny: bool = True
+    ) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.processes: list[subprocess.Popen] = []
         self.scheduler_file = folder / "scheduler.json"
         self.scheduler_file.unlink(missing_ok=True)  # an earlier cluster's
+        self.nanny = nanny
         try:  # a cluster that fails to start leaves no process behind either
             self._start_processes(workers, allowed_failures)
         except BaseException:
@@ -96,7 +107,8 @@ class LoopbackCluster:
         for index in range(workers):
             self._start(f"worker-{index}", [self.address, "--host", "127.0.0.1", "--nthreads",
                                             "1", "--no-dashboard", "--death-timeout", "60",
-                                            "--local-directory", str(self.folder)])  # fmt: skip
+                                            "--local-directory", str(self.folder),
+                                            *([] if self.nanny else ["--no-nanny"])])  # fmt: skip
         if not wait_for(lambda: len(self.workers()) == workers, 120):
             raise AssertionError(f"workers did not connect: {self.log('worker-0')}")
 

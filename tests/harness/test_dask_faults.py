@@ -1,10 +1,10 @@
 """The Dask path under real faults, on a cluster of separate processes on loopback
 (:class:`tests.harness.dask_cluster.LoopbackCluster`): the scheduler killed (-9) with
 Ctrl-C and SIGTERM during the reconnect, and without; a worker killed (-9); a worker
-stopped (SIGSTOP) mid-unit, and one stopped while idle, then handed a unit; a policy that
-segfaults on every worker. Each run's records are compared, field for field, with an
-uninterrupted run of the same seeds, every episode exactly once, and ``saber verify``
-passes."""
+stopped (SIGSTOP) mid-unit, and one stopped while idle, then handed a unit; a hung worker
+that nothing replaces (no nanny); a policy that segfaults on every worker. The runs that
+finish are compared, field for field, with an uninterrupted run of the same seeds, every
+episode exactly once, and ``saber verify`` passes."""
 
 from __future__ import annotations
 
@@ -167,6 +167,32 @@ def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(
     assert failures and {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
     if when == "idle":  # the unit it was handed: three episodes, none started
         assert len(failures) == 3, failures
+
+
+def test_hung_worker_that_nothing_replaces_ends_the_run_in_bounded_time(tmp_path: Path) -> None:
+    """The only worker, started without a nanny, hangs in episode 1: at --unit-timeout the
+    unit fails and the worker is asked to exit (it has no nanny to kill it); nothing
+    replaces it, and with episode 2 waiting for a worker the run ends once there has been
+    none for --unit-timeout + --dask-timeout seconds, naming the scheduler and what to do
+    (4, unfinished: the same command resumes)."""
+    out, unit_timeout, dask_timeout = tmp_path / "run", 4, 3
+    with LoopbackCluster(tmp_path / "cluster", workers=1, nanny=False) as cluster:
+        command = eval_command(cluster.address, out, 3, "--unit-timeout", str(unit_timeout),
+                               "--dask-timeout", str(dask_timeout))  # fmt: skip
+        command[command.index("--agent") + 1] = "tests.harness.dask_cluster:hang_in_episode_1"
+        with running_eval(command, tmp_path) as process:
+            status = _stopped(process, 120)
+    errors = _errors(tmp_path)
+    assert status == ExitCode.UNFINISHED, errors
+    last = errors.strip().splitlines()[-1]
+    wait = unit_timeout + dask_timeout
+    assert last.startswith(f"Error: No Dask worker at the scheduler {cluster.address} for "
+                           f"{wait} s (--unit-timeout plus --dask-timeout)"), last  # fmt: skip
+    assert "run the same command to resume" in last, last
+    assert last.endswith(f"1 finished episodes are on disk in {out}, 1 failed."), last
+    records = read_records(out)
+    assert [(r["episode"], r.get("kind")) for r in records] == [(0, None), (1, "timeout")]
+    assert _last_session(out)["status"] == "failed"
 
 
 def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_signal(
