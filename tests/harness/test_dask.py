@@ -34,13 +34,16 @@ def _cluster(**kwargs: object) -> distributed.LocalCluster:
 
 
 def test_hung_unit_is_stopped_retried_then_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    # Each stop leaves the cluster without a worker until the nanny's new one connects,
+    # which is slow on a loaded machine: the run waits for it up to unit_timeout + timeout
+    # seconds, so timeout is well above a slow start.
     with _cluster() as cluster:
         result = evaluate(
             SleepOnEpisode("breakout", episode=1),
             "breakout",
             3,
             out=tmp_path,
-            backend=Dask(cluster.scheduler_address, envs_per_worker=1, unit_timeout=4),
+            backend=Dask(cluster.scheduler_address, envs_per_worker=1, unit_timeout=4, timeout=30),
             progress=False,
         )
     check_hung_episode_1(result, unit_timeout=4)
