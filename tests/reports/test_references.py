@@ -221,22 +221,55 @@ def test_training_report_shows_rainbow_iqn_at_the_same_checkpoints(tmp_path):
     assert bad.exit_code == ExitCode.BAD_INPUT and "Unknown reference 'x'" in bad.output
 
 
+def _ppo_seeds() -> dict[str, dict[str, list[float]]]:
+    """``{game: {training_seed: scores}}`` of the shipped saber-ppo evaluations."""
+    games: dict[str, dict[str, list[float]]] = {}
+    for row in _csv("saber_ppo_episodes.csv"):
+        games.setdefault(row["game"], {}).setdefault(row["training_seed"], [])
+        games[row["game"]][row["training_seed"]].append(float(row["score"]))
+    return games
+
+
 def test_ppo_reference_is_the_shipped_evaluations_one_run_per_training_seed():
     rows = _csv("saber_ppo_episodes.csv")
     table = reference_table("saber-ppo")
     assert table.agents() == ["ppo@saber"]
     assert len(table.records) == 3 * len(rows)  # one row per time limit
     assert set(table.runs("ppo@saber", "saber")) == {f"seed{r['training_seed']}" for r in rows}
+    games = _ppo_seeds()
+    assert all(len(scores) == 100 for runs in games.values() for scores in runs.values())
+    # Over all its games, a seed trained on some of them only is named and left out: the
+    # aggregates need the same runs on every game, and the per-game scores are over the
+    # runs the aggregates count, so that the two agree.
+    seeds = {seed for runs in games.values() for seed in runs}
+    complete = {seed for seed in seeds if all(seed in runs for runs in games.values())}
     section = make_report(table, n_resamples=10).agents["ppo@saber"]["saber"]
     assert section.reference == "saber-ppo"
-    for game in {r["game"] for r in rows}:
-        runs: dict[str, list[float]] = {}
-        for row in rows:
-            if row["game"] == game:
-                runs.setdefault(row["training_seed"], []).append(float(row["score"]))
-        assert all(len(scores) == 100 for scores in runs.values())
-        expected = statistics.fmean(statistics.fmean(scores) for scores in runs.values())
+    assert set(section.runs) == {f"seed{seed}" for seed in complete}
+    assert section.runs_incomplete == {
+        f"seed{seed}": sorted(g for g, runs in games.items() if seed not in runs)
+        for seed in seeds - complete
+    }
+    for game, runs in games.items():
+        expected = statistics.fmean(statistics.fmean(runs[seed]) for seed in complete)
         assert section.per_game[game].score == pytest.approx(expected)
+        assert section.per_game[game].runs == len(runs)
+
+
+def test_ppo_reference_on_a_game_trained_with_several_seeds_has_intervals_over_them(tmp_path):
+    # Like for like on such a game (a user's agent evaluated on it), every seed counts.
+    several = {game: runs for game, runs in _ppo_seeds().items() if len(runs) > 1}
+    assert several, "three seeds on two games: at least one game has several by now"
+    for game, runs in several.items():
+        out = tmp_path / f"{game}.json"
+        args = ["report", "--reference", "saber-ppo", "--games", game, "--json", str(out)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == ExitCode.OK, result.output
+        section = json.loads(out.read_text())["agents"]["ppo@saber"]["saber"]
+        assert section["resampled"] == "runs" and section["runs_incomplete"] == {}
+        assert section["runs"] == sorted(f"seed{seed}" for seed in runs)
+        means = [statistics.fmean(scores) for scores in runs.values()]
+        assert section["per_game"][game]["score"] == pytest.approx(statistics.fmean(means))
 
 
 def test_ppo_reference_is_listed_with_its_budget_script_and_seeds():
