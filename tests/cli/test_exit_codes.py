@@ -180,10 +180,12 @@ def test_eval_ends_with_130_on_ctrl_c_and_143_on_sigterm(
 def test_ctrl_c_or_sigterm_ends_any_command_with_130_or_143(
     sent: signal.Signals, status: ExitCode, said: str
 ) -> None:
-    # saber check's full probe of a game runs for a minute: long enough to interrupt.
+    # saber check's full probe of a game runs for a minute: long enough to interrupt, and
+    # it prints nothing before its verdict. 6 s: well past the import of saber.cli (the
+    # handlers are installed when the command starts) on a loaded machine.
     process = subprocess.Popen([*SAY, "check", "SABER/Pong"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)  # fmt: skip
-    time.sleep(3)
+    time.sleep(6)
     process.send_signal(sent)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == status, stderr.decode()
