@@ -372,13 +372,12 @@ def _refuse_before_0_4(run: Any, run_file: str | Path) -> None:
 
 def _run_json_damage(run_file: Path, why: str) -> RunDamageError:
     """The error of a ``run.json`` that is not valid JSON or not text (``why``)."""
-    return RunDamageError(
-        repair_advice(
-            run_file.parent,
-            f"{run_file} is damaged ({why}); the episodes in {run_file.with_name(EPISODES_FILE)} "
-            "are intact",
-        )
+    episodes = run_file.with_name(EPISODES_FILE)
+    # Only a file that exists can be said to be intact: a folder may hold run.json alone.
+    kept = (
+        f"the episodes in {episodes} are intact" if episodes.exists() else f"{episodes} is absent"
     )
+    return RunDamageError(repair_advice(run_file.parent, f"{run_file} is damaged ({why}); {kept}"))
 
 
 def read_run_file(path: str | Path) -> RunFile:

@@ -415,6 +415,25 @@ def test_input_that_is_not_utf8_is_a_one_line_error(clean_run: Path, tmp_path: P
         assert len(result.output.strip().splitlines()) == 1, result.output
 
 
+def test_a_damaged_run_json_says_whether_the_episodes_are_there(
+    clean_run: Path, tmp_path: Path
+) -> None:
+    # A folder may hold run.json alone: only a file that exists is called intact.
+    with_episodes = _copy(clean_run, tmp_path, "with-episodes")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for folder in (with_episodes, alone):
+        (folder / "run.json").write_bytes(b'{"run_id": ')
+    said = {}
+    for folder in (with_episodes, alone):
+        with pytest.raises(SaberError) as refused:
+            read_run_file(folder)
+        said[folder] = str(refused.value)
+    assert "is damaged (" in said[alone] and f"{alone / EPISODES_FILE} is absent" in said[alone]
+    assert "are intact" not in said[alone]
+    assert f"the episodes in {with_episodes / EPISODES_FILE} are intact" in said[with_episodes]
+
+
 # --- processes: the parent killed outright, two SIGTERMs, errors in the user's code --------
 
 REPO = Path(__file__).parents[2]
