@@ -38,16 +38,16 @@ class _Commands(click.Group):
     """The ``saber`` group: what happens around every command."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from saber.errors import ExitCode
-        from saber.stop_signals import Terminated, stop_signals_as_interrupts
+        from saber.cli.errors import stop_said
+        from saber.stop_signals import stop_signals_as_interrupts
 
         try:
             with stop_signals_as_interrupts(exiting=True):
                 return super().invoke(ctx)
         except KeyboardInterrupt as stop:  # click's own handling would exit 1, a failing verdict's
-            terminated = isinstance(stop, Terminated)
-            click.echo(f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}.", err=True)
-            ctx.exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
+            said, status = stop_said(stop)
+            click.echo(f"\n{said}.", err=True)
+            ctx.exit(status)
 
 
 @click.group(cls=_Commands)

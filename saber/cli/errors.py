@@ -4,8 +4,9 @@ The one home of the CLI's error-to-message machinery: :class:`~saber.errors.Sabe
 and ``OSError`` turned into messages (:func:`saber_errors_as_messages`), a command line
 that cannot be used (:class:`CommandLineError`), the refusal to replace a file the user
 did not ask to replace (:func:`refuse_overwrite`, the ``--force`` check), writing a file
-whole or not at all (:func:`write_whole`), and a flag that was renamed
-(:class:`RenamedOptionError`). The exit statuses are :class:`saber.errors.ExitCode`'s.
+whole or not at all (:func:`write_whole`), a flag that was renamed
+(:class:`RenamedOptionError`), and the words and status of a stop by Ctrl-C or SIGTERM
+(:func:`stop_said`). The exit statuses are :class:`saber.errors.ExitCode`'s.
 """
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ import click
 from saber.errors import ExitCode, OutputExistsError, SaberError, os_error_message
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def stop_said(stop: KeyboardInterrupt) -> tuple[str, ExitCode]:
+    """What a command says when ``stop`` ends it (``Interrupted``, or ``Terminated
+    (SIGTERM)`` for :class:`saber.stop_signals.Terminated`), and its exit status."""
+    from saber.stop_signals import Terminated
+
+    if isinstance(stop, Terminated):
+        return "Terminated (SIGTERM)", ExitCode.TERMINATED
+    return "Interrupted", ExitCode.INTERRUPTED
 
 
 class Refused(click.ClickException):

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from saber.cli.errors import CommandLineError, saber_errors_as_messages
+from saber.cli.errors import CommandLineError, saber_errors_as_messages, stop_said
 from saber.cli.eval_options import EvalOptions, eval_options
 from saber.cli.streams import prints_to_stderr
 from saber.cli.user_code import import_from_working_directory
@@ -27,20 +27,16 @@ def _says_where_the_episodes_are(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import sys
 
-        from saber.errors import ExitCode
-        from saber.stop_signals import Terminated
-
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt as interrupt:
-            terminated = isinstance(interrupt, Terminated)
+            said, status = stop_said(interrupt)
             click.echo(
-                f"\n{'Terminated (SIGTERM)' if terminated else 'Interrupted'}. Finished "
-                f"episodes are in {kwargs['out'] / 'episodes.jsonl'}; run the same command "
-                "to resume.",
+                f"\n{said}. Finished episodes are in {kwargs['out'] / 'episodes.jsonl'}; "
+                "run the same command to resume.",
                 err=True,
             )
-            sys.exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
+            sys.exit(status)
 
     return wrapper  # type: ignore[return-value]
 
