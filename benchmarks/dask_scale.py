@@ -1,23 +1,29 @@
-"""The harness on a cluster of many workers: the main process's cost per work unit, and
-the store's write rate, from which the largest cluster one ``saber eval`` serves.
+"""The harness on a cluster of many workers: the cost per work unit of the main process
+and of the Dask scheduler, the store's write rate, and from them the largest cluster one
+``saber eval`` serves.
 
-* ``cluster``: a ``LocalCluster`` of ``--workers`` single-threaded worker processes (64 by
-  default: a cluster simulated on one machine), one warm-up run (every worker imports
-  saber and ale-py), then ``saber.evaluate`` of ``--units`` units of tiny episodes (noop
-  on Pong, ``max_episode_frames`` 40: about a ROM reload and 10 steps each, so the
-  units are nearly all overhead). Reported: wall time, units per second, and the CPU
-  seconds of this process per unit: the Dask client, the store (one fsync per record and
-  per replay) and, in a ``LocalCluster``, the scheduler and the 64 nannies too (so the
-  figure is an upper bound of what ``saber eval`` itself spends against a remote
-  scheduler).
+* ``cluster``: a scheduler (``dask scheduler``) and ``--workers`` single-threaded worker
+  processes (``dask worker --nworkers``, 64 by default: a cluster simulated on one
+  machine), each a process of its own as on a real cluster, so that neither the
+  scheduler nor the workers share the main process's CPU. One warm-up run (every worker
+  imports saber and ale-py), then ``saber.evaluate`` of ``--units`` units of tiny
+  episodes (noop on Pong, ``max_episode_frames`` 40: a ROM reload and 10 steps each, so
+  the units are nearly all overhead). Reported: wall time, units per second, and the CPU
+  seconds per unit of the main process (the Dask client and the store: one fsync per
+  record and per replay) and of the scheduler (read from ``/proc``).
 * ``store``: ``ResultsStore.write_replay`` then ``write`` of ``--records`` records (each
   a real record and its 2 KB replay), as the run loop stores an episode: records per
   second on this disk.
 
-The largest cluster: the main process serves ``1 / cpu_per_unit`` units per second
-on one core; a worker finishes a unit every ``unit_seconds`` (8 SABER episodes of a
-random agent take minutes of emulation), so ``unit_seconds / cpu_per_unit`` workers keep
-it busy; the store bounds the episodes per second the same way.
+The largest cluster: each tiny unit holds one episode, so the CPU per unit is an upper
+bound of the CPU per episode (a real unit holds 8 episodes or more, and pays the unit's
+share once). A worker finishes an episode every ``--episode-seconds`` (0.59 s: the
+random agent's full SABER run, 6,100 episodes of every game in 3,597 CPU seconds
+(docs/measurements/eval.md), its episodes the shortest any agent plays; a trained policy
+plays longer episodes and costs more per frame), so one core of the main process keeps
+``episode_seconds / main_cpu_per_unit`` workers busy, one core of the scheduler
+``episode_seconds / scheduler_cpu_per_unit``, and the store ``records_per_second *
+episode_seconds``; the least of the three is the figure.
 
     python benchmarks/dask_scale.py [--workers 64] [--units 256] [--records 2000]
 
@@ -27,10 +33,16 @@ It writes ``benchmarks/results/dask-scale.json`` for docs/measurements/eval.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import signal
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from _results import Measurement, add_options
@@ -38,6 +50,7 @@ from _results import Measurement, add_options
 from saber.harness import Dask, EnvOptions, Inline, evaluate
 
 TINY = EnvOptions({"max_episode_frames": 40}, allow_non_saber=True)
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds() -> float:
@@ -46,31 +59,93 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def cluster_cost(workers: int, units: int) -> dict[str, float]:
-    """Wall time and this process's CPU per unit for ``units`` one-episode units."""
-    from distributed import LocalCluster
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of another process, from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime (fields 14, 15)
 
+
+def scheduler_address(scheduler_file: Path, seconds: float) -> str:
+    """The address in a starting scheduler's file, once the file is there and whole."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return str(json.loads(scheduler_file.read_text())["address"])
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the scheduler did not start within {seconds} s") from None
+            time.sleep(0.2)
+
+
+@contextmanager
+def cluster(folder: Path, workers: int) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A ``dask scheduler`` and ``workers`` worker processes on loopback, each started in
+    a process of its own and killed on the way out: (the scheduler's address, its
+    process)."""
+    scheduler_file = folder / "scheduler.json"
+    dask = [sys.executable, "-m"]
+    processes = [
+        subprocess.Popen(
+            [*dask, "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+             "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+    ]  # fmt: skip
+    try:
+        address = scheduler_address(scheduler_file, seconds=60)
+        processes.append(
+            subprocess.Popen(
+                [*dask, "distributed.cli.dask_worker", address, "--host", "127.0.0.1",
+                 "--nworkers", str(workers), "--nthreads", "1", "--no-dashboard",
+                 "--local-directory", str(folder)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )
+        )  # fmt: skip
+        from distributed import Client
+
+        with Client(address, timeout=120) as client:
+            client.wait_for_workers(workers, timeout=600)
+        yield address, processes[0]
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+        for process in reversed(processes):
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def cluster_cost(workers: int, units: int) -> dict[str, float]:
+    """Wall time, and the main process's and the scheduler's CPU per unit, for ``units``
+    one-episode units on a cluster of ``workers`` worker processes."""
     start = time.monotonic()
     with (
-        LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
         tempfile.TemporaryDirectory() as folder,
+        cluster(Path(folder), workers) as (
+            address,
+            scheduler,
+        ),
     ):
         started = time.monotonic() - start
-        backend = Dask(cluster.scheduler_address, workers=workers, timeout=120, envs_per_worker=1)
+        backend = Dask(address, workers=workers, timeout=120, envs_per_worker=1)
         # Warm-up: every worker imports saber, ale-py and the ROM on its first unit.
         evaluate("noop", "pong", workers, out=Path(folder) / "warm", backend=backend,
                  env_options=TINY, progress=False)  # fmt: skip
         # workers=units: one episode per unit (saber.harness.work.plan_units).
-        backend = Dask(cluster.scheduler_address, workers=units, timeout=120, envs_per_worker=1)
-        before, wall = cpu_seconds(), time.monotonic()
+        backend = Dask(address, workers=units, timeout=120, envs_per_worker=1)
+        before, before_scheduler = cpu_seconds(), process_cpu_seconds(scheduler.pid)
+        wall = time.monotonic()
         result = evaluate("noop", "pong", units, out=Path(folder) / "run", backend=backend,
                           env_options=TINY, progress=False)  # fmt: skip
-        wall, cpu = time.monotonic() - wall, cpu_seconds() - before
+        wall = time.monotonic() - wall
+        cpu = cpu_seconds() - before
+        scheduler_cpu = process_cpu_seconds(scheduler.pid) - before_scheduler
     assert result.finished == units, result.failed[:1]
     return {"start_s": started, "wall_s": wall, "units_per_s": units / wall,
-            "cpu_ms_per_unit": 1000 * cpu / units}  # fmt: skip
+            "cpu_ms_per_unit": 1000 * cpu / units,
+            "scheduler_cpu_ms_per_unit": 1000 * scheduler_cpu / units}  # fmt: skip
 
 
 def store_rate(records: int) -> float:
@@ -102,6 +177,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=64)
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument("--episode-seconds", type=float, default=0.59,
+                        help="a worker's CPU seconds per episode (the random agent's mean)")  # fmt: skip
     add_options(parser, "dask-scale")
     args = parser.parse_args()
     measurement = Measurement(
@@ -114,19 +191,39 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     rate = store_rate(args.records)
     cost = cluster_cost(args.workers, args.units)
+    bounds = {
+        "the main process (one core)": args.episode_seconds * 1000 / cost["cpu_ms_per_unit"],
+        "the scheduler (one core)": args.episode_seconds * 1000 / cost["scheduler_cpu_ms_per_unit"],
+        "the store": rate * args.episode_seconds,
+    }
     measurement.table(
         ["measured", "value"],
         [
             ["the store: records per second, each with its replay, fsynced", f"{rate:,.0f}"],
-            [f"a `LocalCluster` of {args.workers} workers: start-up", f"{cost['start_s']:.1f} s"],
             [
-                f"{args.units} units of tiny episodes: wall time",
+                f"a scheduler and {args.workers} worker processes: start-up",
+                f"{cost['start_s']:.1f} s",
+            ],
+            [
+                f"{args.units} one-episode units: wall time",
                 f"{cost['wall_s']:.1f} s ({cost['units_per_s']:.1f} units/s)",
             ],
-            ["this process's CPU per unit", f"{cost['cpu_ms_per_unit']:.1f} ms"],
+            ["the main process's CPU per unit (client and store)",
+             f"{cost['cpu_ms_per_unit']:.1f} ms"],
+            ["the scheduler's CPU per unit", f"{cost['scheduler_cpu_ms_per_unit']:.1f} ms"],
         ],
+    )  # fmt: skip
+    measurement.text(
+        f"The largest cluster each part keeps busy, a worker finishing an episode every "
+        f"{args.episode_seconds} s of CPU (the random agent's mean SABER episode; trained "
+        "agents' episodes are longer, which serves more workers), each tiny unit counted "
+        "as one episode:"
+    )
+    measurement.table(
+        ["bound by", "workers"], [[part, f"{workers:,.0f}"] for part, workers in bounds.items()]
     )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+    measurement.data = {"store_records_per_s": rate, **cost, "bounds": bounds}
     measurement.write()
 
 

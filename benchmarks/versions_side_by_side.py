@@ -1,9 +1,17 @@
-"""This checkout's vector env against another saber version's, side by side in one run.
+"""This checkout's vector env and ``saber eval`` against another saber version's, side by
+side in one run.
 
-Each round steps ``gymnasium.make_vec("SABER/<Game>", n)`` with the same random actions
-in a fresh process per version, the versions' order alternating from round to round, so
-that both see the same machine; the figure is the ratio of each round's two speeds. The
-other version is a checkout of its own, for example the last release's::
+Each round runs both versions, each in a fresh process, their order alternating from
+round to round, so that both see the same machine; the figure is the ratio of each
+round's two speeds:
+
+* ``--settings``: ``gymnasium.make_vec("SABER/<Game>", n)`` stepped with the same random
+  actions (env-steps per second of the step loop);
+* ``--evals``: a whole ``saber eval`` command (imports, start-up and its quick probe, the
+  workers, the policy, the store and the report; episodes from the same seeds in both
+  versions), timed from the outside: its frames per second of wall time.
+
+The other version is a checkout of its own, for example the last release's::
 
     git worktree add ../saber-0.4 <the 0.4 commit>
     python benchmarks/versions_side_by_side.py --other ../saber-0.4
@@ -15,10 +23,13 @@ numpy and Gymnasium, so the run compares saber's own code and nothing else.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from _results import Measurement, add_options
@@ -55,11 +66,46 @@ def speed(tree: Path, game: str, num_envs: int, steps: int) -> tuple[str, float]
     return version, float(rate)
 
 
+def eval_speed(
+    tree: Path, agent: str, game: str, episodes: int, workers: int
+) -> tuple[str, float, float]:
+    """(saber's version, frames per second of wall time, wall seconds) of one whole
+    ``saber eval`` command of ``tree``'s saber, in a fresh process."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "run"
+        command = [sys.executable, "-m", "saber.cli", "eval", "--agent", agent, "--games",
+                   game, "--episodes", str(episodes), "--workers", str(workers), "--seed",
+                   "0", "--out", str(out), "--no-progress"]  # fmt: skip
+        start = time.perf_counter()
+        subprocess.run(command, env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree,
+                       capture_output=True, check=True)  # fmt: skip
+        wall = time.perf_counter() - start
+        run = json.loads((out / "run.json").read_text())
+        with open(out / "episodes.jsonl", encoding="utf-8") as lines:
+            frames = sum(json.loads(line)["frames"] for line in lines if line.strip())
+    return run["saber"], frames / wall, wall
+
+
+def ratio_row(setting: str, versions: dict[str, str], rates: dict[str, list[float]],
+              unit: str = "") -> list[str]:  # fmt: skip
+    """One table row: each version's median speed and this one's over the other's."""
+    ratios = [a / b for a, b in zip(rates["this"], rates["other"], strict=True)]
+    return [
+        setting,
+        f"{versions['other']}: {statistics.median(rates['other']):,.0f}{unit}",
+        f"{versions['this']}: {statistics.median(rates['this']):,.0f}{unit}",
+        f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--other", type=Path, required=True, help="the other version's checkout")
     parser.add_argument("--settings", default="Pong:8:1500,Breakout:32:400",
                         help="game:num_envs:steps of each setting, comma-separated")  # fmt: skip
+    parser.add_argument("--evals", default="ppo-pong:pong:4:2,noop:pong:1:1",
+                        help="agent:game:episodes:workers of each saber eval, comma-separated "
+                             "('' for none)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=6)
     add_options(parser, "versions-side-by-side")
     args = parser.parse_args()
@@ -72,30 +118,54 @@ def main() -> None:
     )
     trees = {"this": ROOT, "other": args.other.resolve()}
     rows = []
-    for setting in args.settings.split(","):
+    versions: dict[str, str] = {}
+    for setting in filter(None, args.settings.split(",")):
         game, num_envs, steps = setting.split(":")
         rates: dict[str, list[float]] = {"this": [], "other": []}
-        versions: dict[str, str] = {}
         for round_ in range(args.rounds):
             for side in ("this", "other") if round_ % 2 == 0 else ("other", "this"):
                 versions[side], rate = speed(trees[side], game, int(num_envs), int(steps))
                 rates[side].append(rate)
-        ratios = [a / b for a, b in zip(rates["this"], rates["other"], strict=True)]
-        rows.append(
-            [
-                f"vector {game} x{num_envs}",
-                f"{versions['other']}: {statistics.median(rates['other']):,.0f}",
-                f"{versions['this']}: {statistics.median(rates['this']):,.0f}",
-                f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]",
-            ]
-        )
+        rows.append(ratio_row(f"vector {game} x{num_envs}", versions, rates))
         print(" | ".join(rows[-1]), flush=True)
-    measurement.text(
-        f"{args.rounds} rounds, each version in a fresh process per round, their order "
-        "alternating; env-steps per second (median of the rounds) and this version's speed "
-        "over the other's, median [min-max] of the rounds."
-    )
-    measurement.table(["setting", "other version", "this version", "this / other"], rows)
+    if rows:
+        measurement.text(
+            f"{args.rounds} rounds, each version in a fresh process per round, their order "
+            "alternating; env-steps per second (median of the rounds) and this version's "
+            "speed over the other's, median [min-max] of the rounds."
+        )
+        measurement.table(["setting", "other version", "this version", "this / other"], rows)
+    rows = []
+    for setting in filter(None, args.evals.split(",")):
+        agent, game, episodes, workers = setting.split(":")
+        rates = {"this": [], "other": []}
+        walls: dict[str, list[float]] = {"this": [], "other": []}
+        for round_ in range(args.rounds):
+            for side in ("this", "other") if round_ % 2 == 0 else ("other", "this"):
+                versions[side], rate, wall = eval_speed(
+                    trees[side], agent, game, int(episodes), int(workers)
+                )
+                rates[side].append(rate)
+                walls[side].append(wall)
+        label = (
+            f"`saber eval --agent {agent} --games {game} --episodes {episodes} --workers {workers}`"
+        )
+        wall = (
+            f"{statistics.median(walls['other']):.1f} s / {statistics.median(walls['this']):.1f} s"
+        )
+        rows.append([*ratio_row(label, versions, rates, " frames/s"), wall])
+        print(" | ".join(rows[-1]), flush=True)
+    if rows:
+        measurement.text(
+            f"Whole `saber eval` commands, {args.rounds} rounds, each version in a fresh "
+            "process per round, their order alternating: frames per second of wall time "
+            "(imports, start-up and the quick probe, workers, policy, store and report "
+            "included; median of the rounds), this version's over the other's (median "
+            "[min-max]), and the median wall time of a command (other / this)."
+        )
+        measurement.table(
+            ["command", "other version", "this version", "this / other", "wall time"], rows
+        )
     measurement.write()
 
 

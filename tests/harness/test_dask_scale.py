@@ -1,0 +1,75 @@
+"""The Dask path on a cluster of many workers: 16 single-threaded worker processes of a
+``LocalCluster`` play 64 one-episode units of short episodes at once. Every episode is
+stored exactly once, each record as an uninterrupted in-process run of the same seeds
+(wall time aside), the units spread over the workers, and ``saber verify`` passes.
+
+16, not 64, worker processes: each imports saber and ale-py (about 2 s of CPU), which the
+default suite on 2 cores pays in full. The 64-worker figures (the scheduler's and the main
+process's CPU per unit, the store's write rate, the largest cluster they serve) are
+``benchmarks/dask_scale.py``'s, on docs/measurements/eval.md.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from saber.harness import Dask, EnvOptions, Inline, evaluate
+from tests.harness.helpers import PixelsAndDice, read_records, strip_timing
+
+distributed = pytest.importorskip("distributed")
+
+WORKERS = 16
+EPISODES = 64
+# Short episodes (not SABER): the units are nearly all the harness's own work.
+SHORT = EnvOptions({"max_episode_frames": 400}, allow_non_saber=True)
+
+
+class PixelsAndDiceNamingItsProcess(PixelsAndDice):
+    """:class:`PixelsAndDice` that leaves a file named by its process id in ``folder`` (so
+    the test sees which worker processes played)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = str(folder)
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        Path(self.folder, str(os.getpid())).touch()
+        return super().__call__(observations)
+
+
+def test_many_workers_store_every_episode_exactly_once(tmp_path: Path) -> None:
+    processes = tmp_path / "processes"
+    processes.mkdir()
+    reference = evaluate(PixelsAndDice(), "breakout", EPISODES, out=tmp_path / "inline",
+                         agent="dice", backend=Inline(envs_per_worker=1), env_options=SHORT,
+                         progress=False)  # fmt: skip
+    assert reference.finished == EPISODES
+    with distributed.LocalCluster(
+        n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        # workers=EPISODES: one episode per unit (saber.harness.work.plan_units).
+        backend = Dask(cluster.scheduler_address, workers=EPISODES, envs_per_worker=1, timeout=120)
+        result = evaluate(PixelsAndDiceNamingItsProcess(processes), "breakout", EPISODES,
+                          out=tmp_path / "cluster", agent="dice", backend=backend,
+                          env_options=SHORT, progress=False)  # fmt: skip
+    assert result.finished == EPISODES and not result.failed
+    records = read_records(tmp_path / "cluster")
+    counts = Counter((record["game"], record["episode"]) for record in records)
+    assert sorted(counts) == [("breakout", episode) for episode in range(EPISODES)]
+    assert set(counts.values()) == {1}
+    assert strip_timing(records) == strip_timing(reference.records)
+    # The scheduler hands 64 units to 16 idle workers: most of them play.
+    played = [path.name for path in processes.iterdir()]
+    assert len(played) >= WORKERS // 2, played
+    verify = subprocess.run(
+        [sys.executable, "-m", "saber.cli", "verify", str(tmp_path / "cluster")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert verify.returncode == 0, verify.stderr[-2000:]
