@@ -19,8 +19,8 @@ The largest cluster: each tiny unit holds one episode, so the CPU per unit is an
 bound of the CPU per episode (a real unit holds 8 episodes or more, and pays the unit's
 share once). A worker finishes an episode every ``--episode-seconds`` (0.59 s: the
 random agent's full SABER run, 6,100 episodes of every game in 3,597 CPU seconds
-(docs/measurements/eval.md), its episodes the shortest any agent plays; a trained policy
-plays longer episodes and costs more per frame), so one core of the main process keeps
+(docs/measurements/eval.md); a trained agent mostly plays longer episodes, and always
+pays its network at every step), so one core of the main process keeps
 ``episode_seconds / main_cpu_per_unit`` workers busy, one core of the scheduler
 ``episode_seconds / scheduler_cpu_per_unit``, and the store ``records_per_second *
 episode_seconds``; the least of the three is the figure.
@@ -215,9 +215,10 @@ def main() -> None:
     )  # fmt: skip
     measurement.text(
         f"The largest cluster each part keeps busy, a worker finishing an episode every "
-        f"{args.episode_seconds} s of CPU (the random agent's mean SABER episode; trained "
-        "agents' episodes are longer, which serves more workers), each tiny unit counted "
-        "as one episode:"
+        f"{args.episode_seconds} s of CPU (the random agent's mean SABER episode over every "
+        "game; an agent whose episodes cost more CPU is served by more workers), each tiny "
+        "unit counted as a whole episode (a real unit holds 8 or more, and the scheduler "
+        "and the client pay a unit's share once):"
     )
     measurement.table(
         ["bound by", "workers"], [[part, f"{workers:,.0f}"] for part, workers in bounds.items()]

@@ -195,6 +195,7 @@ class DaskExecutor:
         # What close() needs, before anything that can fail and call it.
         self._logs = DaskClientLogs()
         self._futures: dict[int, Any] = {}
+        self._unfetched: dict[int, Any] = {}  # finished units whose fetch the scheduler cut
         try:
             self._check_workers(job)
         except BaseException:
@@ -304,8 +305,13 @@ class DaskExecutor:
         yield from self._after_messages()
 
     def _after_messages(self) -> Iterator[Event]:
-        """Check the scheduler (raise if it is gone), then the unit deadlines."""
+        """Check the scheduler (raise if it is gone), fetch the finished units that a
+        scheduler's hiccup left unfetched, then check the unit deadlines."""
         self._check_scheduler()
+        if self._unfetched and self.client.status == "running":
+            for unit_id, future in list(self._unfetched.items()):
+                del self._unfetched[unit_id]
+                yield from self._fetch(unit_id, future)
         yield from self._stop_hung_units()
 
     def _check_scheduler(self) -> None:
@@ -360,9 +366,23 @@ class DaskExecutor:
             )
             return
         if future.status == "finished":
-            yield from future.result()
+            yield from self._fetch(unit_id, future)
             return
         yield UnitFailed(unit_id, "worker", self._failure_reason(future.exception()))
+
+    def _fetch(self, unit_id: int, future: Any) -> Iterator[Event]:
+        """A finished unit's events, fetched from its worker through the scheduler. A fetch
+        that a lost scheduler cuts short (Dask's ``CommClosedError`` is an ``OSError``) is
+        not the unit's failure, nor a file's: the unit waits unfetched, fetched again while
+        the client is connected (:meth:`_after_messages`); if the scheduler is gone for
+        good the run ends there (:meth:`_check_scheduler`), and a resume plays the
+        episodes it did not record."""
+        try:
+            events = future.result(timeout=self.timeout + _RECONNECT_MARGIN)
+        except (OSError, TimeoutError, asyncio.TimeoutError):
+            self._unfetched[unit_id] = future
+            return
+        yield from events
 
     def _failure_reason(self, error: BaseException) -> str:
         """The same reason for the same cause (no task key or worker address in it)."""
@@ -487,8 +507,9 @@ class DaskExecutor:
     def close(self) -> None:
         """Cancel what runs and disconnect; never raises (it runs on the way out of an
         error or Ctrl-C, which it must not replace), never waits on a lost scheduler."""
-        futures = list(self._futures.values())
+        futures = [*self._futures.values(), *self._unfetched.values()]
         self._futures = {}
+        self._unfetched = {}
         if self.client.status == "running":
             with contextlib.suppress(Exception):
                 if futures:
