@@ -38,6 +38,7 @@ Faults (:mod:`saber.harness.dask_faults` names them):
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import queue
 import time
@@ -355,20 +356,25 @@ class DaskExecutor:
         if future is None:  # cancelled here (its deadline), or already reported
             return
         if future.status == "cancelled":
-            if _cancelled_for(future) == _CONNECTION_LOST or self.client.status != "running":
-                self._connection_lost = True  # nothing of the unit failed: the run ends
-                return
-            yield UnitFailed(
-                unit_id,
-                "worker",
-                "the Dask scheduler cancelled the unit (another client cancelled it, or "
-                "restarted the cluster)",
-            )
+            yield from self._cancelled(unit_id, future)
             return
         if future.status == "finished":
             yield from self._fetch(unit_id, future)
             return
         yield UnitFailed(unit_id, "worker", self._failure_reason(future.exception()))
+
+    def _cancelled(self, unit_id: int, future: Any) -> Iterator[Event]:
+        """A unit that Dask cancelled: the run ends if the connection was lost (nothing of
+        the unit failed), else the unit failed."""
+        if _cancelled_for(future) == _CONNECTION_LOST or self.client.status != "running":
+            self._connection_lost = True
+            return
+        yield UnitFailed(
+            unit_id,
+            "worker",
+            "the Dask scheduler cancelled the unit (another client cancelled it, or "
+            "restarted the cluster)",
+        )
 
     def _fetch(self, unit_id: int, future: Any) -> Iterator[Event]:
         """A finished unit's events, fetched from its worker through the scheduler. A fetch
@@ -376,9 +382,13 @@ class DaskExecutor:
         not the unit's failure, nor a file's: the unit waits unfetched, fetched again while
         the client is connected (:meth:`_after_messages`); if the scheduler is gone for
         good the run ends there (:meth:`_check_scheduler`), and a resume plays the
-        episodes it did not record."""
+        episodes it did not record. A unit that Dask cancelled meanwhile (it cancels
+        every future of a lost connection) is a cancelled unit."""
         try:
             events = future.result(timeout=self.timeout + _RECONNECT_MARGIN)
+        except concurrent.futures.CancelledError:
+            yield from self._cancelled(unit_id, future)
+            return
         except (OSError, TimeoutError, asyncio.TimeoutError):
             self._unfetched[unit_id] = future
             return
