@@ -30,11 +30,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from _results import Measurement, add_options
 
 ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 # Env-steps per second of the vector env's step loop, after 200 warm-up steps.
 LOOP = """
 import sys, time
@@ -86,6 +90,18 @@ def eval_speed(
     return run["saber"], frames / wall, wall
 
 
+def interleaved(
+    rounds: int, trees: dict[str, Path], measure: Callable[[Path], T]
+) -> dict[str, list[T]]:
+    """Each side's results of ``rounds`` rounds of ``measure(its tree)``, both sides in
+    every round, their order alternating, so that both see the same machine."""
+    results: dict[str, list[T]] = {"this": [], "other": []}
+    for round_ in range(rounds):
+        for side in ("this", "other") if round_ % 2 == 0 else ("other", "this"):
+            results[side].append(measure(trees[side]))
+    return results
+
+
 def ratio_row(setting: str, versions: dict[str, str], rates: dict[str, list[float]],
               unit: str = "") -> list[str]:  # fmt: skip
     """One table row: each version's median speed and this one's over the other's."""
@@ -118,14 +134,15 @@ def main() -> None:
     )
     trees = {"this": ROOT, "other": args.other.resolve()}
     rows = []
-    versions: dict[str, str] = {}
     for setting in filter(None, args.settings.split(",")):
         game, num_envs, steps = setting.split(":")
-        rates: dict[str, list[float]] = {"this": [], "other": []}
-        for round_ in range(args.rounds):
-            for side in ("this", "other") if round_ % 2 == 0 else ("other", "this"):
-                versions[side], rate = speed(trees[side], game, int(num_envs), int(steps))
-                rates[side].append(rate)
+        runs = interleaved(
+            args.rounds,
+            trees,
+            partial(speed, game=game, num_envs=int(num_envs), steps=int(steps)),
+        )
+        versions = {side: results[-1][0] for side, results in runs.items()}
+        rates = {side: [rate for _, rate in results] for side, results in runs.items()}
         rows.append(ratio_row(f"vector {game} x{num_envs}", versions, rates))
         print(" | ".join(rows[-1]), flush=True)
     if rows:
@@ -138,15 +155,15 @@ def main() -> None:
     rows = []
     for setting in filter(None, args.evals.split(",")):
         agent, game, episodes, workers = setting.split(":")
-        rates = {"this": [], "other": []}
-        walls: dict[str, list[float]] = {"this": [], "other": []}
-        for round_ in range(args.rounds):
-            for side in ("this", "other") if round_ % 2 == 0 else ("other", "this"):
-                versions[side], rate, wall = eval_speed(
-                    trees[side], agent, game, int(episodes), int(workers)
-                )
-                rates[side].append(rate)
-                walls[side].append(wall)
+        evals = interleaved(
+            args.rounds,
+            trees,
+            partial(eval_speed, agent=agent, game=game, episodes=int(episodes),
+                    workers=int(workers)),
+        )  # fmt: skip
+        versions = {side: results[-1][0] for side, results in evals.items()}
+        rates = {side: [rate for _, rate, _ in results] for side, results in evals.items()}
+        walls = {side: [wall for _, _, wall in results] for side, results in evals.items()}
         label = (
             f"`saber eval --agent {agent} --games {game} --episodes {episodes} --workers {workers}`"
         )
