@@ -14,11 +14,12 @@ Faults (:mod:`saber.harness.dask_faults` names them):
   from a thread of its own: a stopped worker never holds up the others' episodes. A unit
   that the scheduler gave to a worker which says nothing (no message of any unit, no
   heartbeat to the scheduler) counts the same deadline from the moment it was seen
-  there: a worker stopped while idle is handed units like any other. (A worker busy
-  building the policy for the check below sends no heartbeat: one whose check takes more
-  than two deadlines is stopped too.)
+  there: a worker stopped while idle is handed units like any other.
 * The policy check before the first unit waits ``unit_timeout`` seconds at the most for
-  each worker; one that does not answer is left to the unit deadline.
+  each worker; one that does not answer is left to the unit deadline. The check is a task
+  on the worker's thread, not a call on its event loop: a worker slow to build the policy
+  (a large model, a machine under load) keeps sending heartbeats, and its units wait
+  behind the check instead of being failed.
 * Workers that die running a unit (Dask's ``KilledWorker``) fail it with a reason that
   names the signal and nothing that changes from unit to unit (no task key, no address).
 * A worker stopped at the unit deadline is replaced by its nanny. One that is not (a
@@ -251,27 +252,49 @@ class DaskExecutor:
 
     def _policy_verdicts(self, job: Job) -> dict[str, Any]:
         """Each worker's answer to :func:`_dask_check_policy`: None, or the exception it
-        raised; a worker that gives none within ``unit_timeout`` seconds (stopped, or cut
-        off) is left out, and left to the unit deadline."""
+        raised; a worker that gives none within ``unit_timeout`` seconds (stopped, cut
+        off, or still building) is left out, and left to the unit deadline.
+
+        With a deadline, one task per worker, held to it, rather than ``Client.run``:
+        ``run`` calls the function on the worker's event loop, which sends no heartbeat
+        until it returns, so a worker that took two deadlines to build the policy was
+        taken for a stopped one. A check that has not answered is cancelled here; one
+        that runs goes on to its end on its thread (the units wait behind it), and the
+        policy it builds is kept for them. Without a deadline no worker is ever stopped,
+        and ``run`` answers for a worker that died building the policy (a task held to
+        it would wait for it forever)."""
         if self.unit_timeout is None:
             return self.client.run(_dask_check_policy, job, on_error="return")
-        deadline = self.unit_timeout
-        workers = list(self.client.nthreads())
-
-        async def verdict(worker: str) -> dict[str, Any]:
-            ask = self.client.run(
-                _dask_check_policy, job, workers=[worker], on_error="return", asynchronous=True
+        token = uuid.uuid4().hex[:8]
+        checks = {
+            worker: self.client.submit(
+                _dask_check_policy,
+                job,
+                workers=[worker],
+                allow_other_workers=False,
+                pure=False,
+                key=f"saber-policy-check-{token}-{index}",
             )
+            for index, worker in enumerate(self.client.nthreads())
+        }
+        deadline = time.monotonic() + self.unit_timeout
+        verdicts: dict[str, Any] = {}
+        late = []
+        for worker, check in checks.items():
+            left = max(0.0, deadline - time.monotonic())
             try:
-                return await asyncio.wait_for(ask, deadline)
-            except (asyncio.TimeoutError, TimeoutError):
-                return {}
-
-        async def verdicts() -> dict[str, Any]:
-            answers = await asyncio.gather(*map(verdict, workers))
-            return {worker: result for answer in answers for worker, result in answer.items()}
-
-        return self.client.sync(verdicts)
+                check.result(timeout=left)
+                verdicts[worker] = None
+            except (TimeoutError, asyncio.TimeoutError):
+                late.append(check)
+            except concurrent.futures.CancelledError:
+                pass  # a lost scheduler: the run ends at its first unit (_check_scheduler)
+            except Exception as error:  # the check's own error, raised again here
+                verdicts[worker] = error
+        if late:
+            with contextlib.suppress(Exception):
+                self.client.cancel(late, force=True)
+        return verdicts
 
     def submit(self, unit: WorkUnit) -> None:
         if self._connection_lost or self.client.status != "running":

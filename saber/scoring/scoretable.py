@@ -214,23 +214,41 @@ class TableBuilder:
         return self.table
 
 
-def _check_game_sets(merged: ScoreTable, table: ScoreTable) -> None:
-    for (agent, run), (games, source) in table.game_sets.items():
-        for (other_agent, other_run), (other_games, other_source) in merged.game_sets.items():
-            if other_agent == agent and other_games != games:
-                extra = sorted(games ^ other_games)
-                raise ScoreFileError(
-                    f"{source}: run {run!r} of agent {agent!r} was evaluated on another game "
-                    f"set than run {other_run!r} ({other_source}); they differ in "
-                    f"{', '.join(extra[:5])}{' ...' if len(extra) > 5 else ''}. Runs of one "
-                    "agent must cover the same games: report them separately, or evaluate the "
-                    "missing games into each run"
-                )
-        merged.game_sets[(agent, run)] = (games, source)
+def _add_game_sets(merged: ScoreTable, table: ScoreTable) -> None:
+    """A run named in several tables covers the games of them all: one run evaluated into
+    several directories (one per game, as Atari agents are trained one per game, or one
+    per cluster), each ``saber eval --run NAME`` with the same name."""
+    for key, (games, source) in table.game_sets.items():
+        if key in merged.game_sets:
+            earlier, earlier_source = merged.game_sets[key]
+            games, source = earlier | games, f"{earlier_source} + {source}"
+        merged.game_sets[key] = (games, source)
+
+
+def _check_game_sets(merged: ScoreTable) -> None:
+    """Refuse runs of one agent that cover different games: the runs x games matrix that
+    the aggregates resample over runs needs every run on every game."""
+    first: dict[str, tuple[str, frozenset[str], str]] = {}
+    for (agent, run), (games, source) in merged.game_sets.items():
+        other_run, other_games, other_source = first.setdefault(agent, (run, games, source))
+        if other_games != games:
+            extra = sorted(games ^ other_games)
+            raise ScoreFileError(
+                f"{source}: run {run!r} of agent {agent!r} was evaluated on another game "
+                f"set than run {other_run!r} ({other_source}); they differ in "
+                f"{', '.join(extra[:5])}{' ...' if len(extra) > 5 else ''}. Runs of one "
+                "agent must cover the same games: report them separately, or evaluate the "
+                "missing games into each run. One run evaluated into several directories "
+                "(one per game, say) needs the same run name in each: saber eval --run NAME"
+            )
 
 
 def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
-    """One table from several (e.g. one harness run per agent or per seed).
+    """One table from several (e.g. one harness run per agent, per seed, or per game).
+
+    Harness directories of one agent with the same run name are one run, covering the
+    games of them all (one directory per game); with different names, they are its runs
+    (seeds).
 
     Raises:
         ScoreFileError: a duplicate (agent, run, game, time limit, episode), or runs of
@@ -239,7 +257,7 @@ def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
     builder = TableBuilder()
     merged = builder.table
     for table in tables:
-        _check_game_sets(merged, table)
+        _add_game_sets(merged, table)
         for record in table.records:
             builder.add(record)
         merged.sources.extend(table.sources)
@@ -247,4 +265,5 @@ def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
         merged.saber_compliant &= table.saber_compliant
         merged.mean_only |= table.mean_only
         merged.references.update(table.references)
+    _check_game_sets(merged)
     return merged

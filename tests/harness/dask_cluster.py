@@ -44,6 +44,16 @@ def slow_dice() -> SlowDice:
     return SlowDice()
 
 
+BUILD_SECONDS = 8.0  # slow_to_build: seconds to build the policy
+
+
+def slow_to_build() -> SlowDice:
+    """A factory for ``--agent`` that takes :data:`BUILD_SECONDS` to build (a large model
+    loading, or a machine under load)."""
+    time.sleep(BUILD_SECONDS)
+    return SlowDice()
+
+
 def hang_in_episode_1() -> SleepOnEpisode:
     """A factory for ``--agent``: FIRE, and a call that never returns in Breakout's
     episode 1."""

@@ -23,6 +23,7 @@ from saber.errors import ExitCode
 from saber.harness import EnvOptions, Inline, evaluate
 from tests.harness.dask_cluster import (
     AGENT_NAME,
+    BUILD_SECONDS,
     ROOT,
     SHORT,
     LoopbackCluster,
@@ -167,6 +168,27 @@ def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(
     assert failures and {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
     if when == "idle":  # the unit it was handed: three episodes, none started
         assert len(failures) == 3, failures
+
+
+def test_worker_slow_to_build_the_policy_is_not_taken_for_a_stopped_one(tmp_path: Path) -> None:
+    """Both workers take longer than two unit deadlines to build the policy (the check
+    before the first unit): the check goes on on their threads while they send
+    heartbeats, the units wait behind it, none fails, and no worker is stopped."""
+    episodes, unit_timeout = 4, 3
+    assert 2 * unit_timeout < BUILD_SECONDS  # longer than two deadlines
+    reference = _reference(tmp_path / "reference", episodes)
+    out = tmp_path / "run"
+    with LoopbackCluster(tmp_path / "cluster") as cluster:
+        workers = cluster.workers()
+        command = eval_command(cluster.address, out, episodes, "--workers", "2",
+                               "--envs-per-worker", "2", "--unit-timeout", str(unit_timeout))  # fmt: skip
+        command[command.index("--agent") + 1] = "tests.harness.dask_cluster:slow_to_build"
+        with running_eval(command, tmp_path) as process:
+            status = _stopped(process, 180)
+        assert cluster.workers() == workers  # the same processes: none was stopped
+    errors = _errors(tmp_path)
+    assert status == 0, errors
+    assert _check_run(out, reference) == []
 
 
 def test_hung_worker_that_nothing_replaces_ends_the_run_in_bounded_time(tmp_path: Path) -> None:

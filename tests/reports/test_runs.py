@@ -192,6 +192,51 @@ def test_a_run_directory_of_another_game_set_is_refused(tmp_path):
         read_scores(a, b)
 
 
+def test_one_run_evaluated_into_a_directory_per_game_is_one_run(tmp_path):
+    # Atari agents are trained one per game, and often evaluated one job per game: the
+    # directories of one run name are that run, and the report is the one of a directory
+    # per run that holds every game.
+    split = [
+        write_run(tmp_path / "split" / name, [game], run, {game: score})
+        for name, game, run, score in (("pong-0", "pong", "seed0", 0.0),
+                                       ("venture-0", "venture", "seed0", 100.0),
+                                       ("pong-1", "pong", "seed1", 5.0),
+                                       ("venture-1", "venture", "seed1", 300.0))
+    ]  # fmt: skip
+    whole = [
+        write_run(tmp_path / "whole" / "a", ["pong", "venture"], "seed0", {"pong": 0.0, "venture": 100.0}),
+        write_run(tmp_path / "whole" / "b", ["pong", "venture"], "seed1", {"pong": 5.0, "venture": 300.0}),
+    ]  # fmt: skip
+    table = read_scores(*split)
+    assert table.runs("dqn", "saber") == ["seed0", "seed1"]
+    report = make_report(table, n_resamples=50)
+    s = report.agents["dqn"]["saber"]
+    assert s.resampled == "runs"
+    assert s.per_game["venture"].run_scores == {"seed0": 100.0, "seed1": 300.0}
+    assert s.per_game["pong"].run_scores == {"seed0": 0.0, "seed1": 5.0}
+    assert (
+        report.to_dict()["agents"]
+        == make_report(read_scores(*whole), n_resamples=50).to_dict()["agents"]
+    )
+
+
+def test_a_run_split_over_directories_that_misses_a_game_is_refused_saying_how(tmp_path):
+    pong = write_run(tmp_path / "pong-0", ["pong"], "seed0", {"pong": 0.0})
+    venture = write_run(tmp_path / "venture-0", ["venture"], "seed0", {"venture": 1.0})
+    other = write_run(tmp_path / "pong-1", ["pong"], "seed1", {"pong": 5.0})
+    out = tmp_path / "r.json"
+    args = ["report", str(pong), str(venture), str(other), "--json", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == ExitCode.BAD_INPUT
+    line = result.output.strip()
+    assert "\n" not in line and "Traceback" not in line and not out.exists()
+    assert (
+        f"{other}/run.json: run 'seed1' of agent 'dqn' was evaluated on another game set "
+        f"than run 'seed0' ({pong}/run.json + {venture}/run.json); they differ in venture." in line
+    )
+    assert line.endswith("needs the same run name in each: saber eval --run NAME")
+
+
 def test_the_same_run_twice_is_a_duplicate(tmp_path):
     a = write_run(tmp_path / "a", ["pong"], "s0", {"pong": 0.0})
     b = write_run(tmp_path / "b", ["pong"], "s0", {"pong": 1.0})
