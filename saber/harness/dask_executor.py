@@ -169,6 +169,10 @@ class DaskExecutor:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
+                # No dashboard; the scheduler's HTTP server (its health routes) on a free
+                # port: its default, 8787, is any other Dask cluster's on the machine, and
+                # Dask says "Perhaps you already have a cluster running?" when it is taken.
+                scheduler_kwargs={"dashboard_address": ":0"},
                 **({} if security is None else {"security": security}),
             )
         try:

@@ -1,18 +1,22 @@
 """The Dask backend on local clusters: a hung unit, a worker that cannot import the agent, TLS,
-no process left behind when saber eval is killed outright."""
+no process left behind when saber eval is killed outright, no word about a port that another
+cluster holds."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from saber.cli import main
-from saber.harness import BackendError, Dask, PolicyError, evaluate
+from saber.harness import BackendError, Dask, EnvOptions, PolicyError, evaluate
 from tests.harness.helpers import (
     BrokenInit,
     SleepOnEpisode,
@@ -28,9 +32,10 @@ distributed = pytest.importorskip("distributed")
 
 
 def _cluster(**kwargs: object) -> distributed.LocalCluster:
-    return distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, **kwargs
-    )
+    # The scheduler's HTTP server on a free port, as saber eval's own cluster's.
+    return distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                    dashboard_address=None,
+                                    scheduler_kwargs={"dashboard_address": ":0"}, **kwargs)  # fmt: skip
 
 
 def test_hung_unit_is_stopped_retried_then_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -136,3 +141,21 @@ def test_no_process_of_a_local_cluster_outlives_a_parent_killed_outright(tmp_pat
         for pid in below:  # only if the test failed: leave nothing behind
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_local_cluster_says_nothing_of_the_port_another_cluster_holds(tmp_path: Path) -> None:
+    """saber eval's own cluster (no --address) serves no dashboard, and its scheduler's
+    HTTP server takes a free port: Dask's default, 8787, held here as another Dask
+    cluster on the machine would hold it, is not tried (Dask would warn "Port 8787 is
+    already in use. Perhaps you already have a cluster running?")."""
+    with socket.socket() as held, warnings.catch_warnings(record=True) as caught:
+        with contextlib.suppress(OSError):  # else something holds it already: as good
+            held.bind(("", 8787))
+            held.listen()
+        warnings.simplefilter("always")
+        result = evaluate("random", "breakout", 1, out=tmp_path / "run",
+                          backend=Dask(workers=1), progress=False,
+                          env_options=EnvOptions({"max_frames_without_reward": 400},
+                                                 allow_non_saber=True))  # fmt: skip
+    assert result.finished == 1
+    assert not [str(w.message) for w in caught if "8787" in str(w.message)]

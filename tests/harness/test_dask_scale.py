@@ -52,7 +52,11 @@ def test_many_workers_store_every_episode_exactly_once(tmp_path: Path) -> None:
                          progress=False)  # fmt: skip
     assert reference.finished == EPISODES
     with distributed.LocalCluster(
-        n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=WORKERS,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},  # a free port, as saber eval's cluster
     ) as cluster:
         # workers=EPISODES: one episode per unit (saber.harness.work.plan_units).
         backend = Dask(cluster.scheduler_address, workers=EPISODES, envs_per_worker=1, timeout=120)
