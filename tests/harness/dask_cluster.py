@@ -44,7 +44,7 @@ def slow_dice() -> SlowDice:
     return SlowDice()
 
 
-BUILD_SECONDS = 8.0  # slow_to_build: seconds to build the policy
+BUILD_SECONDS = 12.0  # slow_to_build: seconds to build the policy
 
 
 def slow_to_build() -> SlowDice:

@@ -174,7 +174,7 @@ def test_worker_slow_to_build_the_policy_is_not_taken_for_a_stopped_one(tmp_path
     """Both workers take longer than two unit deadlines to build the policy (the check
     before the first unit): the check goes on on their threads while they send
     heartbeats, the units wait behind it, none fails, and no worker is stopped."""
-    episodes, unit_timeout = 4, 3
+    episodes, unit_timeout = 4, 5
     assert 2 * unit_timeout < BUILD_SECONDS  # longer than two deadlines
     reference = _reference(tmp_path / "reference", episodes)
     out = tmp_path / "run"
