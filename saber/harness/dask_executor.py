@@ -282,19 +282,25 @@ class DaskExecutor:
             for index, worker in enumerate(self.client.nthreads())
         }
         deadline = time.monotonic() + self.unit_timeout
+        for check in checks.values():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            with contextlib.suppress(Exception):  # its error, its deadline: read below
+                check.result(timeout=left)
+        # Read from each check's state, not from a wait that timed out: a check that has
+        # finished by now is answered, even if an earlier one spent the deadline.
         verdicts: dict[str, Any] = {}
         late = []
         for worker, check in checks.items():
-            left = max(0.0, deadline - time.monotonic())
-            try:
-                check.result(timeout=left)
+            if check.status == "finished":
                 verdicts[worker] = None
-            except (TimeoutError, asyncio.TimeoutError):
+            elif check.status == "error":
+                verdicts[worker] = check.exception()
+            elif check.status == "pending":
                 late.append(check)
-            except concurrent.futures.CancelledError:
-                pass  # a lost scheduler: the run ends at its first unit (_check_scheduler)
-            except Exception as error:  # the check's own error, raised again here
-                verdicts[worker] = error
+            # cancelled: a lost scheduler, and the run ends at its first unit
+            # (_check_scheduler)
         if late:
             with contextlib.suppress(Exception):
                 self.client.cancel(late, force=True)
