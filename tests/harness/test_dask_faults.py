@@ -1,8 +1,9 @@
 """The Dask path under real faults, on a cluster of separate processes on loopback
 (:class:`tests.harness.dask_cluster.LoopbackCluster`): the scheduler killed (-9) with
 Ctrl-C and SIGTERM during the reconnect, and without; a worker killed (-9); a worker
-stopped (SIGSTOP) mid-unit, and one stopped while idle, then handed a unit; a hung worker
-that nothing replaces (no nanny); a policy that segfaults on every worker. The runs that
+stopped (SIGSTOP) mid-unit, and one stopped while idle, then handed a unit; workers slow
+to build the policy (not stopped); a hung worker that nothing replaces (no nanny); a policy
+that segfaults on every worker. The runs that
 finish are compared, field for field, with an uninterrupted run of the same seeds, every
 episode exactly once, and ``saber verify`` passes."""
 
