@@ -1,6 +1,8 @@
 """A real Dask cluster on loopback for the fault tests: a ``dask scheduler`` and ``dask
 worker`` processes started here, killed and stopped for real; and the policies those
-tests run (importable by the workers as ``tests.harness.dask_cluster:...``).
+tests run (importable by the workers as ``tests.harness.dask_cluster:...``). Also the
+Dask tests' ``LocalCluster`` (:func:`local_cluster`) and their check of a finished run
+(:func:`check_run_exactly_once`).
 
 Every process is started in a session of its own, so that the whole group (a worker's
 nanny and its worker process) is killed at the end, even when a test fails.
@@ -16,13 +18,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tests.harness.helpers import PixelsAndDice, SleepOnEpisode, wait_for
+from tests.harness.helpers import (
+    PixelsAndDice,
+    SleepOnEpisode,
+    read_records,
+    strip_timing,
+    wait_for,
+)
 
 ROOT = Path(__file__).parents[2]
 AGENT = "tests.harness.dask_cluster:slow_dice"
@@ -42,6 +51,31 @@ class SlowDice(PixelsAndDice):
 def slow_dice() -> SlowDice:
     """A factory for ``--agent``."""
     return SlowDice()
+
+
+def local_cluster(workers: int, **kwargs: Any) -> Any:
+    """A ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes, as
+    ``saber eval``'s own: no dashboard, the scheduler's HTTP server on a free port."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                        dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                        **kwargs)  # fmt: skip
+
+
+def check_run_exactly_once(out: Path, reference: list[str]) -> list[dict]:
+    """Every episode of the run in ``out`` finished exactly once, each record as the
+    ``reference``'s (:func:`strip_timing`'s lines, wall time aside), and ``saber verify``
+    passes; the failed attempts, for the caller to check."""
+    records = read_records(out)
+    finished = [record for record in records if "error" not in record]
+    counts = Counter((record["game"], record["episode"]) for record in finished)
+    assert set(counts.values()) == {1}, counts
+    assert strip_timing(finished) == reference
+    verify = subprocess.run([sys.executable, "-m", "saber.cli", "verify", str(out)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert verify.returncode == 0, verify.stderr[-2000:]
+    return [record for record in records if "error" in record]
 
 
 BUILD_SECONDS = 12.0  # slow_to_build: seconds to build the policy

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.harness import BackendError, Dask, EnvOptions, PolicyError, evaluate
+from tests.harness.dask_cluster import local_cluster
 from tests.harness.helpers import (
     BrokenInit,
     SleepOnEpisode,
@@ -31,18 +32,11 @@ from tests.harness.helpers import (
 distributed = pytest.importorskip("distributed")
 
 
-def _cluster(**kwargs: object) -> distributed.LocalCluster:
-    # The scheduler's HTTP server on a free port, as saber eval's own cluster's.
-    return distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                    dashboard_address=None,
-                                    scheduler_kwargs={"dashboard_address": ":0"}, **kwargs)  # fmt: skip
-
-
 def test_hung_unit_is_stopped_retried_then_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     # Each stop leaves the cluster without a worker until the nanny's new one connects,
     # which is slow on a loaded machine: the run waits for it up to unit_timeout + timeout
     # seconds, so timeout is well above a slow start.
-    with _cluster() as cluster:
+    with local_cluster(1) as cluster:
         result = evaluate(
             SleepOnEpisode("breakout", episode=1),
             "breakout",
@@ -60,7 +54,7 @@ AGENT = "import numpy as np\n\ndef policy(observations):\n    return np.zeros(le
 def test_agent_module_missing_on_the_workers_fails_early_with_one_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with _cluster() as cluster:
+    with local_cluster(1) as cluster:
         # The module exists here only, after the workers started: they cannot import it.
         (tmp_path / "only_here_agent.py").write_text(AGENT)
         monkeypatch.syspath_prepend(str(tmp_path))
@@ -87,7 +81,7 @@ def test_a_policy_that_cannot_be_built_on_the_workers_leaves_no_record(
 ) -> None:
     # Every worker builds the policy before the first unit: a failure is the run's one
     # message, with no failed episode in the records (nor in any later summary).
-    with _cluster() as cluster, pytest.raises(PolicyError) as error:
+    with local_cluster(1) as cluster, pytest.raises(PolicyError) as error:
         evaluate(agent, "breakout", 2, out=tmp_path / "run",  # type: ignore[arg-type]
                  backend=Dask(cluster.scheduler_address), progress=False)  # fmt: skip
     assert "1 of 1 Dask workers cannot load the policy" in str(error.value)
@@ -103,7 +97,7 @@ def test_tls_scheduler_with_certificates(tmp_path: Path) -> None:
     for name in ("tls_ca_file", "tls_client_cert", "tls_client_key"):
         files[name] = tmp_path / f"{name}.pem"
         files[name].write_text(getattr(security, name))
-    with _cluster(security=security) as cluster:
+    with local_cluster(1, security=security) as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tls://")
         args = ["eval", "--agent", "constant:1", "--games", "breakout", "--episodes", "2",

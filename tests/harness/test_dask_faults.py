@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,9 @@ from saber.harness import EnvOptions, Inline, evaluate
 from tests.harness.dask_cluster import (
     AGENT_NAME,
     BUILD_SECONDS,
-    ROOT,
     SHORT,
     LoopbackCluster,
+    check_run_exactly_once,
     eval_command,
     finished_lines,
     running_eval,
@@ -52,20 +51,6 @@ def _reference(folder: Path, episodes: int) -> list[str]:
                       env_options=EnvOptions(SHORT, allow_non_saber=True))  # fmt: skip
     assert result.finished == episodes
     return strip_timing(result.records)
-
-
-def _check_run(out: Path, reference: list[str]) -> list[dict]:
-    """Every episode finished exactly once, each record as the reference's (wall time
-    aside), ``saber verify`` passes; the failed attempts, for the caller to check."""
-    records = read_records(out)
-    finished = [record for record in records if "error" not in record]
-    counts = Counter((record["game"], record["episode"]) for record in finished)
-    assert set(counts.values()) == {1}, counts
-    assert strip_timing(finished) == reference
-    verify = subprocess.run([sys.executable, "-m", "saber.cli", "verify", str(out)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert verify.returncode == 0, verify.stderr[-2000:]
-    return [record for record in records if "error" in record]
 
 
 def _last_session(out: Path) -> dict:
@@ -135,7 +120,7 @@ def test_lost_scheduler_interrupts_or_stops_in_bounded_time_and_resumes_exactly_
             status = _stopped(process, 240)
     assert status == 0, _errors(tmp_path)
     assert _last_session(out)["status"] == "finished"
-    _check_run(out, reference)
+    check_run_exactly_once(out, reference)
 
 
 @pytest.mark.parametrize("when", ["mid-unit", "idle"])
@@ -165,7 +150,7 @@ def test_stopped_worker_holds_up_nothing_and_its_unit_runs_elsewhere(
             status = _stopped(process, 180)
     errors = _errors(tmp_path)
     assert status == 0, errors
-    failures = _check_run(out, reference)
+    failures = check_run_exactly_once(out, reference)
     assert failures and {(f["kind"], f["attempt"]) for f in failures} == {("timeout", 0)}
     if when == "idle":  # the unit it was handed: three episodes, none started
         assert len(failures) == 3, failures
@@ -189,7 +174,7 @@ def test_worker_slow_to_build_the_policy_is_not_taken_for_a_stopped_one(tmp_path
         assert cluster.workers() == workers  # the same processes: none was stopped
     errors = _errors(tmp_path)
     assert status == 0, errors
-    assert _check_run(out, reference) == []
+    assert check_run_exactly_once(out, reference) == []
 
 
 def test_hung_worker_that_nothing_replaces_ends_the_run_in_bounded_time(tmp_path: Path) -> None:

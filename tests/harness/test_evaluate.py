@@ -21,6 +21,7 @@ from saber.harness import (
 )
 from saber.protocol.seeds import episode_seed
 from saber.replay import verify_run
+from tests.harness.dask_cluster import local_cluster
 from tests.harness.helpers import (
     AlwaysRaise,
     BrokenInit,
@@ -79,10 +80,8 @@ def test_same_records_with_two_worker_processes(inline_run: list[dict], tmp_path
 
 
 def test_same_records_on_a_local_dask_cluster(inline_run: list[dict], tmp_path: Path) -> None:
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster:
+    pytest.importorskip("distributed")
+    with local_cluster(2) as cluster:
         result = evaluate(
             "random",
             GAMES,
