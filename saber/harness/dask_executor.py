@@ -122,6 +122,61 @@ def _security(security: Any) -> Any:
     return Security(require_encryption=True, **security)
 
 
+def _connect(address: str | None, workers: int, timeout: float, security: Any) -> tuple[Any, Any]:
+    """(the local cluster started here, or None; a client of the scheduler at ``address``,
+    or of that cluster). ``security``: a ``distributed.Security``, a dict of its
+    arguments, or None (:func:`_security`).
+
+    Raises:
+        BackendError: Dask is not installed, or the scheduler cannot be reached within
+            ``timeout`` seconds.
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as error:
+        raise BackendError(
+            f"The dask backend needs Dask's distributed scheduler: {DASK_EXTRA_HINT}"
+        ) from error
+    security = _security(security)
+    cluster = None
+    if address is None:
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # No dashboard; the scheduler's HTTP server (its health routes) on a free
+            # port: its default, 8787, is any other Dask cluster's on the machine, and
+            # Dask says "Perhaps you already have a cluster running?" when it is taken.
+            scheduler_kwargs={"dashboard_address": ":0"},
+            **({} if security is None else {"security": security}),
+        )
+    try:
+        client = Client(
+            address or cluster,
+            timeout=timeout,
+            **({} if security is None else {"security": security}),
+        )
+    except (
+        OSError,
+        TimeoutError,
+        ValueError,
+        TypeError,
+    ) as error:  # TypeError: TLS, no certificates
+        tls_hint = (
+            " A tls:// scheduler needs the client's certificates: --tls-ca-file, "
+            "--tls-cert and --tls-key (or Dask's distributed.comm.tls configuration)."
+            if str(address).startswith("tls://")
+            else ""
+        )
+        raise BackendError(
+            f"Cannot reach the Dask scheduler at {address} within {timeout:g} s "
+            f"({type(error).__name__}: {error}). Is the scheduler running, and is the "
+            f"address right (tcp://host:8786)?{tls_hint}"
+        ) from None
+    return cluster, client
+
+
 class DaskExecutor:
     """One Dask task per unit on the scheduler at ``address`` (a local cluster if None).
 
@@ -153,51 +208,9 @@ class DaskExecutor:
         unit_timeout: float | None = None,
         security: Any = None,
     ) -> None:
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError as error:
-            raise BackendError(
-                f"The dask backend needs Dask's distributed scheduler: {DASK_EXTRA_HINT}"
-            ) from error
-        security = _security(security)
         self.unit_timeout = unit_timeout
         self.timeout = timeout
-        self._cluster = None
-        if address is None:
-            self._cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                # No dashboard; the scheduler's HTTP server (its health routes) on a free
-                # port: its default, 8787, is any other Dask cluster's on the machine, and
-                # Dask says "Perhaps you already have a cluster running?" when it is taken.
-                scheduler_kwargs={"dashboard_address": ":0"},
-                **({} if security is None else {"security": security}),
-            )
-        try:
-            self.client = Client(
-                address or self._cluster,
-                timeout=timeout,
-                **({} if security is None else {"security": security}),
-            )
-        except (
-            OSError,
-            TimeoutError,
-            ValueError,
-            TypeError,
-        ) as error:  # TypeError: TLS, no certificates
-            tls_hint = (
-                " A tls:// scheduler needs the client's certificates: --tls-ca-file, "
-                "--tls-cert and --tls-key (or Dask's distributed.comm.tls configuration)."
-                if str(address).startswith("tls://")
-                else ""
-            )
-            raise BackendError(
-                f"Cannot reach the Dask scheduler at {address} within {timeout:g} s "
-                f"({type(error).__name__}: {error}). Is the scheduler running, and is the "
-                f"address right (tcp://host:8786)?{tls_hint}"
-            ) from None
+        self._cluster, self.client = _connect(address, workers, timeout, security)
         # What close() needs, before anything that can fail and call it.
         self._logs = DaskClientLogs()
         self._futures: dict[int, Any] = {}
