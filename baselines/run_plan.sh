@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Train (or resume) every run of the plan in baselines/README.md, in its order; a finished
+# Train (or resume) every run of the plans in baselines/README.md, in its order; a finished
 # run (its summary.json says all its 2,442 updates are done) is skipped. Stop it with SIGTERM:
 # the run in progress checkpoints and exits 143, and this script stops with it.
 #   bash baselines/run_plan.sh            # PYTHON=... to choose the interpreter
@@ -9,6 +9,8 @@ python="${PYTHON:-python}"
 runs=(
     "Breakout 1" "Qbert 1" "BattleZone 1" "DoubleDunk 1" "NameThisGame 1" "Phoenix 1"
     "Breakout 2" "Breakout 3" "Qbert 2" "Qbert 3"
+    "BattleZone 2" "DoubleDunk 2" "NameThisGame 2" "Phoenix 2"
+    "BattleZone 3" "DoubleDunk 3" "NameThisGame 3" "Phoenix 3"
 )
 for run in "${runs[@]}"; do
     read -r game seed <<<"$run"

@@ -34,7 +34,14 @@ and changes what a 2-core CPU and the SABER env need:
   ``info["saber"]``, and so in the training log, stay raw, as SABER requires.
 
 It logs every training episode with saber's :class:`VectorTrainingRecorder` (so
-``saber training`` and ``saber report`` draw its curve) and prints progress every 30 s.
+``saber training`` and ``saber report`` draw its curve), and every update's diagnostics
+in ``updates.jsonl`` beside it (``saber training LOG --plots`` draws them): the means over
+the update's minibatches of the policy and value losses, the entropy, the approximate KL
+(the k3 estimator of CleanRL and SB3), the clip fraction and the gradient norm before
+clipping; the explained variance of the rollout's values; and how often each action was
+taken. They are computed from tensors the update has already made, after its steps, so
+they change nothing that is learned (``--diagnostics 0`` leaves them out: the same log
+and network, tested). It prints progress every 30 s.
 
 **Checkpoints and resuming.** A checkpoint is written each time the frames pass a
 multiple of ``--checkpoint-frames`` (1M), and on Ctrl-C or SIGTERM (then the script exits
@@ -55,7 +62,8 @@ Run (the defaults are the baselines' settings: 10M frames, about an hour on 2 co
     saber training runs/ppo-breakout-1/training.jsonl --at 5M,10M
     saber eval --agent conv-actor:runs/ppo-breakout-1/policy.npz --games breakout
 
-Outputs in ``--out``: ``training.jsonl`` (the log), ``checkpoint.pt`` and
+Outputs in ``--out``: ``training.jsonl`` (the log), ``updates.jsonl`` (the diagnostics),
+``checkpoint.pt`` and
 ``checkpoint.previous.pt`` (everything to resume), ``policy.npz`` (the actor for numpy
 inference, :mod:`saber.agents.convnet`) and ``summary.json`` (provenance: the command,
 commit, versions, frames, wall time, frames/s and where the time went).
@@ -117,6 +125,9 @@ class Args:
     max_grad_norm: float = 0.5
     channels: str = field(default="16,32,32", metadata={"help": "conv filters"})
     hidden: int = field(default=256, metadata={"help": "dense units"})
+    diagnostics: int = field(
+        default=1, metadata={"help": "1: log each update's diagnostics in updates.jsonl"}
+    )
     out: Path = field(
         default=Path("runs/ppo-pong"), metadata={"help": "run directory", "resume": False}
     )
@@ -376,6 +387,8 @@ def truncate_log(log: Path, size: int) -> int:
     would log that stretch twice.
     """
     actual = log.stat().st_size if log.exists() else 0
+    if actual == size == 0:
+        return 0
     if actual < size:
         raise fail(
             f"{log}: {actual} bytes, but the checkpoint logged {size}: the log lost episodes; "
@@ -398,9 +411,64 @@ def recent_scores(log: Path) -> deque[float]:
     return scores
 
 
+def cpu_seconds() -> float:
+    """CPU seconds this process (all its threads) has used."""
+    times = os.times()
+    return times.user + times.system
+
+
+def beside(machine: dict[str, float], wall_seconds: float) -> dict[str, Any]:
+    """What the machine did beside the run, for its provenance: the 1-minute load average
+    (runnable threads of every process, this one's included) sampled with each progress
+    line, and the cores this process kept busy on average (its CPU seconds over wall)."""
+    samples = max(machine["load_samples"], 1)
+    return {
+        "load_average_mean": round(machine["load_sum"] / samples, 2),
+        "load_average_max": round(machine["load_max"], 2),
+        "cores_used_mean": round(machine["cpu_seconds"] / max(wall_seconds, 1e-9), 2),
+        "cores": os.cpu_count(),
+    }
+
+
 def clock(seconds: float) -> str:
     seconds = max(0, int(seconds))
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+DIAGNOSTICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "grad_norm")
+
+
+def update_line(
+    update: int,
+    frames: int,
+    learning_rate: float,
+    minibatch_stats: list[torch.Tensor],
+    values: torch.Tensor,
+    returns: torch.Tensor,
+    actions: torch.Tensor,
+    num_actions: int,
+) -> str:
+    """One line of ``updates.jsonl``: the update's number (1 for the first), the frames played
+    by its end, its learning rate, the means of :data:`DIAGNOSTICS` over its minibatches
+    (``minibatch_stats``: one tensor of them per minibatch), the explained variance of the
+    rollout's values (None when the returns do not vary) and the count of each action."""
+    means = torch.stack(minibatch_stats).double().mean(0).tolist()
+    spread = returns.double().var(correction=0).item()
+    explained = (
+        None
+        if spread == 0
+        else 1.0 - (returns.double() - values.double()).var(correction=0).item() / spread
+    )
+    return json.dumps(
+        {
+            "update": update,
+            "frames": frames,
+            "learning_rate": learning_rate,
+            **dict(zip(DIAGNOSTICS, means, strict=True)),
+            "explained_variance": explained,
+            "actions": torch.bincount(actions, minlength=num_actions).tolist(),
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -420,10 +488,12 @@ def main(argv: list[str] | None = None) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     log_path = args.out / "training.jsonl"
+    updates_path = args.out / "updates.jsonl"
     checkpoint_paths = (args.out / "checkpoint.pt", args.out / "checkpoint.previous.pt")
     state = load_checkpoint(checkpoint_paths, args)
     if state is not None:
         dropped = truncate_log(log_path, state["log_bytes"])
+        truncate_log(updates_path, state["updates_bytes"])
         saved = state["progress"]
         print(
             f"Resuming at {saved['frames']:,} frames "
@@ -448,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_seconds": 0.0,
         "seconds": {"emulation": 0.0, "acting": 0.0, "learning": 0.0, "restoring": 0.0},
         "resumes": 0,
+        "machine": {"load_samples": 0, "load_sum": 0.0, "load_max": 0.0, "cpu_seconds": 0.0},
     }
     # Rows whose previous step ended an episode: this step is their autoreset (NEXT_STEP).
     autoreset = torch.zeros(args.num_envs, dtype=torch.bool)
@@ -498,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
             "torch_rng": torch.get_rng_state(),
             "progress": progress,
             "log_bytes": log_path.stat().st_size if log_path.exists() else 0,
+            "updates_bytes": updates_path.stat().st_size if updates_path.exists() else 0,
             "tracks": tracks.state(),
             "autoreset": autoreset.clone(),
             "obs_sha256": digest(obs.numpy()),
@@ -528,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     resumed_at = progress["iteration"]
     started = time.perf_counter() - progress["wall_seconds"]
     session_start_frames, session_start = progress["frames"], time.perf_counter()
+    session_cpu = cpu_seconds()
+    machine = progress["machine"]
     last_progress = time.perf_counter()
     seconds = progress["seconds"]
     print(
@@ -591,6 +665,7 @@ def main(argv: list[str] | None = None) -> int:
         b_returns = returns.reshape(-1)[keep]
         b_values = values.reshape(-1)[keep]
         count = len(b_actions)
+        minibatch_stats: list[torch.Tensor] = []
         for _epoch in range(args.update_epochs):
             order = torch.randperm(count, generator=generator)
             for start in range(0, count, minibatch_size):
@@ -618,15 +693,47 @@ def main(argv: list[str] | None = None) -> int:
                 loss = policy_loss - args.ent_coef * entropy.mean() + args.vf_coef * value_loss
                 optimizer.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                grad_norm = nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
+                if args.diagnostics:  # from tensors already computed: nothing learned changes
+                    with torch.no_grad():
+                        log_ratio = new_logprob.detach() - b_logprobs[rows]
+                        minibatch_stats.append(
+                            torch.stack(
+                                [
+                                    policy_loss.detach(),
+                                    value_loss.detach(),
+                                    entropy.detach().mean(),
+                                    (log_ratio.exp() - 1 - log_ratio).mean(),
+                                    ((log_ratio.exp() - 1).abs() > args.clip_coef).float().mean(),
+                                    grad_norm.detach(),
+                                ]
+                            )
+                        )
         seconds["learning"] += time.perf_counter() - tick
         progress["iteration"] += 1
+        if args.diagnostics:
+            line = update_line(
+                progress["iteration"],
+                envs.total_frames,
+                optimizer.param_groups[0]["lr"],
+                minibatch_stats,
+                b_values,
+                b_returns,
+                b_actions,
+                num_actions,
+            )
+            with updates_path.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
         progress["wall_seconds"] = time.perf_counter() - started
 
         now = time.perf_counter()
         if now - last_progress >= PROGRESS_EVERY or progress["iteration"] == iterations:
             last_progress = now
+            load = os.getloadavg()[0]
+            machine["load_samples"] += 1
+            machine["load_sum"] += load
+            machine["load_max"] = max(machine["load_max"], load)
             frames = envs.total_frames
             rate = (frames - session_start_frames) / max(now - session_start, 1e-9)
             mean = f"{np.mean(recent):+.1f}" if recent else "n/a"
@@ -638,6 +745,8 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         # A checkpoint each time the frames pass a multiple of --checkpoint-frames.
+        machine["cpu_seconds"] += cpu_seconds() - session_cpu
+        session_cpu = cpu_seconds()
         if not checkpoint_frames or (
             envs.total_frames // checkpoint_frames > iteration_frames // checkpoint_frames
         ):
@@ -668,6 +777,7 @@ def main(argv: list[str] | None = None) -> int:
         "frames_per_second": round(progress["frames"] / max(progress["wall_seconds"], 1e-9), 1),
         "seconds": {key: round(value, 1) for key, value in seconds.items()},
         "resumes": progress["resumes"],
+        "beside": beside(machine, progress["wall_seconds"]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.processor() or platform.platform()}",
         "args": {key: str(value) for key, value in resumable_args(args).items()},
         "architecture": {"channels": list(channels), "hidden": args.hidden, "actions": num_actions},

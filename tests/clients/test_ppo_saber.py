@@ -90,8 +90,9 @@ def weights(out: Path) -> dict[str, np.ndarray]:
 
 
 def assert_same_training(out: Path, expected: Path) -> None:
-    """The same log, byte for byte, and the same network, bit for bit."""
+    """The same logs, byte for byte, and the same network, bit for bit."""
     assert (out / "training.jsonl").read_bytes() == (expected / "training.jsonl").read_bytes()
+    assert (out / "updates.jsonl").read_bytes() == (expected / "updates.jsonl").read_bytes()
     for name, array in weights(expected).items():
         np.testing.assert_array_equal(weights(out)[name], array, err_msg=name)
 
@@ -120,6 +121,38 @@ def test_kill_9_at_any_moment_resumes_to_the_same_log_and_network(
     assert summary["resumes"] == 1 and summary["frames"] >= 32_000
     assert summary["episodes"] == len(log_lines(tmp_path))
     assert summary["seconds"]["restoring"] > 0  # the episodes in progress were replayed
+
+
+@sb3
+def test_the_diagnostics_change_nothing_that_is_learned(
+    tmp_path: Path, uninterrupted: Path
+) -> None:
+    finish(tmp_path, "--diagnostics", "0")
+    assert not (tmp_path / "updates.jsonl").exists()
+    assert (tmp_path / "training.jsonl").read_bytes() == (
+        uninterrupted / "training.jsonl"
+    ).read_bytes()
+    for name, array in weights(uninterrupted).items():
+        np.testing.assert_array_equal(weights(tmp_path)[name], array, err_msg=name)
+
+
+@sb3
+def test_each_update_logs_what_ppo_users_read(uninterrupted: Path) -> None:
+    lines = [
+        json.loads(line) for line in (uninterrupted / "updates.jsonl").read_text().splitlines()
+    ]
+    assert [line["update"] for line in lines] == list(range(1, 64))  # 32k frames: 63 updates
+    frames = [line["frames"] for line in lines]
+    assert frames == sorted(frames) and 31_000 < frames[-1] <= 32_256
+    for line in lines:
+        assert len(line["actions"]) == 18
+        # 4 envs x 32 steps, less the autoreset steps (masked out of the loss)
+        assert 4 * 32 - 4 <= sum(line["actions"]) <= 4 * 32
+        assert 0.0 <= line["clip_fraction"] <= 1.0 and line["approx_kl"] >= 0.0
+        assert 0.0 < line["entropy"] <= np.log(18) + 1e-9 and line["grad_norm"] > 0.0
+        assert line["value_loss"] >= 0.0 and np.isfinite(line["policy_loss"])
+        assert line["explained_variance"] is None or line["explained_variance"] <= 1.0
+    assert lines[0]["learning_rate"] == 2.5e-4 > lines[-1]["learning_rate"] > 0.0
 
 
 @sb3
