@@ -58,7 +58,8 @@ def training(
     .jsonl.gz): a Markdown table on stdout (game, checkpoint, mean of 100 episodes; a
     checkpoint past the log's last frames reads "not reached"); for a log of several games,
     a second table of the median and mean over games of the world-record-normalized
-    scores."""
+    scores. With --plots, an ``updates.jsonl`` beside LOG (a trainer's per-update
+    diagnostics, as examples/ppo_saber.py writes) is drawn too."""
     import json
 
     from saber.reports.training import (
@@ -86,11 +87,17 @@ def training(
         )
     compared = None if reference is None else compare_training(scores, reference)
     curves: list[Any] = []
+    diagnostics = None
     if plots_dir is not None:
         from saber.reports.training import training_curves
+        from saber.reports.training_diagnostics import read_updates, updates_beside
 
         curves = training_curves(log, reference, checkpoints)
+        updates = updates_beside(log)
+        diagnostics = None if updates is None else read_updates(updates)
     figures = [plots_dir / f"training_{c.game}.{fmt}" for c in curves for fmt in formats]
+    if diagnostics is not None:
+        figures += [plots_dir / f"training_diagnostics.{fmt}" for fmt in formats]
     refuse_overwrite([json_out, csv_out, *figures], force)  # before any file is written
     click.echo(
         format_training_scores(scores)
@@ -111,6 +118,14 @@ def training(
         from saber.reports.training_plots import save_training_plots
 
         for path in save_training_plots(curves, plots_dir, formats, dpi or 300):
+            click.echo(f"wrote {path}")
+    if plots_dir is not None and diagnostics is not None:
+        from saber.games import game_title
+        from saber.reports.training_diagnostics import save_diagnostics_plot
+
+        games = ", ".join(sorted({game_title(score.game) for score in scores}))
+        title = f"{games}: diagnostics of each update ({log.parent.name})"
+        for path in save_diagnostics_plot(diagnostics, title, plots_dir, formats, dpi or 300):
             click.echo(f"wrote {path}")
 
 
