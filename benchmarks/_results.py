@@ -29,7 +29,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,20 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 WRITTEN = "written by the benchmark"
 _OWN_OPTIONS = ("--results", "--note")  # options about the file, not the measurement
+
+
+def run_modes(modes: Mapping[str, tuple[Callable[[list[str]], None], str]], doc: str) -> None:
+    """Run the suite's mode named by the first argument, with the arguments after it; with
+    none or ``--help``, list the modes; an unknown mode exits 1 with one line."""
+    argv = sys.argv[1:]
+    if argv and argv[0] in modes:
+        modes[argv[0]][0](argv[1:])
+        return
+    if argv and argv[0] not in ("-h", "--help"):
+        raise SystemExit(f"unknown mode {argv[0]!r}: use one of {', '.join(modes)}")
+    width = max(len(name) for name in modes)
+    listed = [f"  {name:{width}}  {summary}" for name, (_, summary) in modes.items()]
+    print("\n".join([doc.strip(), "", "modes (MODE --help for each):", *listed]))
 
 
 def add_options(parser: argparse.ArgumentParser, name: str) -> None:

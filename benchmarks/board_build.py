@@ -5,7 +5,7 @@ from the records of saber's random agent under SABER (``saber/data/saber_random_
 real records, their seeds the run's), each entry its own run (its own ``run_id`` and agent,
 its scores scaled by 1 + i/100 so that no two entries are alike). Their replays are not
 made: playing 100 x 57 x 100 episodes takes days, and verifying them is ``saber verify``'s
-cost (benchmarks/replay_overhead.py), not the board's. Instead the verification each run
+cost (benchmarks/eval_speed.py replays), not the board's. Instead the verification each run
 would have had is put in the cache, as a first build leaves it ("once verified"), and the
 builds measured are what follows:
 

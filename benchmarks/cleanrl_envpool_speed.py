@@ -280,7 +280,7 @@ def main() -> None:
         args,
         page="envs",
         order=80,
-        title="saber.envpool against envpool under CleanRL's scripts",
+        title="saber.envpool against envpool",
         benchmark=__file__,
     )
 

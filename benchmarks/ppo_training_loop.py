@@ -190,7 +190,7 @@ def main() -> None:
         args,
         page="training",
         order=10,
-        title="examples/ppo_saber.py beside CleanRL's ppo_atari.py",
+        title="The PPO training loop beside CleanRL's",
         benchmark=__file__,
     )
     missing = [

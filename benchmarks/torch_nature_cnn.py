@@ -1,13 +1,13 @@
 """A NatureCNN policy in PyTorch, written the way a user writes one: no thread settings.
 
-Used by ``eval_least_work.py`` as ``--agent torch_nature_cnn:make_policy`` (run from this
+Used by ``eval_speed.py`` as ``--agent torch_nature_cnn:make_policy`` (run from this
 folder). The weights are PyTorch's default initialization under a fixed seed: the point
 is the cost of the network (three convolutions and two dense layers on ``uint8``
 (n, 4, 84, 84), Mnih et al. 2015), not its play. Nothing here sets a thread count: how
 many threads PyTorch uses in a worker is whatever the harness (or the caller) set.
 
 ``make_cuda_policy`` is the same network on the first CUDA GPU (the observations copied
-to it, the actions back), for ``eval_least_work.py --policies torch-cuda`` on a GPU
+to it, the actions back), for ``eval_speed.py least-work --policies torch-cuda`` on a GPU
 machine. ``thread_probe`` is the same factory, whose policy writes ``torch intra-op
 threads: N`` to stderr at its first call (after PyTorch has run a batch), so the
 benchmark can check what a worker of ``saber eval`` really uses.

@@ -197,7 +197,7 @@ def make_chunk(env: Any, args: argparse.Namespace, total_updates: int) -> Any:
     )
     batch = args.num_envs * args.num_steps
     # XLA's CPU backend runs the gradients of convolutions 10-40x slower inside a while loop
-    # (lax.scan) than unrolled (benchmarks/pqn_cpu_loops.py), so on CPU the epochs and
+    # (lax.scan) than unrolled (benchmarks/jax_speed.py pqn), so on CPU the epochs and
     # minibatches are unrolled and each compiled call is one update; GPUs keep the scans.
     unroll = args.unroll == "yes" or (args.unroll == "auto" and jax.default_backend() == "cpu")
     scan = unrolled_scan if unroll else jax.lax.scan

@@ -33,7 +33,7 @@ from saber.harness.options import check_count
 from saber.harness.threads import policy_threads, thread_variables, usable_cores
 from saber.harness.work import Job
 
-# The policy's batch. With real policies (benchmarks/eval_defaults.py; the figures are on
+# The policy's batch. With real policies (benchmarks/eval_speed.py defaults; the figures are on
 # docs/measurements/eval.md) 8 envs ran within noise of 16, and they fill every row with
 # half the episodes and leave fewer rows idle at a game's end.
 DEFAULT_ENVS_PER_WORKER = 8
@@ -77,7 +77,7 @@ class _Options:
     @property
     def parallelism(self) -> int:
         """Units that run at once (planned)."""
-        # One worker per core: with real policies (benchmarks/eval_defaults.py,
+        # One worker per core: with real policies (benchmarks/eval_speed.py defaults,
         # docs/measurements/eval.md) one worker of 8 envs was slower than two and used more
         # CPU (its policy's threads and its emulation threads contend).
         return self.workers or usable_cores()

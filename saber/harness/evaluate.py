@@ -97,7 +97,7 @@ def _workers_starting(runs_on: Backend, job: Job, work: int) -> Iterator[Executo
 
     Started before the quick probe and the session's start in ``run.json``, a worker's
     start-up (a new interpreter importing saber and the agent's module) runs while this
-    process works, not after it (benchmarks/eval_least_work.py measures the whole run).
+    process works, not after it (benchmarks/eval_speed.py least-work measures the whole run).
     Everything that can refuse the run without playing
     (games, the agent spec, the directory's lock and its run) is checked before.
     """

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = load_script("_results", ROOT / "benchmarks" / "_results.py")
 PAGES = load_script("measurements_pages", ROOT / "scripts" / "measurements_pages.py")
-BENCHMARK = ROOT / "benchmarks" / "multigame_speed.py"
+BENCHMARK = ROOT / "benchmarks" / "vector_speed.py"
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -37,8 +37,8 @@ def test_a_written_result_renders_as_a_section_of_its_page(
     results.mkdir()
     shutil.copy(PAGES.RESULTS / "pages.json", results / "pages.json")
     path = results / "multigame.json"
-    argv = [str(BENCHMARK), "--quick", "--results", str(path), "--note=a PPO training on 2 cores"]
-    args = _args(*argv[1:])
+    argv = [str(BENCHMARK), "games", "--quick", "--results", str(path), "--note=a PPO training on 2 cores"]
+    args = _args(*argv[2:])
     measurement = WRITER.Measurement(
         args, page="envs", order=100, title="Many games in one vector env", benchmark=str(BENCHMARK)
     )
@@ -49,7 +49,7 @@ def test_a_written_result_renders_as_a_section_of_its_page(
     assert "| games | steps/s |\n| --- | ---: |\n| Atari-5 | 205 |\n| Atari-57 | 21.1 |" in printed
 
     result = json.loads(path.read_text(encoding="utf-8"))
-    assert result["commands"] == ["python benchmarks/multigame_speed.py --quick"]
+    assert result["commands"] == ["python benchmarks/vector_speed.py games --quick"]
     assert result["source"] == "written by the benchmark"
     assert result["note"] == "a PPO training on 2 cores"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d-\d\d:\d\d UTC", result["date"])
@@ -62,8 +62,8 @@ def test_a_written_result_renders_as_a_section_of_its_page(
         [
             "## Many games in one vector env",
             "",
-            "- **Benchmark:** `benchmarks/multigame_speed.py`",
-            "- **Command:** `python benchmarks/multigame_speed.py --quick`",
+            "- **Benchmark:** `benchmarks/vector_speed.py`",
+            "- **Command:** `python benchmarks/vector_speed.py games --quick`",
             f"- **Machine:** {result['machine']}",
             "- **Note:** a PPO training on 2 cores",
             f"- **When:** {result['date']}",
@@ -97,6 +97,7 @@ def test_the_default_file_is_the_benchmarks_own_and_a_dash_writes_none() -> None
 def test_the_command_keeps_the_measurements_options_and_drops_the_files() -> None:
     argv = [
         str(BENCHMARK),
+        "games",
         "--note",
         "idle",
         "--rounds",
@@ -105,7 +106,7 @@ def test_the_command_keeps_the_measurements_options_and_drops_the_files() -> Non
         "--games",
         "a b",
     ]
-    assert WRITER.command(argv) == "python benchmarks/multigame_speed.py --rounds 3 --games 'a b'"
+    assert WRITER.command(argv) == "python benchmarks/vector_speed.py games --rounds 3 --games 'a b'"
 
 
 def test_a_row_of_the_wrong_width_is_refused_when_recorded() -> None:
