@@ -1,4 +1,4 @@
-"""A benchmark's result file: what scripts/measurements_pages.py renders into docs/measurements/.
+"""A benchmark's result file: what scripts/docs/measurements_pages.py renders into docs/measurements/.
 
 Every benchmark whose figures a measurement page shows records them through this module:
 it adds ``--results PATH`` (default ``benchmarks/results/<name>.json``; ``-`` writes none)
@@ -16,7 +16,7 @@ writes one file at the end with the conditions of the run beside the figures:
 - ``data``: the raw numbers behind them, where the benchmark keeps them (not rendered).
 
 A re-run replaces the file of the same name, so ``git diff benchmarks/results/`` shows what
-changed; ``python scripts/measurements_pages.py`` then renders the pages again.
+changed; ``python scripts/docs/measurements_pages.py`` then renders the pages again.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ class Measurement:
         self.blocks.append({"table": {"columns": list(columns), "align": aligns, "rows": cells}})
 
     def result(self, argv: Sequence[str] | None = None) -> dict[str, Any]:
-        """The result file's content, in the layout scripts/measurements_pages.py reads."""
+        """The result file's content, in the layout scripts/docs/measurements_pages.py reads."""
         result: dict[str, Any] = {
             "page": self.page,
             "order": self.order,
@@ -251,5 +251,5 @@ class Measurement:
         path = Path(self.results)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.result(argv), indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {path}; render the pages: python scripts/measurements_pages.py", flush=True)
+        print(f"wrote {path}; render the pages: python scripts/docs/measurements_pages.py", flush=True)
         return path

@@ -53,7 +53,7 @@ def _read_manifest() -> dict[str, Pretrained]:
     return {entry["name"]: Pretrained(**entry) for entry in entries}
 
 
-# The agents are data (scripts/ship_trained_agent.py adds one): a new agent is a manifest
+# The agents are data (scripts/release/ship_trained_agent.py adds one): a new agent is a manifest
 # entry and its files, no code.
 #: The shipped trained agents by name (``ppo-pong``, the baselines ``ppo-<game>``): what
 #: ``saber eval --agent NAME`` and :func:`pretrained_policy` load.

@@ -21,7 +21,7 @@ The checkpoint C stands for the iteration that ends at C (10M: iteration 9, 50M:
 100M: 99). Dopamine ran 200 iterations but published 199 (0..198): 200M stands for
 iteration 198, the last published, covering 198M to 199M frames.
 
-Data (read once, from ``saber/data``, written by ``scripts/ship_dopamine_reference.py``):
+Data (read once, from ``saber/data``, written by ``scripts/release/ship_dopamine_reference.py``):
 ``dopamine_checkpoints.csv`` (per game, agent, run and checkpoint),
 ``dopamine_iterations.csv.gz`` (every iteration), ``dopamine_provenance.json`` (source
 commit, mappings) and ``dopamine_LICENSE.txt`` (the Apache-2.0 notice).

@@ -52,7 +52,7 @@ from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 
 PAPER_FILE = "saber_paper_agents.csv"
 RANDOM_FILE = "saber_random_episodes.csv"
-PPO_FILE = "saber_ppo_episodes.csv"  # scripts/ship_trained_agent.py writes it
+PPO_FILE = "saber_ppo_episodes.csv"  # scripts/release/ship_trained_agent.py writes it
 PPO_AGENT = "ppo@saber"
 PPO_FRAMES = 10_000_000
 # Training frames of the paper's final agents (Table 7); the other rows are Table 6.
@@ -258,7 +258,7 @@ if _has_data(PPO_FILE):
             + ", ".join(f"{run['game']} (seed {run['training_seed']})" for run in ppo_runs())
             + " (docs/baselines.md)",
             citation="saber/data/saber_ppo_episodes.csv; provenance in "
-            "saber/agents/data/ppo_*.json (scripts/ship_trained_agent.py)",
+            "saber/agents/data/ppo_*.json (scripts/release/ship_trained_agent.py)",
             mean_only=False,
             file=PPO_FILE,
         ),

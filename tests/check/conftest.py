@@ -1,4 +1,4 @@
-"""saber check of the named setups (scripts/atari_setups.py), each run once per session:
+"""saber check of the named setups (scripts/docs/atari_setups.py), each run once per session:
 test_setups judges their verdicts, test_stacks the values they measured (a check costs
 8-10 s of emulation, and both read the same result)."""
 
@@ -15,7 +15,7 @@ from tests.script_modules import load_script
 ROOT = Path(__file__).resolve().parents[2]
 
 
-SETUPS = load_script("atari_setups", ROOT / "scripts" / "atari_setups.py")
+SETUPS = load_script("atari_setups", ROOT / "scripts" / "docs" / "atari_setups.py")
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """saber check on the named real-world setups gives, rule by rule, the verdicts their
-code calls for: ``EXPECTED`` in scripts/atari_setups.py, the table docs/atari-setups.md
+code calls for: ``EXPECTED`` in scripts/docs/atari_setups.py, the table docs/atari-setups.md
 holds. Setups that need an extra carry its marker (sb3: SB3's and CleanRL's; envpool)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The benchmarks write their result files themselves (benchmarks/_results.py), in the layout
-scripts/measurements_pages.py renders: a file written by the writer becomes a section of its
+scripts/docs/measurements_pages.py renders: a file written by the writer becomes a section of its
 measurement page, with its machine, command, note, date, code and figures."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 WRITER = load_script("_results", ROOT / "benchmarks" / "_results.py")
-PAGES = load_script("measurements_pages", ROOT / "scripts" / "measurements_pages.py")
+PAGES = load_script("measurements_pages", ROOT / "scripts" / "docs" / "measurements_pages.py")
 BENCHMARK = ROOT / "benchmarks" / "vector_speed.py"
 
 

@@ -1,4 +1,4 @@
-"""docs/measurements/ is rendered from benchmarks/results/ by scripts/measurements_pages.py:
+"""docs/measurements/ is rendered from benchmarks/results/ by scripts/docs/measurements_pages.py:
 a page edited by hand, or a result file added without rendering, fails here."""
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from tests.script_modules import load_script
 ROOT = Path(__file__).resolve().parents[2]
 
 
-GENERATOR = load_script("measurements_pages", ROOT / "scripts" / "measurements_pages.py")
+GENERATOR = load_script("measurements_pages", ROOT / "scripts" / "docs" / "measurements_pages.py")
 PAGES = GENERATOR.render()
 
 
 @pytest.mark.parametrize("path", sorted(PAGES), ids=lambda p: p.name)
 def test_every_page_is_what_the_results_render(path: Path) -> None:
-    assert path.is_file(), f"{path.relative_to(ROOT)} is missing: run scripts/measurements_pages.py"
+    assert path.is_file(), f"{path.relative_to(ROOT)} is missing: run scripts/docs/measurements_pages.py"
     assert path.read_text(encoding="utf-8") == PAGES[path], (
         f"{path.relative_to(ROOT)} differs from its results: edit benchmarks/results/ and run "
-        "scripts/measurements_pages.py"
+        "scripts/docs/measurements_pages.py"
     )
 
 

@@ -3,7 +3,7 @@
 The data was produced by ``saber eval --agent random --games all --episodes 100 --seed 0``.
 Replaying its first episodes of two short games with the same seeds must give the same
 records: a change of the env, the seeds or the random policy that alters trajectories
-fails here (and then the data must be re-made with scripts/ship_random_reference.py).
+fails here (and then the data must be re-made with scripts/release/ship_random_reference.py).
 """
 
 from __future__ import annotations

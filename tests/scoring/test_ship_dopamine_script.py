@@ -1,4 +1,4 @@
-"""scripts/ship_dopamine_reference.py stops on any surprise in Dopamine's layout."""
+"""scripts/release/ship_dopamine_reference.py stops on any surprise in Dopamine's layout."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from saber.scoring import dopamine
 from tests.script_modules import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ship_dopamine_reference.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "release" / "ship_dopamine_reference.py"
 
 
 @pytest.fixture(scope="module")

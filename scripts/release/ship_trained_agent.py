@@ -4,11 +4,11 @@ Maintainers' tool (it is how ``saber/agents/data/ppo_*`` and the ``saber-ppo`` r
 data were made), in two steps, because the evaluation plays the shipped file::
 
     python examples/ppo_saber.py --game Breakout --seed 1 --out baselines/runs/ppo-breakout-1
-    python scripts/ship_trained_agent.py policy baselines/runs/ppo-breakout-1 \\
+    python scripts/release/ship_trained_agent.py policy baselines/runs/ppo-breakout-1 \\
         --name ppo-breakout --commit <the commit it ran from> --float16 --reference saber-ppo
     saber eval --agent ppo-breakout --games breakout --episodes 100 --seed 0 \\
         --out baselines/evals/ppo-breakout-1
-    python scripts/ship_trained_agent.py evaluation baselines/evals/ppo-breakout-1 \\
+    python scripts/release/ship_trained_agent.py evaluation baselines/evals/ppo-breakout-1 \\
         --name ppo-breakout
 
 ``policy`` writes (needs torch, to read the checkpoint):
@@ -53,7 +53,7 @@ from ship_random_reference import EPISODE_COLUMNS, read_records, summarize, writ
 from saber.games import get_game
 from saber.rundir.reading import read_run_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "saber" / "agents" / "data"
 REFERENCE_DATA = ROOT / "saber" / "data"
 MANIFEST = DATA / "agents.json"

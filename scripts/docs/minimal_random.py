@@ -5,9 +5,9 @@ random agent draws from all 18 actions, as SABER asks; this one draws uniformly 
 ``ale.getMinimalActionSet()`` of the game named by ``SABER_MINIMAL_GAME`` (one game per
 run; worker processes inherit the variable), seeded per episode like the built-in one::
 
-    cd scripts
+    cd scripts/docs
     SABER_MINIMAL_GAME=amidar saber eval --agent minimal_random:MinimalRandom \\
-        --games amidar --episodes 100 --out ../runs/minimal/amidar
+        --games amidar --episodes 100 --out ../../runs/minimal/amidar
 """
 
 from __future__ import annotations

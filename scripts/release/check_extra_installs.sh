@@ -8,9 +8,9 @@
 # CI runs it as a chain of its own (.ci/run, stage 4): each venv installs saber's
 # dependencies anew, mostly unpacking, light on the CPU. The venvs go under $TMPDIR.
 #
-#   scripts/check_extra_installs.sh [EXTRA ...]
+#   scripts/release/check_extra_installs.sh [EXTRA ...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 python="${PYTHON:-python3}"
 root="$(mktemp -d)"
 trap 'rm -rf "$root"' EXIT

@@ -5,7 +5,7 @@ Maintainers' tool, run once per emulator or protocol change (it is how the packa
 
     saber eval --agent random --games all --episodes 100 --workers 2 --seed 0 \\
         --out runs/random-saber
-    python scripts/ship_random_reference.py runs/random-saber --time-log runs/random-saber.err
+    python scripts/release/ship_random_reference.py runs/random-saber --time-log runs/random-saber.err
 
 Writes, from the run directory's ``episodes.jsonl`` and ``run.json`` (read only):
 
@@ -38,7 +38,7 @@ from typing import Any
 
 from saber.games import get_game
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "saber" / "data"
 DOC = ROOT / "docs" / "random-agent.md"
 EPISODE_COLUMNS = (

@@ -4,7 +4,7 @@ Maintainers' tool, run once per Dopamine data release (it is how the package dat
 ``saber/data/dopamine_*`` and the 10M-frame Atari-5 table of ``docs/reports.md`` were made)::
 
     git clone https://github.com/google/dopamine /tmp/dopamine     # Apache-2.0
-    python scripts/ship_dopamine_reference.py /tmp/dopamine
+    python scripts/release/ship_dopamine_reference.py /tmp/dopamine
 
 ``DOPAMINE`` is a checkout (a work tree) or a bare git directory of google/dopamine; the
 script reads ``baselines/atari/data/<game>.json`` (the plain files: not ``*.vg.json``,
@@ -50,7 +50,7 @@ from saber.errors import UnknownGameError
 from saber.games import get_game, saber_games
 from saber.scoring import dopamine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "saber" / "data"
 DOC = ROOT / "docs" / "reports.md"
 SOURCE = "https://github.com/google/dopamine"
@@ -180,7 +180,7 @@ def licence_notice(licence: bytes, facts: dict[str, Any]) -> str:
         f"data ({SOURCE}, {DATA_PATH}/<game>.json, commit {facts['commit']}).\n"
         "Copyright 2018 The Dopamine Authors. Licensed under the Apache License, Version 2.0.\n"
         "\n"
-        "Changes made by saber (scripts/ship_dopamine_reference.py): the values were taken\n"
+        "Changes made by saber (scripts/release/ship_dopamine_reference.py): the values were taken\n"
         "unchanged from the JSON files and rewritten as CSV; game and agent names were\n"
         "mapped to saber's; the runs were numbered 1 to 5 in file order; the checkpoint\n"
         "file keeps iterations 9, 49, 99 and 198 only.\n"
@@ -207,7 +207,7 @@ def provenance(
         "citation": dopamine.CITATION,
         "files": facts["blobs"],
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "generated_by": "scripts/ship_dopamine_reference.py",
+        "generated_by": "scripts/release/ship_dopamine_reference.py",
         "agents": dict(dopamine.AGENTS),
         "games": games,
         "dopamine_games_not_in_saber": outside,

@@ -1,8 +1,8 @@
 """Write the results of ``docs/baselines.md`` from the shipped ``saber-ppo`` data.
 
-Maintainers' tool, run after each baseline ships (``scripts/ship_trained_agent.py``)::
+Maintainers' tool, run after each baseline ships (``scripts/release/ship_trained_agent.py``)::
 
-    python scripts/baselines_page.py
+    python scripts/docs/baselines_page.py
 
 Reads ``saber/data/saber_ppo_episodes.csv`` (the evaluations), the agents' provenance
 (``saber/agents/data/ppo_*.json``: wall time, frames/s, where the time went) and
@@ -44,12 +44,12 @@ from saber.reports.training_plots import save_training_plots
 from saber.scoring.normalize import human_normalize, world_record_normalize
 from saber.scoring.rules import CLASS_NAMES, classify
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "baselines.md"
 FIGURES = ROOT / "docs" / "figures"
 EPISODES = ROOT / "saber" / "data" / "saber_ppo_episodes.csv"
 AGENTS = ROOT / "saber" / "agents" / "data"
-BEGIN = "<!-- results: made by scripts/baselines_page.py -->"
+BEGIN = "<!-- results: made by scripts/baselines_page.py -->"  # docs/baselines.md's marker
 END = "<!-- end of results -->"
 BUDGET = 10_000_000  # training frames of every run
 FRAMES_PER_MINUTE = 3600  # 60 emulator frames a second
