@@ -27,11 +27,11 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from saber.reports.comparisons import comparison_blocks, comparison_notes
 from saber.reports.model import Report, ReportLike, as_report
 from saber.reports.tables import (
     SOURCES_TITLE,
     Table,
-    comparison_lines,
     group_title,
     intro,
     notes,
@@ -275,12 +275,14 @@ def to_html(
         tables = [_without_limit_column(t) for t in tables]
     parts += [_table(t, c) for t, c in zip(tables, captions, strict=True)]
     parts += [_list(notes(report), "notes"), "</section>"]
-    compared = comparison_lines(report)
-    if compared:
+    blocks = comparison_blocks(report)
+    if blocks:
         parts.append('<section id="comparisons"><h2>Comparisons</h2>')
-        for title, sentences in compared:
-            parts += [f"<h3>{_e(title)}</h3>", _list(sentences, "comparisons")]
-        parts.append("</section>")
+        for block in blocks:
+            parts.append(f"<h3>{_e(block.title)}</h3>")
+            parts += [_table(m, m.header[0]) for m in (block.improvement, block.welch) if m]
+            parts += [f"<p>{_e(line)}</p>" for line in block.lines]
+        parts += [_list(comparison_notes(report), "notes"), "</section>"]
     if figures:
         parts += [
             '<section id="figures"><h2>Figures</h2>',

@@ -13,6 +13,9 @@ Tables, in order (labels in brackets):
   intervals (``tab:saber-aggregates``); the same for human-normalized scores
   (``tab:saber-aggregates-human``);
 - games per SABER class (``tab:saber-classes``);
+- the comparisons of each group of identical time limits with two agents of runs or
+  episodes: P(row > column) and the Welch t-tests as agents x agents matrices
+  (``tab:saber-comparisons-<limits>``), their notes under the last;
 - per-game raw scores beside the Random, Human and World-record columns, each agent's
   with its world-record-normalized score, one table per group of identical time limits
   (``tab:saber-per-game-<limits>``, e.g. ``tab:saber-per-game-saber``), going on in
@@ -369,6 +372,43 @@ def _per_game(report: Report, group: list[str]) -> str:
     return "\n\n".join(floats)
 
 
+def _comparisons(report: Report) -> list[str]:
+    """One float per group of identical time limits with a matrix; the notes under the last."""
+    from saber.reports.comparisons import comparison_blocks, comparison_notes
+
+    deviations = deviations_by_agent(report)
+    blocks = [b for b in comparison_blocks(report) if b.improvement is not None]
+    floats = []
+    for i, block in enumerate(blocks):
+        bodies = []
+        for matrix in (block.improvement, block.welch):
+            if matrix is not None:
+                header = [escape(matrix.header[0])]
+                header += [_stacked(a, deviations) for a in matrix.header[1:]]
+                rows = [
+                    [_agent(row[0], deviations)] + [escape(c) for c in row[1:]]
+                    for row in matrix.rows
+                ]
+                bodies.append(_tabular(matrix.align, header, rows))
+        caption = (
+            f"Comparisons at {escape(block.title)}: the probability of improvement "
+            r"P(row $>$ column) with its interval, and the games where Welch's t-test finds "
+            "the row significantly higher."
+        )
+        lines = block.lines + (comparison_notes(report) if i == len(blocks) - 1 else [])
+        floats.append(
+            _float(
+                caption,
+                "tab:saber-comparisons-" + "-".join(block.limits),
+                "\n\\quad\n".join(bodies),  # side by side, scaled together by \saberfit
+                " ".join(escape(line) for line in lines),
+                size=r"\small\setlength{\tabcolsep}{4pt}",
+                wide=True,
+            )
+        )
+    return floats
+
+
 def to_latex(report: ReportLike) -> str:
     r"""The report's tables as LaTeX, to ``\input`` into a paper (needs ``booktabs``).
 
@@ -389,6 +429,7 @@ def to_latex(report: ReportLike) -> str:
         lines.append(f"% Warning: {NOT_COMPLIANT}")
     lines += ["", _aggregates(report, "world_record"), "", _aggregates(report, "human")]
     lines += ["", _classes(report)]
+    lines += [line for table in _comparisons(report) for line in ("", table)]
     for group in time_limit_groups(report):
         lines += ["", _per_game(report, group)]
     lines += ["", f"% {SOURCES_TITLE}", *(f"% - {line}" for line in source_lines(report))]

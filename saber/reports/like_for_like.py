@@ -129,6 +129,7 @@ def differing_game_sets(
             ``common_games`` and their notes added.
         time_limits: the report's time limits, in order.
     """
+    said: dict[str, list[str]] = {}  # what is not like for like -> the limits it holds at
     for limit in time_limits:
         sets = {a: set(s[limit].per_game) for a, s in agents.items() if limit in s}
         if len(sets) < 2 or len({frozenset(g) for g in sets.values()}) == 1:
@@ -142,10 +143,12 @@ def differing_game_sets(
             if common
             else "they have no game in common: compare them on games of your choice with --games"
         )
-        done.notes.append(
-            f"Not like for like at {limits.time_limit(limit).title}: the agents' aggregates "
-            f"cover different games ({counts}); {choose}."
-        )
+        what = f"the agents' aggregates cover different games ({counts}); {choose}"
+        said.setdefault(what, []).append(limit)
+    for what, where in said.items():  # once per report, with every limit it holds at
+        titles = [limits.time_limit(limit).title for limit in where]
+        at = ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else titles[0]
+        done.notes.append(f"Not like for like at {at}: {what}.")
     return done
 
 

@@ -238,9 +238,12 @@ class Pair:
         x, y: agent names.
         probability_of_improvement: P(X > Y), rliable's definition (Mann-Whitney per game,
             averaged over games); None when skipped or without a common game.
-        probability_of_improvement_ci: its interval (``unit`` = runs only), else (None, None).
-        unit: what P(X > Y) compares: ``"runs"`` (per-run means, when either agent has
-            several runs) or ``"episodes"`` (one run each); None when skipped.
+        probability_of_improvement_ci: its interval: stratified bootstrap over ``unit``,
+            each agent's resampled on its own; (None, None) when skipped.
+        unit: what P(X > Y) compares: ``"runs"`` (per-run means, when both agents have
+            two runs or more: rliable's) or ``"episodes"`` (an agent has a single run:
+            each game's episodes of X against Y's, every counted run's pooled); None when
+            skipped.
         skipped: why there is no probability of improvement or t-test (a published
             table of means has neither runs nor episodes), else None.
         welch: game -> t-test of X's against Y's ``unit`` scores; None for a game without
@@ -290,6 +293,41 @@ class Comparison:
     inter_algorithm: InterAlgorithm
     pairs: list[Pair]
     omitted: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def pair(self, x: str, y: str) -> Pair:
+        """X against Y, whichever order ``pairs`` holds them in: P(Y > X) = 1 - P(X > Y),
+        its interval's ends likewise (ties count one half both ways), t negated."""
+        for pair in self.pairs:
+            if (pair.x, pair.y) == (x, y):
+                return pair
+            if (pair.y, pair.x) == (x, y):
+                return _reversed(pair)
+        raise KeyError(f"no comparison of {x!r} with {y!r}: agents {', '.join(self.agents)}")
+
+
+def _reversed(pair: Pair) -> Pair:
+    p = pair.probability_of_improvement
+    low, high = pair.probability_of_improvement_ci
+    return Pair(
+        x=pair.y,
+        y=pair.x,
+        probability_of_improvement=None if p is None else 1.0 - p,
+        probability_of_improvement_ci=(
+            None if high is None else 1.0 - high,
+            None if low is None else 1.0 - low,
+        ),
+        unit=pair.unit,
+        skipped=pair.skipped,
+        welch={
+            g: None if w is None else Welch(None if w.t is None else -w.t, w.df, w.p_value)
+            for g, w in pair.welch.items()
+        },
+        significant={
+            **pair.significant,
+            "x_better": pair.significant.get("y_better", 0),
+            "y_better": pair.significant.get("x_better", 0),
+        },
+    )
 
 
 @dataclass

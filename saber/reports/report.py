@@ -98,7 +98,12 @@ from saber.scoring.atari5 import (
 from saber.scoring.references import list_references
 from saber.scoring.rules import CLASS_NAMES, class_counts, classify, game_mean
 from saber.scoring.scoretable import GameEpisodes
-from saber.scoring.stats import inter_algorithm_normalize, pairwise_improvement, percentile_interval
+from saber.scoring.stats import (
+    improvement_over_episodes,
+    inter_algorithm_normalize,
+    pairwise_improvement,
+    percentile_interval,
+)
 from saber.version import __version__
 
 REPORT_FORMAT = "saber-report/2"
@@ -320,19 +325,53 @@ def _scores_by_game(
     unit: Resampled,
     games: list[str],
 ) -> list[NDArray]:
-    """Per game, the scores a pair compares: per-run means, or the single run's episodes."""
+    """Per game, the scores a pair compares: per-run means, or the episodes of every
+    counted run (pooled: an agent of several runs beside one of a single run)."""
     runs = table.run_episodes(agent, time_limit)
     if unit == "runs":
         return [
             np.array([game_mean(runs[r][g].scores, runs[r][g].infinite) for r in section.runs])
             for g in games
         ]
-    (run,) = section.runs
     # Infinite gameplay beats any finite episode, so the whole game counts as infinite.
     return [
-        np.full(runs[run][g].scores.shape, np.inf) if runs[run][g].infinite else runs[run][g].scores
+        np.concatenate(
+            [
+                np.full(runs[r][g].scores.shape, np.inf)
+                if runs[r][g].infinite
+                else runs[r][g].scores
+                for r in section.runs
+            ]
+        )
         for g in games
     ]
+
+
+def _one_score_each(section: Section) -> bool:
+    """A single run with one score per game: nothing to resample (``ONE_SCORE_NOTE``)."""
+    return section.interval_note == ONE_SCORE_NOTE
+
+
+def _pair_skipped(sections: dict[str, Section], x: str, y: str, games: list[str]) -> str | None:
+    """Why a pair has no probability of improvement and no t-test, one sentence; None: it has."""
+    pair = (x, y)
+    mean_only = [a for a in pair if sections[a].mean_only]
+    if mean_only:
+        return (
+            f"{' and '.join(mean_only)}: published per-game means only; the probability of "
+            "improvement and the t-tests need scores per run or per episode"
+        )
+    if not sections[x].runs or not sections[y].runs:
+        return "an agent has no run with every game"
+    if not games:
+        return "no game in common"
+    single = [a for a in pair if _one_score_each(sections[a])]
+    if single:
+        return (
+            f"{' and '.join(single)}: one score per game (a single run of one episode): "
+            "no spread to compare, and no interval"
+        )
+    return None
 
 
 def _pair(
@@ -348,37 +387,24 @@ def _pair(
 ) -> Pair:
     sx, sy = sections[x], sections[y]
     no_test = {"alpha": SIGNIFICANCE_LEVEL, "x_better": 0, "y_better": 0}
-    mean_only = [a for a in (x, y) if sections[a].mean_only]
-    skipped = None
-    if mean_only:
-        skipped = (
-            f"{' and '.join(mean_only)}: published per-game means only; the probability of "
-            "improvement and the t-tests need scores per run or per episode"
-        )
-    elif not sx.runs or not sy.runs:
-        skipped = "an agent has no run with every game"
-    elif not games:
-        skipped = "no game in common"
+    skipped = _pair_skipped(sections, x, y, games)
     if skipped is not None:
         return Pair(x, y, None, NO_INTERVAL, None, skipped, {}, no_test)
-    unit: Resampled = "runs" if max(len(sx.runs), len(sy.runs)) >= 2 else "episodes"
+    # rliable's unit is the run; with a single run on either side there is no spread over
+    # runs (its interval would resample one number), so both sides' episodes are compared.
+    unit: Resampled = "runs" if min(len(sx.runs), len(sy.runs)) >= 2 else "episodes"
     xs = _scores_by_game(table, x, sx, time_limit, unit, games)
     ys = _scores_by_game(table, y, sy, time_limit, unit, games)
-    ci = NO_INTERVAL
+    rng = np.random.default_rng(seed)
     if unit == "runs":
         mx, my = np.stack(xs, axis=1), np.stack(ys, axis=1)  # (R_x, G), (R_y, G)
         poi = probability_of_improvement(mx, my)
-        rng = np.random.default_rng(seed)
         # rliable's StratifiedIndependentBootstrap: each agent's runs resampled on its own.
         bx, by = bootstrap_runs(mx, rng, n_resamples), bootstrap_runs(my, rng, n_resamples)
-        ci = finite_interval(*percentile_interval(pairwise_improvement(bx, by), level))
+        samples = pairwise_improvement(bx, by)
     else:
-        # One run each: P(X > Y) over episode pairs, the same statistic with episodes for runs.
-        poi = float(
-            np.mean(
-                [pairwise_improvement(a[:, None], b[:, None]) for a, b in zip(xs, ys, strict=True)]
-            )
-        )
+        poi, samples = improvement_over_episodes(xs, ys, rng, n_resamples)
+    ci = finite_interval(*percentile_interval(samples, level))
     welch: dict[str, Welch | None] = {}
     better = {"x_better": 0, "y_better": 0}
     for g, a, b in zip(games, xs, ys, strict=True):

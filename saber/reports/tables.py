@@ -21,7 +21,6 @@ from saber.reports.model import (
     Aggregates,
     Atari5,
     Interval,
-    Pair,
     Report,
     ReportLike,
     Section,
@@ -441,68 +440,6 @@ def per_game_table(report: ReportLike, time_limit: str) -> Table:
     return Table(header, rows, "l" + "r" * (len(header) - 1))
 
 
-def _untested(report: Report, time_limit: str, pair: Pair) -> dict[str, list]:
-    """Games of a pair without a Welch test, by reason (one episode, infinite gameplay)."""
-    reasons: dict[str, list[str]] = {"one episode": [], "infinite gameplay": []}
-    for game, result in pair.welch.items():
-        if result is not None:
-            continue
-        rows = [report.agents[a][time_limit].per_game[game] for a in (pair.x, pair.y)]
-        reason = "infinite gameplay" if any(r.infinite for r in rows) else "one episode"
-        reasons[reason].append(game)
-    return reasons
-
-
-def _welch_sentence(report: Report, time_limit: str, pair: Pair) -> str:
-    sig = pair.significant
-    tested = sum(result is not None for result in pair.welch.values())
-    reasons = _untested(report, time_limit, pair)
-    if not tested:
-        why = "one episode" if reasons["one episode"] else "infinite gameplay"
-        if not pair.welch:
-            why = "no game in common"
-        return f"Welch t-tests: no test ({why})."
-    sentence = (
-        f"Welch t-tests (two-tailed, p < {sig['alpha']}) on {tested} of {len(pair.welch)} "
-        f"games: {pair.x} better on {sig['x_better']}, {pair.y} on {sig['y_better']}"
-    )
-    skipped = [f"{why}: {_titles(games)}" for why, games in reasons.items() if games]
-    return sentence + (f"; no test ({'; '.join(skipped)})." if skipped else ".")
-
-
-def comparison_lines(report: ReportLike) -> list[tuple[str, list[str]]]:
-    """Per group of identical time limits with a comparison: its title and its sentences."""
-    report = as_report(report)
-    found = []
-    for group in time_limit_groups(report):
-        time_limit = group[0]
-        comparison = report.comparisons.get(time_limit)
-        if comparison is None:
-            continue
-        lines: list[str] = []
-        for pair in comparison.pairs:
-            poi = pair.probability_of_improvement
-            if pair.skipped and comparison.games:
-                lines.append(f"P({pair.x} > {pair.y}): no comparison: {pair.skipped}.")
-                continue
-            low, high = pair.probability_of_improvement_ci
-            ci = "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
-            unit = f" (over {pair.unit})" if pair.unit else ""
-            lines.append(
-                f"P({pair.x} > {pair.y}) = {'–' if poi is None else f'{poi:.3f}'}{ci}"
-                f"{unit}; " + _welch_sentence(report, time_limit, pair)
-            )
-        if "mean" not in comparison.omitted.get("inter_algorithm", {}):  # see notes
-            means = comparison.inter_algorithm.mean
-            lines.append(
-                "Mean inter-algorithm score (each game scaled to the agents' min..max): "
-                + ", ".join(f"{a} {_pct(m)}" for a, m in means.items())
-                + "."
-            )
-        found.append((group_title(group), lines))
-    return found
-
-
 def top_lines(report: ReportLike) -> tuple[str | None, list[str], list[str]]:
     """What comes before the summary: the not-SABER warning (None when compliant), the
     readers' warnings, and the files read."""
@@ -558,9 +495,17 @@ def to_markdown(report: ReportLike) -> str:
         *summary,
         *(f"- {line}" for line in notes(report)),
     ]
-    for title, sentences in comparison_lines(report):
-        lines += ["", f"### Comparisons, {title}", ""]
-        lines += [f"- {sentence}" for sentence in sentences]
+    from saber.reports.comparisons import comparison_blocks, comparison_notes  # it uses Table
+
+    for block in comparison_blocks(report):
+        lines += ["", f"### Comparisons, {block.title}", ""]
+        for matrix in (block.improvement, block.welch):
+            if matrix is not None:
+                lines += [*_table(matrix.header, matrix.rows, matrix.align), ""]
+        lines += block.lines
+    compared = comparison_notes(report)
+    if compared:
+        lines += ["", *(f"- {line}" for line in compared)]
     for group in time_limit_groups(report):
         table = per_game_table(report, group[0])
         lines += ["", f"## Per-game scores, {group_title(group)}", ""]

@@ -22,6 +22,8 @@ Aggregates (rliable's names in brackets):
   threshold;
 - probability of improvement [probability_of_improvement]: per game, the Mann-Whitney U
   statistic of X's runs against Y's runs divided by ``R_x * R_y``; averaged over games.
+  When an agent has a single run there is no spread over runs to compare, and
+  :func:`improvement_over_episodes` compares episodes instead (the same statistic).
 
 Intervals: percentile intervals of a stratified bootstrap, over runs within each game
 (:func:`bootstrap_runs`, rliable's ``StratifiedBootstrap``), or, with a single run,
@@ -187,6 +189,45 @@ def pairwise_improvement(x: ArrayLike, y: ArrayLike) -> NDArray:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     a, b = x[..., :, None, :], y[..., None, :, :]
     return np.mean((a > b) + 0.5 * (a == b), axis=(-3, -2, -1))
+
+
+def improvement_over_episodes(
+    x: Sequence[ArrayLike],
+    y: Sequence[ArrayLike],
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> tuple[float, NDArray]:
+    """P(X > Y) with episodes in place of runs, and its stratified bootstrap over episodes.
+
+    Per game, the fraction of (X episode, Y episode) pairs with X's higher, ties counting
+    one half (Mann-Whitney's U over ``n_g * m_g``: rliable's per-game statistic, for
+    episodes); averaged over games. Each resample redraws every game's episodes of each
+    agent from its own (rliable's ``StratifiedIndependentBootstrap``, with episodes for
+    runs), as counts: a resample's pair fraction is ``w K v / (n m)`` for the pair matrix
+    ``K`` and the draw counts ``w``, ``v``.
+
+    Args:
+        x: G arrays of X's episode scores (raw or normalized; ``+inf``: infinite gameplay).
+        y: G arrays of Y's, the same games in the same order.
+        rng: the random generator; its state advances.
+        n_resamples: B.
+
+    Returns:
+        ``(p, samples)``: the estimate and the B resampled estimates, shape (B,).
+    """
+    if len(x) != len(y) or not len(x):
+        raise ValueError(f"Expect the same games for both agents, got {len(x)} and {len(y)}")
+    point, samples = [], np.zeros(n_resamples)
+    for a, b in zip(x, y, strict=True):
+        a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+        if not (a.size and b.size):
+            raise ValueError("Expect at least one episode per game for each agent")
+        pairs = (a[:, None] > b[None, :]) + 0.5 * (a[:, None] == b[None, :])  # (n, m)
+        point.append(pairs.mean())
+        w = rng.multinomial(a.size, np.full(a.size, 1 / a.size), size=n_resamples)
+        v = rng.multinomial(b.size, np.full(b.size, 1 / b.size), size=n_resamples)
+        samples += ((w @ pairs) * v).sum(axis=1) / (a.size * b.size)
+    return float(np.mean(point)), samples / len(x)
 
 
 def bootstrap_runs(scores: ArrayLike, rng: np.random.Generator, n_resamples: int) -> NDArray:

@@ -130,8 +130,10 @@ def test_one_game_in_common_leaves_the_inter_algorithm_mean_out(tmp_path):
         "- Mean inter-algorithm score not shown (SABER (unlimited)): one game in common: "
         "scaled to the agents' min..max, each agent scores 0% or 100%"
     ) in text
-    # P(X > Y) over episodes still means something with one game: it stays.
-    assert "P(x > y) = 0.000 (over episodes)" in text
+    # P(X > Y) over episodes still means something with one game: it stays. Every episode
+    # of x (0, 2) is below every one of y (5, 6): every resample gives 0, no interval.
+    assert "| x " in text and "0.00 †" in text and "1.00 †" in text
+    assert "[0.00, 0.00]" not in text and "Every resample gave the same P" in text
 
 
 def test_the_aggregates_figure_leaves_the_same_iqm_out(tmp_path):

@@ -176,7 +176,13 @@ def test_markdown_layout(report, cells):
     assert (
         "No world record, left out of the world-record aggregates: Elevator Action, Tennis." in text
     )
-    assert "P(alpha > beta) = 0.875" in text
+    # P(alpha > beta) over episodes: 0.875 (test_comparisons), both ways in the matrix.
+    matrix: dict[str, list[str]] = {}
+    for row in rows:  # the first matrix of the two is P(row > column)'s
+        if row[0] in ("alpha", "beta") and "" in row[1:]:
+            matrix.setdefault(row[0], row[1:])
+    assert matrix["alpha"][0] == "" and matrix["alpha"][1].startswith("0.88 [")
+    assert matrix["beta"][0].startswith("0.12 [") and matrix["beta"][1] == ""
     assert "not SABER-compliant" not in text
 
 

@@ -279,6 +279,6 @@ def test_markdown_says_what_was_resampled_and_why_a_comparison_is_missing(tmp_pa
     assert "† No interval (rainbow@saber-paper, 5 minutes;" in text
     assert "published per-game means only (one number per game, no runs or episodes)" in text
     assert (
-        "- P(agent > rainbow@saber-paper): no comparison: rainbow@saber-paper: published "
-        "per-game means only" in text
+        "- rainbow-iqn@saber-paper, rainbow@saber-paper: published per-game means only, with "
+        "neither runs nor episodes: not in the matrices" in text
     )

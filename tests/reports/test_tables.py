@@ -56,22 +56,6 @@ def test_one_score_per_game_gives_no_interval_and_says_so(tmp_path, cells):
     assert "[" not in "".join(summary)  # no zero-width interval shown as measured
 
 
-def test_welch_tests_impossible_with_one_episode_say_so(tmp_path):
-    text = markdown(tmp_path, "agent,game,score\nx,pong,0\ny,pong,1\nx,venture,5\ny,venture,0\n")
-    assert "Welch t-tests: no test (one episode)." in text
-    assert "better on 0" not in text
-
-
-def test_partly_tested_pairs_name_the_untested_games(tmp_path):
-    rows = "agent,game,episode,score\n"
-    rows += "x,pong,0,0\nx,pong,1,2\ny,pong,0,10\ny,pong,1,12\nx,venture,0,5\ny,venture,0,0\n"
-    text = markdown(tmp_path, rows)
-    assert (
-        "Welch t-tests (two-tailed, p < 0.05) on 1 of 2 games: x better on 0, y on 1; "
-        "no test (one episode: Venture)." in text
-    )
-
-
 @pytest.mark.parametrize("game", ["elevator_action", "basic_math"])
 def test_a_percent_cell_without_a_record_says_why(tmp_path, game, cells):
     text = markdown(tmp_path, f"game,score\n{game},10\n")

@@ -34,7 +34,11 @@ from saber.scoring import (
     probability_of_improvement,
     score_distribution,
 )
-from saber.scoring.stats import pairwise_improvement, percentile_interval
+from saber.scoring.stats import (
+    improvement_over_episodes,
+    pairwise_improvement,
+    percentile_interval,
+)
 
 pytestmark = pytest.mark.rliable
 
@@ -184,6 +188,37 @@ def test_probability_of_improvement_interval_agrees_with_rliable():
         return percentile_interval(samples)
 
     low, high = ends(2)
+    tol_low, tol_high = tolerance(ends)
+    assert float(low) == pytest.approx(intervals["x,y"][0, 0], abs=float(tol_low))
+    assert float(high) == pytest.approx(intervals["x,y"][1, 0], abs=float(tol_high))
+
+
+def test_improvement_over_episodes_is_rliables_with_episodes_for_runs():
+    """With as many episodes on every game, episodes stand where rliable's runs stand: the
+    same estimate, and intervals that agree within Monte Carlo error."""
+    from rliable import library, metrics
+
+    rng = np.random.default_rng(13)
+    reps = 1000
+    x = np.round(rng.gamma(1.0, 50.0, size=(6, 5)), -1)  # (episodes, games); ties happen
+    y = np.round(rng.gamma(1.0, 40.0, size=(9, 5)), -1)
+    expected = float(metrics.probability_of_improvement(x, y))
+    point, _ = improvement_over_episodes(list(x.T), list(y.T), np.random.default_rng(0), 10)
+    assert point == pytest.approx(expected, abs=1e-9)
+    np.random.seed(4)
+    _, intervals = library.get_interval_estimates(
+        {"x,y": [x, y]},
+        lambda a, b: np.array([metrics.probability_of_improvement(a, b)]),
+        reps=reps,
+    )
+
+    def ends(seed: int) -> tuple[np.ndarray, np.ndarray]:
+        _, samples = improvement_over_episodes(
+            list(x.T), list(y.T), np.random.default_rng(seed), reps
+        )
+        return percentile_interval(samples)
+
+    low, high = ends(4)
     tol_low, tol_high = tolerance(ends)
     assert float(low) == pytest.approx(intervals["x,y"][0, 0], abs=float(tol_low))
     assert float(high) == pytest.approx(intervals["x,y"][1, 0], abs=float(tol_high))

@@ -23,6 +23,7 @@ from saber.scoring import (
 from saber.scoring.rules import counted_in_means
 from saber.scoring.stats import (
     bootstrap_episode_means,
+    improvement_over_episodes,
     inter_algorithm_normalize,
     pairwise_improvement,
     percentile_interval,
@@ -217,6 +218,40 @@ def test_pairwise_improvement_matches_mann_whitney_over_resamples():
     bx, by = bootstrap_runs(x, rng, 20), bootstrap_runs(y, rng, 20)
     expected = [probability_of_improvement(a, b) for a, b in zip(bx, by, strict=True)]
     assert pairwise_improvement(bx, by) == pytest.approx(expected, abs=1e-12)
+
+
+def test_improvement_over_episodes_by_hand():
+    # Game 0: X {1, 2, 3} vs Y {0, 2, 4}: 1 > 0; 2 > 0, 2 = 2; 3 > 0, 3 > 2: 4.5 of 9.
+    # Game 1: X {7} vs Y {5, 9}: 1 of 2. Mean: (0.5 + 0.5) / 2.
+    x, y = (
+        [np.array([1.0, 2.0, 3.0]), np.array([7.0])],
+        [np.array([0.0, 2.0, 4.0]), np.array([5.0, 9.0])],
+    )
+    point, samples = improvement_over_episodes(x, y, np.random.default_rng(0), 4000)
+    assert point == pytest.approx(0.5)
+    assert samples.shape == (4000,) and samples.min() >= 0.0 and samples.max() <= 1.0
+    assert samples.mean() == pytest.approx(0.5, abs=0.02)  # the bootstrap centres on it
+    again = improvement_over_episodes(x, y, np.random.default_rng(0), 4000)[1]
+    assert np.array_equal(samples, again)  # reproducible for a given generator
+
+
+def test_improvement_over_episodes_without_overlap_or_spread_has_one_value():
+    # Every X episode below every Y episode: every resample gives 0; one episode a side: 1.
+    _, apart = improvement_over_episodes([np.array([0.0, 1.0])], [np.array([5.0, 6.0])],
+                                         np.random.default_rng(1), 50)  # fmt: skip
+    assert set(apart) == {0.0}
+    _, single = improvement_over_episodes([np.array([3.0])], [np.array([2.0])],
+                                          np.random.default_rng(1), 50)  # fmt: skip
+    assert set(single) == {1.0}
+    # Infinite gameplay beats any finite episode, and ties with itself.
+    point, _ = improvement_over_episodes([np.array([np.inf, np.inf])], [np.array([9e9, np.inf])],
+                                         np.random.default_rng(1), 5)  # fmt: skip
+    assert point == pytest.approx(0.75)
+
+
+def test_improvement_over_episodes_refuses_other_games():
+    with pytest.raises(ValueError, match="the same games"):
+        improvement_over_episodes([np.array([1.0])], [], np.random.default_rng(0), 5)
 
 
 # --- Welch t-test (scipy) ---------------------------------------------------------------
