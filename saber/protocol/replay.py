@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import ReplayError
-from saber.protocol.settings import NUM_ACTIONS
+from saber.protocol.settings import NUM_ACTIONS, SABER_CAP_FRAMES
 
 REPLAY_FORMAT = "saber-replay/1"
 REPLAYS_DIR = "replays"  # inside a run directory
@@ -51,6 +51,32 @@ _VERSION = 1
 _LENGTH = struct.Struct("<I")
 _CHECKSUM_BYTES = 32
 _COMPRESSION = "bz2"
+#: The most bytes a header may take (saber writes about 600).
+MAX_HEADER_BYTES = 1 << 20
+_FIXED_BYTES = len(_MAGIC) + 1 + 2 * _LENGTH.size + _CHECKSUM_BYTES
+
+
+def max_steps(settings: Mapping[str, Any]) -> int:
+    """The most agent steps an episode played with ``settings`` can take: the 100-hour cap
+    (21,600,000 frames; a smaller ``max_episode_frames`` if the settings have one) over
+    the frame skip (5,400,000 steps under SABER's settings; a frame skip that is no
+    integer >= 1 counts as 1)."""
+    skip, cap = settings.get("frame_skip"), settings.get("max_episode_frames")
+    skip = skip if isinstance(skip, int) and not isinstance(skip, bool) and skip >= 1 else 1
+    frames = SABER_CAP_FRAMES
+    if isinstance(cap, int) and not isinstance(cap, bool) and 1 <= cap < frames:
+        frames = cap
+    return -(-frames // skip)
+
+
+def max_replay_bytes(steps: int, header: int = MAX_HEADER_BYTES) -> int:
+    """The most bytes a replay of ``steps`` actions takes with a header of ``header``
+    bytes (bz2 makes at most 1% and 600 bytes more than it is given)."""
+    return _FIXED_BYTES + header + steps + steps // 100 + 600
+
+
+#: The most bytes any replay file takes (the most steps any settings allow: frame skip 1).
+MAX_REPLAY_BYTES = max_replay_bytes(SABER_CAP_FRAMES)
 
 
 @dataclass(frozen=True)
@@ -165,16 +191,18 @@ def encode_replay(header: ReplayHeader, actions: bytes | bytearray) -> bytes:
     return data + hashlib.sha256(data).digest()
 
 
-def decode_replay(data: bytes, where: str = "replay") -> Replay:
-    """The replay in ``data`` (the bytes of a file).
+def decode_replay_header(data: bytes, where: str = "replay") -> tuple[ReplayHeader, bytes]:
+    """The header of a replay file's bytes and its compressed actions, without
+    decompressing them: the file's checksum, lengths, header and size are checked (a body
+    larger than bz2 makes of the header's steps, or more steps than the 100-hour cap
+    allows, is damage).
 
     Raises:
-        ReplayError: not a replay, another format version, cut short or changed (the
-            checksum), or actions that are not what the header says; ``where`` names it.
+        ReplayError: as :func:`decode_replay`.
     """
     if not data.startswith(_MAGIC):
         raise ReplayError(f"{where}: not a saber replay (it does not start with {_MAGIC!r})")
-    if len(data) < len(_MAGIC) + 1 + 2 * _LENGTH.size + _CHECKSUM_BYTES:
+    if len(data) < _FIXED_BYTES:
         raise ReplayError(f"{where}: damaged (cut short: {len(data)} bytes)")
     if data[len(_MAGIC)] != _VERSION:
         raise ReplayError(
@@ -187,6 +215,8 @@ def decode_replay(data: bytes, where: str = "replay") -> Replay:
     offset = len(_MAGIC) + 1
     try:
         (size,) = _LENGTH.unpack_from(content, offset)
+        if size > MAX_HEADER_BYTES:
+            raise ValueError(f"a header of {size} bytes, over {MAX_HEADER_BYTES}")
         head = content[offset + _LENGTH.size : offset + _LENGTH.size + size]
         offset += _LENGTH.size + size
         (body_size,) = _LENGTH.unpack_from(content, offset)
@@ -194,11 +224,40 @@ def decode_replay(data: bytes, where: str = "replay") -> Replay:
         if len(body) != body_size or len(head) != size:
             raise ValueError("lengths do not add up")
         header = ReplayHeader.from_dict(json.loads(head.decode("utf-8"), parse_constant=_refuse))
-        actions = bz2.decompress(body)
-    except (
-        struct.error, ValueError, KeyError, TypeError, OSError, EOFError, RecursionError
-    ) as error:  # fmt: skip
+    except (struct.error, ValueError, KeyError, TypeError, RecursionError) as error:
         raise ReplayError(f"{where}: damaged ({type(error).__name__}: {error})") from None
+    cap = max_steps(header.settings)
+    if header.steps > cap:
+        raise ReplayError(
+            f"{where}: its header declares {header.steps:,} steps, more than the 100-hour "
+            f"cap allows under its settings ({cap:,})"
+        )
+    if body_size > max_replay_bytes(header.steps, 0) - _FIXED_BYTES:
+        raise ReplayError(
+            f"{where}: damaged (its actions take {body_size:,} bytes, more than bz2 makes "
+            f"of the {header.steps:,} steps its header declares)"
+        )
+    return header, body
+
+
+def decode_replay(data: bytes, where: str = "replay") -> Replay:
+    """The replay in ``data`` (the bytes of a file). Decompressing stops past the steps
+    its header declares (:func:`decode_replay_header`), so a small file cannot inflate.
+
+    Raises:
+        ReplayError: not a replay, another format version, cut short or changed (the
+            checksum), or actions that are not what the header says; ``where`` names it.
+    """
+    header, body = decode_replay_header(data, where)
+    decompressor = bz2.BZ2Decompressor()
+    try:
+        actions = decompressor.decompress(body, max_length=header.steps + 1)
+    except (OSError, EOFError, ValueError) as error:
+        raise ReplayError(f"{where}: damaged ({type(error).__name__}: {error})") from None
+    if len(actions) > header.steps or not decompressor.eof or decompressor.unused_data:
+        raise ReplayError(
+            f"{where}: damaged (its actions are not the {header.steps:,} steps its header declares)"
+        )
     if len(actions) != header.steps:
         raise ReplayError(
             f"{where}: damaged (its header says {header.steps} steps, it holds "
@@ -217,11 +276,14 @@ def read_replay(path: str | Path) -> Replay:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(MAX_REPLAY_BYTES + 1)  # never more than a replay takes
     except FileNotFoundError:
         raise ReplayError(f"{path}: no such replay file") from None
     except OSError as error:
         raise ReplayError(f"Cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_REPLAY_BYTES:
+        raise ReplayError(f"{path}: not a saber replay (over {MAX_REPLAY_BYTES:,} bytes)")
     return decode_replay(data, str(path))
 
 

@@ -75,6 +75,15 @@ def _resign(directory: Path, change: Callable[[Replay], Replay] | None = None) -
     (directory / "run.json").write_text(json.dumps(run))
 
 
+def _rewrite(directory: Path, records: list[dict]) -> None:
+    """Write ``records`` as episodes.jsonl and make run.json's checkpoint agree, as a
+    careful cheat would (SHA-256 is no secret)."""
+    (directory / EPISODES_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = json.loads((directory / "run.json").read_text())
+    run["sessions"][-1]["episodes_log"] = episodes_log_checkpoint(directory / EPISODES_FILE)
+    (directory / "run.json").write_text(json.dumps(run))
+
+
 def test_a_clean_run_verifies_in_parallel_and_in_process(run: Path) -> None:
     code, output = _verify(run)
     assert code == 0, output
@@ -185,20 +194,26 @@ def test_a_corrupt_or_missing_replay_file_is_named(
 
 
 def test_sample_seed_draws_the_episodes_verify_run_draws(run: Path, tmp_path: Path) -> None:
-    """``--sample 1 --sample-seed S`` checks the episode that ``verify_run(sample=1,
-    seed=S)`` draws: with one replay missing, the seed that draws its episode fails and a
-    seed that draws another passes."""
+    """``--sample 1 --sample-seed S`` plays the episode that ``verify_run(sample=1,
+    seed=S)`` draws: with one score edited (every hash redone), the seed that draws its
+    episode fails and a seed that draws another passes. A missing replay fails whatever
+    the draw: every replay is checked statically."""
     directory = _copy(run, tmp_path)
-    (directory / "replays/breakout/episode-2.saber-replay").unlink()
+    lines = _records(directory)
+    lines[2] = {**lines[2], "score": lines[2]["score"] + 1}
+    _rewrite(directory, lines)
     drawn = {seed: verify_run(run, sample=1, seed=seed, workers=0).checks[0].episode
              for seed in range(20)}  # fmt: skip
-    hits = [seed for seed, episode in drawn.items() if episode == 2]
-    misses = [seed for seed, episode in drawn.items() if episode != 2]
+    hits = [seed for seed, episode in drawn.items() if episode == lines[2]["episode"]]
+    misses = [seed for seed, episode in drawn.items() if episode != lines[2]["episode"]]
     assert hits and misses, drawn
     code, output = _verify(directory, "--sample", "1", "--sample-seed", str(hits[0]))
-    assert code == 1 and "breakout episode 2: " in output, output
+    assert code == 1 and f"breakout episode {lines[2]['episode']}: score: " in output, output
     code, output = _verify(directory, "--sample", "1", "--sample-seed", str(misses[0]))
     assert code == 0, output
+    (directory / lines[2]["replay"]).unlink()
+    code, output = _verify(directory, "--sample", "1", "--sample-seed", str(misses[0]))
+    assert code == 1 and f"{lines[2]['replay']}: missing" in output, output
 
 
 def test_the_old_seed_flag_names_the_new_one(run: Path) -> None:

@@ -58,13 +58,15 @@ class EpisodeCheck:
             (``score``, ``score_5min``, ``score_30min``, ``frames``, ``steps``, ``end``,
             ``rollovers``, ``infinite``); None when the episode was not played or its
             replay could not be played. ``seconds`` (wall-clock) is no part of it.
-        played: the replay was played (in the sample, within the budget).
+        drawn: the episode was chosen to be played (in the sample, within the budget).
+        played: its replay was played (drawn, and it passed the static check).
         failures: every failure, static check and play; empty when verified (or when it
             passed the static check and was not played).
         steps: agent steps its replay's header declares (0 if unread): the work of
             playing it.
         settings: the settings its replay's header says it was played with (empty if
             unread).
+        agent, run: the agent and run name its replay's header gives, if read.
         versions: package versions that recorded the replay (its header), if read.
         rom_sha256: the ROM the replay was recorded on, if read.
     """
@@ -74,10 +76,13 @@ class EpisodeCheck:
     line: int = 0
     claimed: Mapping[str, Any] = field(default_factory=dict, repr=False)
     proven: Mapping[str, Any] | None = field(default=None, repr=False)
+    drawn: bool = False
     played: bool = False
     failures: tuple[Failure, ...] = ()
     steps: int = 0
     settings: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    agent: str | None = None
+    run: str | None = None
     versions: Mapping[str, str] = field(default_factory=dict)
     rom_sha256: str | None = None
 
@@ -201,8 +206,9 @@ class VerifyResult:
 
     @property
     def checks(self) -> list[EpisodeCheck]:
-        """The episodes that were played (all of them without a sample or a budget)."""
-        return [check for check in self.episodes if check.played]
+        """The episodes drawn to be played (all of them without a sample or a budget),
+        played or failed before."""
+        return [check for check in self.episodes if check.drawn]
 
     @property
     def unplayed(self) -> list[EpisodeCheck]:
@@ -217,10 +223,11 @@ class VerifyResult:
 
     @property
     def ok(self) -> bool:
-        """No failure anywhere (run, static check of every episode, play of those played),
-        and at least one episode played. A missing episode is no failure
-        (:attr:`Wholeness.whole` says whether the run is whole)."""
-        return bool(self.checks) and not self.problems and not self.failed
+        """No failure anywhere (the run, the static check of every episode, the play of
+        those drawn), and at least one episode found. A missing episode is no failure
+        (:attr:`Wholeness.whole` says whether the run is whole), nor an episode not drawn
+        (:attr:`verified` asks for every one)."""
+        return bool(self.episodes) and not self.problems and not self.failed
 
     @property
     def verified(self) -> bool:
@@ -246,7 +253,7 @@ class VerifyResult:
         """One line: how many episodes were played and how many match, what is missing."""
         played = self.checks
         bad = self.failed
-        if not played and not bad:
+        if not self.episodes:
             return f"{shown(self.directory)}: no finished episode to verify" + self._missing()
         games = len({check.game for check in played})
         of = (

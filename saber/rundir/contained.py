@@ -1,0 +1,86 @@
+"""Reading a file that a record names (an episode's replay): only a regular file inside
+the run directory, and only up to a size.
+
+A run directory comes from whoever submitted it, and a record's ``replay`` is a path they
+wrote: an absolute path, ``..``, a symbolic link to ``/dev/zero`` or a FIFO would make a
+reader read anything, forever. :func:`read_contained` refuses each, in one short reason.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from saber.errors import RunDirectoryError, shown
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def contained_path(directory: str | Path, relative: object) -> Path:
+    """The real path of ``relative`` (a path a record names) inside ``directory``.
+
+    Raises:
+        RunDirectoryError: its reason for people (``an absolute path``, ``outside the run
+            directory (..)``, ``a symbolic link out of the run directory, to /dev/zero``,
+            ``embedded null byte``), without the path itself.
+    """
+    if not isinstance(relative, str) or not relative:
+        raise RunDirectoryError(f"not a path ({relative!r})")
+    if "\x00" in relative:
+        raise RunDirectoryError("embedded null byte")
+    pure = PurePosixPath(relative)
+    if pure.is_absolute():
+        raise RunDirectoryError(
+            "an absolute path; a record names its file inside the run directory"
+        )
+    if ".." in pure.parts:
+        raise RunDirectoryError("outside the run directory (..)")
+    root = os.path.realpath(directory)
+    real = os.path.realpath(os.path.join(root, relative))
+    if os.path.commonpath([root, real]) != root:
+        raise RunDirectoryError(f"a symbolic link out of the run directory, to {shown(real)}")
+    return Path(real)
+
+
+def read_contained(directory: str | Path, relative: object, limit: int) -> bytes:
+    """The bytes of ``relative`` (a path a record names) in ``directory``: a regular file
+    inside it (:func:`contained_path`) of at most ``limit`` bytes. Opening never blocks (a
+    FIFO swapped in is refused, not waited on) nor follows a link swapped in meanwhile.
+
+    Raises:
+        RunDirectoryError: why not, for people (``missing``, ``a FIFO, not a regular
+            file``, ``12,345 bytes, more than ...``), without the path itself.
+    """
+    path = contained_path(directory, relative)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise RunDirectoryError("missing") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise RunDirectoryError("a symbolic link (changed while read)") from None
+        raise RunDirectoryError(error.strerror or str(error)) from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+            raise RunDirectoryError(f"{kind}, not a regular file")
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise RunDirectoryError(f"{size:,} bytes, more than such a file can take ({limit:,})")
+        try:
+            data = handle.read(limit + 1)
+        except OSError as error:
+            raise RunDirectoryError(error.strerror or str(error)) from None
+    if len(data) > limit:
+        raise RunDirectoryError(f"more than {limit:,} bytes, more than such a file can take")
+    return data
