@@ -4,6 +4,7 @@ a page edited by hand, or a result file added without rendering, fails here."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,19 @@ def test_a_table_row_of_the_wrong_width_is_refused() -> None:
     table = {"columns": ["a", "b"], "align": ["left", "right"], "rows": [["1"]]}
     with pytest.raises(ValueError, match="a row of 1 cells under 2 columns"):
         GENERATOR.render_result({"title": "t", "blocks": [{"table": table}]})
+
+
+# Who ran what, and beside whom, is no reader's business: a page says what was measured,
+# the command and the machine (its load included) in a user's words.
+WHO = re.compile(
+    r"\bengineers?'?s?\b|\bthe team'?s?\b|\bteammates?\b|\bCPU lock\b|\bdevelopment machine\b"
+    r"|\b(?:working|this) session\b|\blent\b|\b(?:we|our)\b",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("path", sorted(PAGES), ids=lambda p: p.name)
+def test_every_page_speaks_a_users_words(path: Path) -> None:
+    found = [" ".join(PAGES[path][max(0, m.start() - 40) : m.end() + 20].split())
+             for m in WHO.finditer(PAGES[path])]  # fmt: skip
+    assert not found, f"{path.name}: say it in a user's words: " + " | ".join(found)
