@@ -186,8 +186,26 @@ def wide_page(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def five_agents_page(tmp_path_factory) -> Path:
+    """One run of the user's beside the SABER paper's, the random and the PPO references:
+    five agents, the comparisons' matrices among them."""
+    folder = tmp_path_factory.mktemp("five")
+    rows = "agent,game,episode,score\n" + "".join(
+        f"my-agent,{game},{e},{base + e}\n"
+        for game, base in (("breakout", 12), ("qbert", 500), ("pong", 3))
+        for e in range(10)
+    )
+    (folder / "s.csv").write_text(rows)
+    references = ("saber-paper", "saber-random", "saber-ppo")
+    table = merge_tables([read_scores(folder / "s.csv"), *map(reference_table, references)])
+    path = folder / "report.html"
+    path.write_text(to_html(make_report(table, n_resamples=100)), encoding="utf-8")
+    return path
+
+
 @pytest.mark.parametrize("width", [375, 1366], ids=["phone", "laptop"])
-@pytest.mark.parametrize("which", ["page", "wide_page"])
+@pytest.mark.parametrize("which", ["page", "wide_page", "five_agents_page"])
 def test_nothing_is_wider_than_the_screen(request, external_tool, tmp_path, which, width):
     """No horizontal overflow, measured by Chromium: neither the page nor any table box or
     figure has content wider than it shows (before the fix, the summary tables of a report

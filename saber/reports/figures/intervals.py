@@ -252,8 +252,9 @@ def plot_improvement(
         left_out = len(every) - len(pairs)
         label = f"P(X > Y): X (left) beats Y (right), {words}"
         if left_out:
-            label += f"\n{left_out} pair(s) without an estimate not shown (see the report)"
-        ax.set_xlabel(label)
+            pairs_word = "pair" if left_out == 1 else "pairs"
+            label += f"\n{left_out} {pairs_word} without an estimate not shown (see the report)"
+        ax.set_xlabel(label, wrap=True)  # within the canvas, however narrow the figure
         ax.set_title(f"Probability of improvement, {style.limit_title(report, time_limit)}")
         ax.grid(axis="x", alpha=0.25, linewidth=0.5)
     return fig

@@ -130,8 +130,8 @@ def plot_per_game(
         label = (
             "% of world record" if reference == "world_record" else "% of human (Mnih et al. 2015)"
         )
-        ax.set_xlabel(f"{label}, symmetric log scale")
-        ax.set_title(f"Per-game scores, {style.limit_title(report, time_limit)}")
+        ax.set_xlabel(f"{label}, symmetric log scale", wrap=True)
+        ax.set_title(f"Per-game scores, {style.limit_title(report, time_limit)}", wrap=True)
         style.agents_legend(fig, handles, agents, styles)
     return fig
 
