@@ -14,10 +14,11 @@ from saber.cli.options import renamed_seed
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--sample",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=0),
     default=None,
-    help="Verify N episodes drawn at random (the same --sample-seed draws the same ones) "
-    "[default: every finished episode].",
+    help="Play N episodes drawn at random (the same --sample-seed draws the same ones); "
+    "every replay is checked statically all the same (0: play none) [default: play every "
+    "finished episode].",
 )
 @click.option("--sample-seed", default=0, show_default=True, help="Seed of the --sample draw.")
 @renamed_seed("verify", "--sample-seed", "the seed of the --sample draw")
@@ -32,22 +33,32 @@ def verify_command(
     run_dir: Path, sample: int | None, sample_seed: int, workers: int | None
 ) -> None:
     """Replay the recorded episodes of RUN (a saber eval directory, or a training log
-    recorded with replays=True) and check each record.
+    recorded with replays=True) and check each record against its replay.
 
-    Each episode is played again from its seed and its recorded actions, without the
-    policy, in a fresh env with the run's settings; its score, score_5min, score_30min,
-    frames, steps and end must equal the record's exactly. Prints one line per mismatch
-    (game, episode, field), then a summary. Exit status 0 only when every checked
-    episode matches. It proves that the recorded play produces the scores; not that a
-    given policy produced the play.
+    Every replay is checked first, sampled or not: a regular file inside RUN, its SHA-256
+    the record's, its header naming the record's game, episode, seed, agent, run and
+    steps. Each episode drawn is then played again from its seed and its recorded actions,
+    without the policy, in a fresh env with the settings its replay's header records;
+    its score, score_5min, score_30min, frames, steps, end, rollovers and infinite must
+    equal the record's exactly. run.json must agree with the replays' headers (settings,
+    agent, run name), and the records with its request: each episode once, none outside
+    it (missing episodes are counted). Prints the work before playing, a progress bar on
+    a terminal, one line per mismatch (naming its field), then a summary. Exit status 0
+    only when nothing fails. It proves that the recorded play produces the scores; not
+    that a given policy produced the play.
     """
     import sys
 
     from saber.errors import ExitCode
     from saber.replay import verify_run, verify_training_log
 
-    verify = verify_training_log if run_dir.is_file() else verify_run
-    result = verify(run_dir, sample=sample, seed=sample_seed, workers=workers)
+    def say(line: str) -> None:
+        click.echo(line, err=True)
+
+    if run_dir.is_file():
+        result = verify_training_log(run_dir, sample=sample, seed=sample_seed, workers=workers)
+    else:
+        result = verify_run(run_dir, sample=sample, seed=sample_seed, workers=workers, say=say)
     for line in result.lines():
         click.echo(line)
     for note in result.versions:

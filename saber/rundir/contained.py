@@ -69,18 +69,24 @@ def read_contained(directory: str | Path, relative: object, limit: int) -> bytes
         if error.errno == errno.ELOOP:
             raise RunDirectoryError("a symbolic link (changed while read)") from None
         raise RunDirectoryError(error.strerror or str(error)) from None
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
             raise RunDirectoryError(f"{kind}, not a regular file")
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise RunDirectoryError(f"{size:,} bytes, more than such a file can take ({limit:,})")
-        try:
-            data = handle.read(limit + 1)
-        except OSError as error:
-            raise RunDirectoryError(error.strerror or str(error)) from None
+        if info.st_size > limit:
+            raise RunDirectoryError(
+                f"{info.st_size:,} bytes, more than such a file can take ({limit:,})"
+            )
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError as error:
+        raise RunDirectoryError(error.strerror or str(error)) from None
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise RunDirectoryError(f"more than {limit:,} bytes, more than such a file can take")
     return data

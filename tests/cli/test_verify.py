@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -251,3 +256,71 @@ def test_a_run_without_replays_is_not_verified(tmp_path: Path) -> None:
     empty.mkdir()
     code, output = _verify(empty)
     assert code == ExitCode.BAD_INPUT and "no run.json" in output
+
+
+def _hours_of_play(run: Path, tmp_path: Path) -> Path:
+    """A copy of ``run`` whose first two episodes claim 5.4 million steps of NOOPs with the
+    stuck timeout off (637-byte replays; hours of play), every hash redone."""
+    directory = _copy(run, tmp_path)
+
+    def long(replay: Replay) -> Replay:
+        if replay.header.episode > 1:
+            return replay
+        settings = {**replay.header.settings, "max_frames_without_reward": None}
+        header = dataclasses.replace(replay.header, settings=settings, steps=5_400_000)
+        return Replay(header, bytes(5_400_000))
+
+    _resign(directory, long)
+    return directory
+
+
+def _alive_in_group(group: int) -> list[int]:
+    """The processes of process group ``group`` that still run (not zombies, which a
+    container's first process may never reap)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def _restore_sigint() -> None:
+    # Background jobs of a non-interactive shell ignore SIGINT; Python would inherit that.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize(
+    ("stop", "code", "said"),
+    [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_or_sigterm_end_verify_with_workers_within_seconds(
+    run: Path, tmp_path: Path, stop: signal.Signals, code: int, said: str
+) -> None:
+    """Workers playing hours of replay are terminated at once: the exit status of the
+    stop, one line, no worker left (Ctrl-C reaches the whole process group, as a
+    terminal sends it; SIGTERM the main process alone, as ``kill`` does)."""
+    directory = _hours_of_play(run, tmp_path)
+    command = [sys.executable, "-m", "saber.cli", "verify", str(directory), "--workers", "2"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_restore_sigint, start_new_session=True)  # fmt: skip
+    assert process.stderr is not None
+    first = process.stderr.readline()  # the work, said before playing
+    assert "playing 4 episode(s), 10,800," in first, first
+    time.sleep(8)  # the workers start (an import of saber each) and play
+    assert process.poll() is None
+    if stop == signal.SIGINT:
+        os.killpg(process.pid, stop)
+    else:
+        process.send_signal(stop)
+    stopped = time.monotonic()
+    _, stderr = process.communicate(timeout=60)
+    assert time.monotonic() - stopped < 10
+    assert process.returncode == code, stderr
+    assert said in stderr and "Traceback" not in stderr, stderr
+    time.sleep(0.5)
+    assert _alive_in_group(process.pid) == []  # no worker is left playing

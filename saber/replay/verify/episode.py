@@ -24,6 +24,7 @@ from saber.protocol.replay import (
 )
 from saber.protocol.seeds import episode_seed
 from saber.replay.simulate import Resimulation
+from saber.replay.verify.pool import REPORT_STEPS, report
 from saber.replay.verify.result import EpisodeCheck, Failure
 from saber.rundir.contained import read_contained
 
@@ -157,6 +158,16 @@ def proven_record(
     return proven
 
 
+def _played(simulation: Resimulation) -> dict[str, Any] | None:
+    """Play ``simulation`` whole, reporting progress (:func:`report`); its record."""
+    steps = 0
+    for steps, _ in enumerate(simulation, 1):
+        if steps % REPORT_STEPS == 0:
+            report(REPORT_STEPS)
+    report(steps % REPORT_STEPS)
+    return simulation.record
+
+
 def play_check(
     directory: Path, record: Mapping[str, Any], line: int, claims: Claims
 ) -> EpisodeCheck:
@@ -177,7 +188,7 @@ def play_check(
     failures = list(check.failures)
     try:
         simulation = Resimulation(replay)
-        played = simulation.run()
+        played = _played(simulation)
     except SaberError as error:
         failures.append(Failure("replay", f"cannot be replayed here: {error}"))
         return replace(check, failures=tuple(failures))

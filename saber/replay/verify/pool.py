@@ -4,6 +4,9 @@ Ctrl-C and SIGTERM raise in the main process (:mod:`saber.stop_signals`, which e
 ``saber`` command installs): the workers, which ignore both, are then terminated at once
 rather than left to finish their episodes (a replay of the 100-hour cap plays for
 hours), and the stop goes on up. Verifying writes nothing, so nothing is left half-written.
+
+Progress counts agent steps as they are played (:func:`report`, every
+:data:`REPORT_STEPS` steps of an episode), so that one long episode shows progress too.
 """
 
 from __future__ import annotations
@@ -17,13 +20,33 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+REPORT_STEPS = 10_000  # agent steps between two reports of a playing episode
+_POLL_SECONDS = 0.25  # how often the main process looks at the workers' progress
+_reported: Callable[[int], None] | None = None  # where report() counts, in this process
 
 
-def _quiet_worker() -> None:
-    """A worker's start: the stop is the main process's to act on, and ale-py says only
-    errors."""
+def report(steps: int) -> None:
+    """Count ``steps`` agent steps played (to the progress of :func:`play_all`)."""
+    if _reported is not None and steps:
+        _reported(steps)
+
+
+def _worker_start(counter: Any) -> None:
+    """A worker's start: the stop is the main process's to act on, ale-py says only
+    errors, and :func:`report` adds to the shared ``counter``."""
+    global _reported
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _quiet_emulator()
+
+    def add(steps: int) -> None:
+        with counter.get_lock():
+            counter.value += steps
+
+    _reported = add
+
+
+def _quiet_emulator() -> None:
     import ale_py
 
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
@@ -59,27 +82,35 @@ def play_all(
     or one job), else in ``workers`` spawned processes (None: one per core).
 
     Args:
-        work: each job's agent steps, for the progress bar.
+        work: each job's agent steps, the total of the progress bar.
         progress: show the bar (None: when stderr is a terminal).
     """
+    global _reported
     workers = (os.cpu_count() or 1) if workers is None else workers
     found: list[Any] = [None] * len(jobs)
     with _bar(sum(work), progress) as bar:
         if workers <= 1 or len(jobs) <= 1:
-            import ale_py
-
-            ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
-            for index, job in enumerate(jobs):
-                found[index] = function(job)
-                bar.update(work[index])
+            _quiet_emulator()
+            _reported = bar.update
+            try:
+                found = [function(job) for job in jobs]
+            finally:
+                _reported = None
             return found
         context = multiprocessing.get_context("spawn")
-        pool = context.Pool(min(workers, len(jobs)), initializer=_quiet_worker)
+        counter = context.Value("q", 0)
+        pool = context.Pool(min(workers, len(jobs)), _worker_start, (counter,))
         try:
-            calls = [(function, index, job) for index, job in enumerate(jobs)]
-            for index, value in pool.imap_unordered(_indexed, calls):
+            results = pool.imap_unordered(_indexed, [(function, i, j) for i, j in enumerate(jobs)])
+            for _ in jobs:
+                while True:
+                    try:
+                        index, value = results.next(timeout=_POLL_SECONDS)
+                        break
+                    except multiprocessing.TimeoutError:
+                        bar.update(counter.value - bar.n)
                 found[index] = value
-                bar.update(work[index])
+                bar.update(counter.value - bar.n)
             pool.close()
         finally:
             pool.terminate()  # at once: a stop (or an error) leaves no worker playing

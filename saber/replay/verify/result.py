@@ -255,6 +255,8 @@ class VerifyResult:
         bad = self.failed
         if not self.episodes:
             return f"{shown(self.directory)}: no finished episode to verify" + self._missing()
+        if not played:
+            return self._statically(bad)
         games = len({check.game for check in played})
         of = (
             f" (a sample of {len(played)} of {self.finished})"
@@ -274,6 +276,13 @@ class VerifyResult:
             f"{head}: {len(bad)} do not match ({count} mismatch(es)){self._missing()}; "
             "exit status 1"
         )
+
+    def _statically(self, bad: list[EpisodeCheck]) -> str:
+        head = f"{shown(self.directory)}: checked {len(self.episodes)} replay(s) statically, played none"
+        if not bad and not self.problems:
+            return f"{head}: every replay is the one its record names{self._missing()}"
+        count = sum(len(check.failures) for check in bad) + len(self.problems)
+        return f"{head}: {count} failure(s){self._missing()}; exit status 1"
 
     def _missing(self) -> str:
         whole = self.wholeness
