@@ -25,19 +25,81 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 WRITTEN = "written by the benchmark"
 _OWN_OPTIONS = ("--results", "--note")  # options about the file, not the measurement
+T = TypeVar("T")
+
+
+def interleaved(
+    sides: Mapping[str, Callable[[], T]], rounds: int, label: str | None = None
+) -> dict[str, list[T]]:
+    """Each side's results of ``rounds`` rounds, every side once a round, their order
+    reversed every other round, so that machine noise and drift hit every side alike;
+    with a ``label``, each round's results are printed under it."""
+    results: dict[str, list[T]] = {name: [] for name in sides}
+    for round_ in range(rounds):
+        for name in list(sides) if round_ % 2 == 0 else list(reversed(sides)):
+            results[name].append(sides[name]())
+        if label is not None:
+            shown = ", ".join(f"{name} {results[name][-1]:.0f}" for name in sides)
+            print(f"{label}: {shown}", flush=True)
+    return results
+
+
+def spread(ratios: Sequence[float]) -> str:
+    """``median x [min-max]`` of per-round ratios."""
+    return f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
+
+
+def cpu_seconds(children: bool = False) -> float:
+    """CPU seconds (user + system, every thread) of this process, and with ``children`` of
+    its reaped child processes too."""
+    whom = [resource.RUSAGE_SELF] + ([resource.RUSAGE_CHILDREN] if children else [])
+    return sum(usage.ru_utime + usage.ru_stime for usage in map(resource.getrusage, whom))
+
+
+def timed(
+    commands: Sequence[Sequence[str]], env: Mapping[str, str], cwd: Path
+) -> tuple[float, float, list[str]]:
+    """Run ``commands`` at once: (wall seconds until all exit, their CPU seconds, their
+    stdouts). A command that fails ends the benchmark with its stderr's tail."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    processes = [
+        subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=dict(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for command in commands
+    ]
+    outputs = []
+    for process, command in zip(processes, commands, strict=True):
+        out, err = process.communicate()
+        if process.returncode:
+            sys.exit(f"failed ({process.returncode}): {' '.join(command)}\n{err[-3000:]}")
+        outputs.append(out)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, outputs
 
 
 def run_modes(modes: Mapping[str, tuple[Callable[[list[str]], None], str]], doc: str) -> None:
@@ -251,5 +313,7 @@ class Measurement:
         path = Path(self.results)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.result(argv), indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {path}; render the pages: python scripts/docs/measurements_pages.py", flush=True)
+        print(
+            f"wrote {path}; render the pages: python scripts/docs/measurements_pages.py", flush=True
+        )
         return path

@@ -39,8 +39,8 @@ from pathlib import Path
 from _results import Measurement, add_options
 
 from saber.board import build_board
-from saber.board._cache import Cache, digest
-from saber.board._entries import run_content
+from saber.board.cache import Cache, digest
+from saber.board.entries import run_content
 from saber.games import saber_games
 from saber.protocol.seeds import SEED_SCHEME
 from saber.protocol.settings import SaberSettings

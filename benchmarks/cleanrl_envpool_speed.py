@@ -57,7 +57,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.clients.cleanrl_envpool: the scripts and the diff
 
-from _results import Measurement, add_options  # noqa: E402
+from _results import Measurement, add_options, interleaved  # noqa: E402
 
 from tests.clients.cleanrl_envpool import SCRIPTS, saber_script  # noqa: E402
 
@@ -234,19 +234,6 @@ def _async_loop(
     elapsed = time.perf_counter() - start
     recv()
     return batches * batch_size / elapsed
-
-
-def interleaved(
-    sides: dict[str, Callable[[], float]], rounds: int, label: str
-) -> dict[str, list[float]]:
-    """Each side's rate per round, the sides' order reversed every other round."""
-    rates: dict[str, list[float]] = {name: [] for name in sides}
-    for round_ in range(rounds):
-        order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
-        for name in order:
-            rates[name].append(sides[name]())
-        print(f"{label}: " + ", ".join(f"{n} {rates[n][-1]:.0f}" for n in sides), flush=True)
-    return rates
 
 
 def _line(name: str, ours: list[float], theirs: list[float]) -> list[str]:

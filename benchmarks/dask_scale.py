@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -45,18 +44,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from _results import Measurement, add_options
+from _results import Measurement, add_options, cpu_seconds
 
 from saber.harness import Dask, EnvOptions, Inline, evaluate
 
 TINY = EnvOptions({"max_episode_frames": 40}, allow_non_saber=True)
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds() -> float:
-    """CPU seconds of this process (user + system, every thread)."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def process_cpu_seconds(pid: int) -> float:

@@ -50,7 +50,7 @@ import ale_py
 import cv2
 import gymnasium as gym
 import numpy as np
-from _results import Measurement, add_options
+from _results import Measurement, add_options, spread
 from ale_py import ALEInterface, LoggerMode, roms
 
 import saber
@@ -305,11 +305,6 @@ def measure_vector(
 
 
 # ------------------------------------------------------------------ report
-def spread(values: list[float]) -> str:
-    """``median [min-max]`` of per-round ratios."""
-    return f"{statistics.median(values):.2f}x [{min(values):.2f}-{max(values):.2f}]"
-
-
 def verdict(values: list[float], goal: float | None) -> tuple[str, str]:
     if goal is None:
         return "-", "information"

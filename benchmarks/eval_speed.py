@@ -8,7 +8,7 @@ what recording replays costs, and what the quick probe adds to its start-up.
 
 Each mode writes its result file for docs/measurements/eval.md (``startup``:
 docs/measurements/check.md); ``MODE --help`` says how it measures. Run it from the
-repository's root; the PyTorch policies are in ``benchmarks/torch_nature_cnn.py``.
+repository's root; the least work and the PyTorch policies are in ``benchmarks/programs/``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import compileall
 import json
 import math
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -31,8 +30,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from _results import Measurement, add_options, run_modes
+from _results import Measurement, add_options, cpu_seconds, run_modes, timed
 
+import saber
 from saber.harness import Inline, Processes, Recording, evaluate
 from saber.protocol.replay import read_replay
 
@@ -41,24 +41,21 @@ LEAST_WORK = """``saber eval`` with its defaults against the least work for the 
 Per policy and game, interleaved rounds (the order alternates), whole processes timed
 (wall clock, and CPU seconds of the processes and their children):
 
-* least work: ``--processes`` processes (one per core), each playing its share of the
-  episodes on ``gymnasium.make_vec("SABER/<Game>", num_envs=8, num_threads=1)`` with the
-  same policy on one thread; idle rows step until the last episode ends, as the harness
-  does; it records nothing, checks nothing and resets by autoreset (no seeded reset);
+* least work: ``--processes`` processes (one per core) of ``programs/least_work.py``,
+  each playing its share of the episodes with the same policy on one thread;
 * saber eval: ``saber eval --agent SPEC --games GAME --episodes N --out DIR``, every
   other option at its default.
 
 Frames per second are the finished episodes' emulator frames over the process's wall
 time (start-up and report included); the ratio (goal >= 0.9x) is the median of the
 rounds' ratios. Policies: ``random``, ``torch`` (a NatureCNN in PyTorch with no thread
-setting, benchmarks/torch_nature_cnn.py), ``ppo-pong`` and, on a CUDA machine,
+setting, benchmarks/programs/torch_nature_cnn.py), ``ppo-pong`` and, on a CUDA machine,
 ``torch-cuda`` (``--policy-process``: one copy for every worker). ``--games`` takes
 comma-separated jobs; a group (``atari5``) is one job. One untimed ``saber eval`` warms
 the machine up first, and saber's modules are byte-compiled as ``pip install`` leaves
 them (``--no-compile``: not). Writes ``eval-least-work.json`` (``--policy-process``:
 ``policy-process-<platform>.json``).
 """
-
 
 DEFAULTS = """Which ``--workers`` and ``--envs-per-worker`` ``saber eval`` should default to.
 
@@ -69,7 +66,6 @@ trained ``ppo-pong``, a NatureCNN in PyTorch), on Freeway by default: its episod
 last 8,192 frames, so every configuration plays the same frames. Writes
 ``eval-defaults.json``.
 """
-
 
 REPLAYS = """What recording every episode's replay costs, and a replay's bytes per 1,000 steps.
 
@@ -83,7 +79,6 @@ policy's own action entropy (orders 0 and 1). ``--sizes RUN``: the sizes of a ru
 ``saber eval`` made. Writes ``replay-overhead.json`` (``--sizes``: ``replay-sizes.json``).
 """
 
-
 STARTUP = """What the quick probe (saber.check) adds to the start-up of ``saber eval``.
 
 Each round runs, in fresh processes, a 1-episode NOOP evaluation of Pong in this process
@@ -93,9 +88,9 @@ probe alone, cold (a fresh process) and warm. A 1-episode run is the worst case 
 ratio. Writes ``check-startup.json`` (docs/measurements/check.md).
 """
 
-
 # ------------------------------------------------------------ least-work
 HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "programs"  # the least work and the PyTorch policies: the runs' folder
 
 
 SPECS = {
@@ -105,7 +100,6 @@ SPECS = {
     "torch-cuda": "torch_nature_cnn:make_cuda_policy",  # a GPU machine only
 }
 
-
 # Per policy: the games (comma-separated jobs) and episodes per game of the default run.
 DEFAULT_JOBS = {
     "random": ("pong,freeway", 16),
@@ -114,98 +108,20 @@ DEFAULT_JOBS = {
     "torch-cuda": ("pong", 16),
 }
 
-
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-
-
-# ------------------------------------------------------------------ the least work (child)
-def play(spec: str, games: list[str], episodes: list[int], envs: int, seed: int) -> int:
-    """Play ``episodes[i]`` episodes of ``games[i]`` on one vector env each; return the
-    frames of the finished episodes. What a user writes, without any harness."""
-    import gymnasium
-    import numpy as np
-
-    import saber  # noqa: F401  (registers SABER/<Game>)
-    from saber.games import resolve_games
-
-    if spec == "random":
-        rng = np.random.default_rng(seed)
-
-        def policy(observations: np.ndarray) -> np.ndarray:
-            return rng.integers(18, size=len(observations))
-    else:
-        from saber.harness.policies import load_policy
-
-        policy = load_policy(spec)
-    frames = 0
-    for game, count in zip(games, episodes, strict=True):
-        if count == 0:
-            continue
-        name = resolve_games(game)[0].env_id
-        rows = min(envs, count)
-        env = gymnasium.make_vec(name, num_envs=rows, num_threads=1)
-        observations, _ = env.reset(seed=seed)
-        start = getattr(policy, "start_episodes", None)
-        if start is not None:
-            start(np.arange(rows), seed + np.arange(rows))
-        to_start = count - rows
-        playing = np.ones(rows, dtype=bool)
-        while playing.any():
-            observations, _, _, _, info = env.step(policy(observations))
-            if "_saber" not in info or not info["_saber"].any():
-                continue
-            for row in np.flatnonzero(info["_saber"]).tolist():
-                if not playing[row]:
-                    continue
-                frames += int(info["saber"]["frames"][row])
-                if to_start:
-                    to_start -= 1
-                    if start is not None:  # autoreset continues the row's episodes
-                        start(np.array([row]), np.array([seed + 1000 + to_start]))
-                else:
-                    playing[row] = False
-        env.close()
-    return frames
-
-
-# ------------------------------------------------------------------------- timing (parent)
-def timed(commands: list[list[str]], env: dict[str, str]) -> tuple[float, float, list[str]]:
-    """Run ``commands`` at once; (wall seconds until all exit, their CPU seconds, stdouts)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    processes = [
-        subprocess.Popen(
-            command, cwd=HERE, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        for command in commands
-    ]
-    outputs = []
-    for process, command in zip(processes, commands, strict=True):
-        out, err = process.communicate()
-        if process.returncode:
-            sys.exit(f"failed ({process.returncode}): {' '.join(command)}\n{err[-3000:]}")
-        outputs.append(out)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, outputs
 
 
 def least_work(
     spec: str, games: list[str], episodes: int, processes: int, envs: int
 ) -> tuple[float, float, int]:
+    """The least work's processes at once: (wall seconds, CPU seconds, frames played)."""
     shares = [episodes // processes + (k < episodes % processes) for k in range(processes)]
+    program = str(PROGRAMS / "least_work.py")
     commands = [
-        [
-            sys.executable,
-            __file__,
-            "least-work",
-            "--play",
-            json.dumps([spec, games, [share] * len(games), envs]),
-        ]
+        [sys.executable, program, json.dumps([spec, games, [share] * len(games), envs])]
         for share in shares
     ]
-    wall, cpu, outputs = timed(commands, {**os.environ, **ONE_THREAD})
+    wall, cpu, outputs = timed(commands, {**os.environ, **ONE_THREAD}, PROGRAMS)
     return wall, cpu, sum(int(out.split()[-1]) for out in outputs)
 
 
@@ -220,7 +136,7 @@ def saber_eval(
     spec: str, games: list[str], episodes: int, out: Path, extra: list[str]
 ) -> tuple[float, float, int]:
     command = eval_command(spec, ",".join(games), episodes, out, *extra)
-    wall, cpu, _ = timed([command], dict(os.environ))
+    wall, cpu, _ = timed([command], os.environ, PROGRAMS)
     frames = 0
     with (out / "episodes.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
@@ -234,8 +150,6 @@ def saber_eval(
 def compiled_as_installed(enabled: bool) -> Iterator[None]:
     """saber's modules and this folder's byte-compiled within the block, as ``pip install``
     leaves them; the ``__pycache__`` folders that were not there before removed after."""
-    import saber
-
     roots = [Path(saber.__file__).parent, HERE]
     before = {path for root in roots for path in root.rglob("__pycache__")}
     try:
@@ -249,10 +163,9 @@ def compiled_as_installed(enabled: bool) -> Iterator[None]:
 
 
 def warm_up() -> None:
-    """One short ``saber eval``, untimed (see the module's docstring)."""
+    """One short ``saber eval``, untimed: the page cache and the probe's verdict warm."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = eval_command("random", "pong", 2, Path(tmp) / "warm-up")
-        subprocess.run(command, cwd=HERE, capture_output=True, check=True)
+        timed([eval_command("random", "pong", 2, Path(tmp) / "warm-up")], os.environ, PROGRAMS)
 
 
 def thread_probe() -> str:
@@ -261,7 +174,7 @@ def thread_probe() -> str:
         out = Path(tmp) / "probe"
         spec = "torch_nature_cnn:thread_probe"
         command = eval_command(spec, "pong", 2, out, "--no-report", "--no-replays")
-        done = subprocess.run(command, cwd=HERE, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, cwd=PROGRAMS, capture_output=True, text=True, check=False)
     lines = [line for line in done.stderr.splitlines() if "threads" in line]
     return "\n".join(lines) or done.stderr[-2000:]
 
@@ -272,7 +185,6 @@ def least_work_main(argv: list[str]) -> None:
         prog=f"{Path(__file__).name} least-work",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--play", help=argparse.SUPPRESS)  # a least-work process (internal)
     parser.add_argument("--policies", default="random,torch,ppo-pong")
     parser.add_argument("--games", default=None, help="comma-separated jobs [default: per policy]")
     parser.add_argument("--episodes", type=int, default=None, help="per game [default: per policy]")
@@ -291,11 +203,6 @@ def least_work_main(argv: list[str]) -> None:
     )
     add_options(parser, "eval-least-work")
     args = parser.parse_args(argv)
-    if args.play:
-        spec, games, episodes, envs = json.loads(args.play)
-        print(play(spec, games, episodes, envs, seed=1000 * os.getpid()))
-        return
-
     from saber.games import resolve_games
 
     policies = args.policies.split(",")
@@ -376,21 +283,10 @@ def measure(args: argparse.Namespace, jobs: list[tuple[str, list[str], int]]) ->
                 f"{statistics.median(c for _, c, _ in harness):.1f}",
             ]
         )
-    measurement.table(
-        [
-            "policy",
-            "games",
-            "episodes",
-            "least work frames/s",
-            "saber eval frames/s",
-            "ratio",
-            "range",
-            "least work CPU s",
-            "saber eval CPU s",
-        ],
-        table,
-        align=["left", "left", "right", "right", "right", "right", "left", "right", "right"],
-    )
+    columns = "policy|games|episodes|least work frames/s|saber eval frames/s|ratio|range"
+    columns += "|least work CPU s|saber eval CPU s"
+    align = ["left", "left", "right", "right", "right", "right", "left", "right", "right"]
+    measurement.table(columns.split("|"), table, align=align)
     measurement.write()
 
 
@@ -403,7 +299,7 @@ def run_config(
     if policy_process:
         options.append("--policy-process")
     command = eval_command(spec, game, episodes, out, *options)
-    wall, cpu, _ = timed([command], dict(os.environ))
+    wall, cpu, _ = timed([command], os.environ, PROGRAMS)
     with (out / "episodes.jsonl").open(encoding="utf-8") as lines:
         frames = sum(json.loads(line).get("frames", 0) for line in lines)
     return wall, cpu, frames
@@ -427,11 +323,7 @@ def defaults_main(argv: list[str]) -> None:
     add_options(parser, "eval-defaults")
     args = parser.parse_args(argv)
     measurement = Measurement(
-        args,
-        page="eval",
-        order=30,
-        title="Choosing the defaults",
-        benchmark=__file__,
+        args, page="eval", order=30, title="Choosing the defaults", benchmark=__file__
     )
     configs = [
         (int(workers), int(envs.removesuffix("p")), envs.endswith("p"))
@@ -439,7 +331,7 @@ def defaults_main(argv: list[str]) -> None:
     ]
     cases = [(policy, config) for policy in args.policies.split(",") for config in configs]
     results: dict[tuple, list[tuple]] = {}
-    print(f"cwd {HERE}; load average before: {os.getloadavg()}", flush=True)
+    print(f"cwd {PROGRAMS}; load average before: {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):
             shift = round_ % len(cases)
@@ -477,15 +369,6 @@ def defaults_main(argv: list[str]) -> None:
 FLOOR_BITS = math.log2(18)  # uniform over the 18 actions
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and of its reaped children (the workers)."""
-    total = 0.0
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        usage = resource.getrusage(who)
-        total += usage.ru_utime + usage.ru_stime
-    return total
-
-
 def run_replays(
     agent: str, game: str, episodes: int, replays: bool, workers: int = 0
 ) -> tuple[int, float, float, Path]:
@@ -493,10 +376,11 @@ def run_replays(
     directory = Path(tempfile.mkdtemp(prefix="saber-replay-bench-"))
     rows = episodes if workers == 0 else max(1, episodes // workers)
     backend = Inline(rows) if workers == 0 else Processes(workers, envs_per_worker=rows)
-    started, cpu = time.perf_counter(), _cpu()
+    started, cpu = time.perf_counter(), cpu_seconds(children=True)
     result = evaluate(agent, game, episodes, out=directory, backend=backend,
                       recording=Recording(replays=replays), progress=False)  # fmt: skip
-    return result.frames, time.perf_counter() - started, _cpu() - cpu, directory
+    cpu = cpu_seconds(children=True) - cpu
+    return result.frames, time.perf_counter() - started, cpu, directory
 
 
 def entropy(counts: Counter) -> float:
@@ -551,13 +435,8 @@ def replays_main(argv: list[str]) -> None:
         report_sizes(sizes(args.sizes), episodes, measurement)
         measurement.write()
         return
-    measurement = Measurement(
-        args,
-        page="eval",
-        order=60,
-        title="What recording replays costs",
-        benchmark=__file__,
-    )
+    title = "What recording replays costs"
+    measurement = Measurement(args, page="eval", order=60, title=title, benchmark=__file__)
     load = os.getloadavg()[0]
     rates: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     recorded: Path | None = None
@@ -648,7 +527,6 @@ saber.evaluate("noop", "pong", episodes=1, backend=saber.harness.Inline(), out=t
 print(time.perf_counter() - started)
 """
 
-
 PROBE = """
 import time
 started = time.perf_counter()
@@ -675,13 +553,8 @@ def startup_main(argv: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     add_options(parser, "check-startup")
     args = parser.parse_args(argv)
-    measurement = Measurement(
-        args,
-        page="check",
-        order=20,
-        title="What the quick probe adds to start-up",
-        benchmark=__file__,
-    )
+    title = "What the quick probe adds to start-up"
+    measurement = Measurement(args, page="check", order=20, title=title, benchmark=__file__)
     differences, ratios, colds, warms = [], [], [], []
     for _ in range(args.rounds):
         (probed,) = _run(EVAL.format(allow=False))

@@ -53,7 +53,6 @@ over seconds, and adjacent short rounds pair up far better than long ones. Write
 ``jax-cpu.json`` (``jax-gpu.json`` on a GPU).
 """
 
-
 GAMES = """saber.jax's many-games env against the same games' single-game envs stepped by hand.
 
 Contenders (random actions, all 18; the same games, the same rows per game):
@@ -68,7 +67,6 @@ interleaved rounds (compilation before the first); the table reports the median 
 the spread (min-max) of the per-round ratios. Writes ``jax-multigame-<platform>.json``.
 """
 
-
 PQN = """Why examples/pqn_jax.py unrolls its gradient steps on CPU: one PQN update, both ways.
 
 XLA's CPU backend runs the gradients of convolutions many times slower inside a while
@@ -80,7 +78,6 @@ interleaved rounds (the machine's speed drifts; adjacent rounds pair up), printi
 median per-round ratio with its range, and the frames per second of the compiled loop
 (env steps, acting and learning). Writes ``pqn-cpu.json`` (``pqn-gpu.json`` on a GPU).
 """
-
 
 # ------------------------------------------------------------ envs
 ROM_IDS = {"Pong": "pong", "Breakout": "breakout"}

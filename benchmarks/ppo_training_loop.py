@@ -2,7 +2,7 @@
 the time goes in each.
 
 Both scripts run as a user runs them, in fresh processes, on the same machine, one after
-the other. CleanRL's is ``benchmarks/cleanrl_ppo_atari.py``: CleanRL's file unmodified but
+the other. CleanRL's is ``benchmarks/programs/cleanrl_ppo_atari.py``: CleanRL's file unmodified but
 for the environment id and the wrappers SABER replaces (its header says exactly what).
 
 Each rate is marginal: a run of N agent steps and one of 2N, and N divided by the
@@ -52,7 +52,7 @@ from saber.training import VectorTrainingRecorder
 
 HERE = Path(__file__).resolve().parent
 OURS = HERE.parent / "examples" / "ppo_saber.py"
-CLEANRL = HERE / "cleanrl_ppo_atari.py"
+CLEANRL = HERE / "programs" / "cleanrl_ppo_atari.py"
 FRAME_SKIP = 4
 
 

@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import cv2
 import gymnasium as gym
 import numpy as np
-from _results import Measurement, add_options, run_modes
+from _results import Measurement, add_options, interleaved, run_modes
 
 import saber  # registers SABER/*
 from saber.envs.vector import new_vector_engine
@@ -54,7 +54,6 @@ It wraps ``send``/``recv`` of ``env.unwrapped._engine.ale`` (a private attribute
 timers, whose own cost is small beside a batch step's. Writes ``vector-profile.json``.
 """
 
-
 GAMES = """Many games in one vector env (``gymnasium.make_vec("SABER/Atari5", ...)``): its speed.
 
 Four measurements, in one run:
@@ -78,7 +77,6 @@ Four measurements, in one run:
 
 ``--quick`` for a short run. Writes ``multigame.json`` (the tables and the raw numbers).
 """
-
 
 VERSIONS = """This checkout's vector env and ``saber eval`` against another saber version's, side by
 side in one run.
@@ -438,9 +436,6 @@ def games_main(argv: list[str]) -> None:
 ROOT = Path(__file__).resolve().parents[1]
 
 
-T = TypeVar("T")
-
-
 # Env-steps per second of the vector env's step loop, after 200 warm-up steps.
 LOOP = """
 import sys, time
@@ -492,18 +487,6 @@ def eval_speed(
     return run["saber"], frames / wall, wall
 
 
-def interleaved(
-    rounds: int, trees: dict[str, Path], measure: Callable[[Path], T]
-) -> dict[str, list[T]]:
-    """Each side's results of ``rounds`` rounds of ``measure(its tree)``, both sides in
-    every round, their order alternating, so that both see the same machine."""
-    results: dict[str, list[T]] = {"this": [], "other": []}
-    for round_ in range(rounds):
-        for side in ("this", "other") if round_ % 2 == 0 else ("other", "this"):
-            results[side].append(measure(trees[side]))
-    return results
-
-
 def ratio_row(setting: str, versions: dict[str, str], rates: dict[str, list[float]],
               unit: str = "") -> list[str]:  # fmt: skip
     """One table row: each version's median speed and this one's over the other's."""
@@ -543,10 +526,10 @@ def versions_main(argv: list[str]) -> None:
     for setting in filter(None, args.settings.split(",")):
         game, num_envs, steps = setting.split(":")
         runs = interleaved(
+            {side: partial(speed, tree, game, int(num_envs), int(steps))
+             for side, tree in trees.items()},
             args.rounds,
-            trees,
-            partial(speed, game=game, num_envs=int(num_envs), steps=int(steps)),
-        )
+        )  # fmt: skip
         versions = {side: results[-1][0] for side, results in runs.items()}
         rates = {side: [rate for _, rate in results] for side, results in runs.items()}
         rows.append(ratio_row(f"vector {game} x{num_envs}", versions, rates))
@@ -562,10 +545,10 @@ def versions_main(argv: list[str]) -> None:
     for setting in filter(None, args.evals.split(",")):
         agent, game, episodes, workers = setting.split(":")
         evals = interleaved(
+            {side: partial(eval_speed, tree, agent=agent, game=game, episodes=int(episodes),
+                           workers=int(workers))
+             for side, tree in trees.items()},
             args.rounds,
-            trees,
-            partial(eval_speed, agent=agent, game=game, episodes=int(episodes),
-                    workers=int(workers)),
         )  # fmt: skip
         versions = {side: results[-1][0] for side, results in evals.items()}
         rates = {side: [rate for _, rate, _ in results] for side, results in evals.items()}

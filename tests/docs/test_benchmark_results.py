@@ -37,7 +37,14 @@ def test_a_written_result_renders_as_a_section_of_its_page(
     results.mkdir()
     shutil.copy(PAGES.RESULTS / "pages.json", results / "pages.json")
     path = results / "multigame.json"
-    argv = [str(BENCHMARK), "games", "--quick", "--results", str(path), "--note=a PPO training on 2 cores"]
+    argv = [
+        str(BENCHMARK),
+        "games",
+        "--quick",
+        "--results",
+        str(path),
+        "--note=a PPO training on 2 cores",
+    ]
     args = _args(*argv[2:])
     measurement = WRITER.Measurement(
         args, page="envs", order=100, title="Many games in one vector env", benchmark=str(BENCHMARK)
@@ -106,7 +113,9 @@ def test_the_command_keeps_the_measurements_options_and_drops_the_files() -> Non
         "--games",
         "a b",
     ]
-    assert WRITER.command(argv) == "python benchmarks/vector_speed.py games --rounds 3 --games 'a b'"
+    assert (
+        WRITER.command(argv) == "python benchmarks/vector_speed.py games --rounds 3 --games 'a b'"
+    )
 
 
 def test_a_row_of_the_wrong_width_is_refused_when_recorded() -> None:

@@ -20,7 +20,9 @@ PAGES = GENERATOR.render()
 
 @pytest.mark.parametrize("path", sorted(PAGES), ids=lambda p: p.name)
 def test_every_page_is_what_the_results_render(path: Path) -> None:
-    assert path.is_file(), f"{path.relative_to(ROOT)} is missing: run scripts/docs/measurements_pages.py"
+    assert path.is_file(), (
+        f"{path.relative_to(ROOT)} is missing: run scripts/docs/measurements_pages.py"
+    )
     assert path.read_text(encoding="utf-8") == PAGES[path], (
         f"{path.relative_to(ROOT)} differs from its results: edit benchmarks/results/ and run "
         "scripts/docs/measurements_pages.py"

@@ -1,6 +1,6 @@
 # Vendored from CleanRL (https://github.com/vwxyzjn/cleanrl), cleanrl/ppo_atari.py at commit
 # fe8d8a03c41a7ef5b523e2e354bd01c363e786bb, MIT License, Copyright (c) 2019 CleanRL developers
-# (the license text: benchmarks/CLEANRL_LICENSE). benchmarks/ppo_training_loop.py times it
+# (the license text: benchmarks/programs/CLEANRL_LICENSE). benchmarks/ppo_training_loop.py times it
 # beside examples/ppo_saber.py. Changed, and only this: the environment id and the wrappers
 # SABER replaces. `make_env` builds `gym.make("SABER/Pong", clip_rewards=True)` (frame skip 4
 # with the max of the last two frames, 84 x 84 grayscale, 4 frames stacked, rewards clipped
