@@ -146,3 +146,34 @@ def test_every_benchmark_a_page_shows_writes_its_result_file(benchmark: str) -> 
         f"{benchmark} is shown on a measurement page but does not write its result file "
         "(benchmarks/_results.py)"
     )
+
+
+def test_interleaved_rounds_reverse_the_sides_order_every_other_round() -> None:
+    calls: list[str] = []
+
+    def side(name: str) -> Any:
+        return lambda: calls.append(name) or len(calls)
+
+    results = WRITER.interleaved({"a": side("a"), "b": side("b"), "c": side("c")}, 3)
+    assert calls == ["a", "b", "c", "c", "b", "a", "a", "b", "c"]
+    assert results == {"a": [1, 6, 7], "b": [2, 5, 8], "c": [3, 4, 9]}
+    assert WRITER.spread([1.0, 0.9, 1.25]) == "1.00x [0.90-1.25]"
+
+
+def test_a_suite_runs_the_mode_named_and_refuses_another_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran: list[list[str]] = []
+    modes = {"games": (ran.append, "many games"), "profile": (ran.append, "a step's time")}
+    monkeypatch.setattr("sys.argv", ["vector_speed.py", "games", "--quick"])
+    WRITER.run_modes(modes, "The vector env.")
+    assert ran == [["--quick"]]
+    monkeypatch.setattr("sys.argv", ["vector_speed.py", "--help"])
+    WRITER.run_modes(modes, "The vector env.")
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "  games    many games",
+        "  profile  a step's time",
+    ]
+    monkeypatch.setattr("sys.argv", ["vector_speed.py", "game"])
+    with pytest.raises(SystemExit, match=r"^unknown mode 'game': use one of games, profile$"):
+        WRITER.run_modes(modes, "The vector env.")
