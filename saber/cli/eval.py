@@ -195,9 +195,11 @@ def _missing_videos(records: list[dict[str, Any]], out: Path, video: int) -> boo
     for is not there. The records and the report are whole; the same command films the
     missing videos again from the replays (:func:`saber.training.video.film_missing`).
     """
+    if not video:
+        return False  # and the emulator's modules stay out of this process
     from saber.training.video import list_video_errors, video_path
 
-    why = {error["video"]: error["error"] for error in list_video_errors(out)} if video else {}
+    why = {error["video"]: error["error"] for error in list_video_errors(out)}
     missing = [
         video_path(out, record["game"], record["episode"])
         for record in records

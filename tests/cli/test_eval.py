@@ -296,3 +296,33 @@ def test_out_under_a_dangling_symbolic_link_names_the_link(tmp_path: Path) -> No
         f"to {tmp_path / 'mounted-disk'}, which does not exist; create that, remove the link, "
         "or choose another path"
     )
+
+
+_EMULATOR = ("ale_py", "cv2", "gymnasium", "saber.envs", "saber.training")
+_LOADED_AT_EXIT = (
+    "import atexit, sys\n"
+    "from saber.cli import main\n"
+    "atexit.register(lambda: print('LOADED', sorted(name for name in sys.modules if "
+    f"name.split('.')[0] in {_EMULATOR!r} or name.startswith({_EMULATOR!r}))))\n"
+    "main()\n"
+)
+
+
+def test_the_main_process_loads_no_emulator_once_the_probe_passed(tmp_path: Path) -> None:
+    """The workers play; ``saber eval``'s own process plans, stores and reports. Once the
+    quick probe's pass is kept on disk, it imports none of the emulator's modules (with
+    ``--video 0``, the default, no video module either)."""
+    env = {**os.environ, "SABER_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("ALE_ROMS_DIR", None)  # a pass is kept only for the shipped ROMs
+    loaded = []
+    for name in ("first", "second"):  # the first run probes and keeps the pass
+        done = subprocess.run(
+            [sys.executable, "-c", _LOADED_AT_EXIT, "eval", "--agent", "noop", "--games",
+             "pong", "--episodes", "1", "--workers", "1", "--envs-per-worker", "1",
+             "--out", str(tmp_path / name), "--no-report"],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        loaded.append(next(line for line in done.stdout.splitlines() if line.startswith("LOADED")))
+    assert "saber.envs" in loaded[0]  # the probe ran here: the check can see the modules
+    assert loaded[1] == "LOADED []"
