@@ -1,10 +1,11 @@
 """The benchmarks' harness: a suite's modes, interleaved rounds, timing, and its result
 file, which scripts/docs/measurements_pages.py renders into docs/measurements/.
 
-A suite records its figures through this module: ``add_options`` adds ``--results PATH`` (default ``benchmarks/results/<name>.json``; ``-`` writes none)
-and ``--note TEXT`` (what else ran on the machine, and anything else a reader of the
-figures should know) to the suite's options; ``Measurement`` prints each table as it
-records it and writes one file at the end with the conditions of the run beside the figures:
+A suite records its figures through this module: ``add_options`` adds ``--results PATH``
+(default ``benchmarks/results/<name>.json``; ``-`` writes none) and ``--note TEXT`` (what
+else ran on the machine, and anything else a reader of the figures should know) to the
+suite's options; ``Measurement`` prints each table as it records it and writes one file
+at the end with the conditions of the run beside the figures:
 
 - ``machine``: the CPU model, cores, memory, GPU (when ``nvidia-smi`` names one), OS and Python;
 - ``commands``: the command line, without ``--results`` and ``--note``;
