@@ -39,8 +39,9 @@ from pathlib import Path
 from _results import Measurement, add_options
 
 from saber.board import build_board
-from saber.board.cache import Cache, digest
+from saber.board.cache import Cache
 from saber.board.entries import run_content
+from saber.board.status import DEFAULT_BUDGET, verify_key
 from saber.games import saber_games
 from saber.protocol.seeds import SEED_SCHEME
 from saber.protocol.settings import SaberSettings
@@ -101,12 +102,16 @@ def make_entry(folder: Path, index: int, rows: list[dict], games: list[str], epi
 
 def mark_verified(cache: Path, run: Path, episodes: int) -> None:
     """Put in the cache what verifying ``run`` would have kept: every replay reproduced."""
-    key = digest("verify", run_content(run).decode(), None, 0, versions_here())
+    key = verify_key(run_content(run).decode(), None, DEFAULT_BUDGET)
     Cache(cache).put(
         "verify",
         key,
-        {"ok": True, "checked": episodes, "finished": episodes, "problems": [],
-         "problem_count": 0, "summary": "(benchmark: marked verified)", "notes": []},
+        {"error": None, "ok": True, "whole": True, "played": episodes, "drawn": episodes,
+         "intended": episodes, "finished": episodes, "requested": episodes,
+         "episodes_per_game": episodes // GAMES, "missing": 0, "problems": [],
+         "problem_count": 0, "deviations": {}, "agent": run.name, "notes": [], "seed": 0,
+         "steps_played": 0, "steps_total": 0, "summary": "(benchmark: marked verified)",
+         "fingerprint": run.name},
     )  # fmt: skip
 
 

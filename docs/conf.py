@@ -57,14 +57,14 @@ nitpick_ignore = [
 
 
 def _board() -> list[str]:
-    """The project's own board (saber.board._shipped: the shipped entries and the
+    """The project's own board (saber.board.shipped: the shipped entries and the
     repository's runs, a seeded sample of each verified by replay), built beside the pages
     so that docs/board.md links it (``board/index.html``): the site's extra files."""
     import os
     import tempfile
 
     from saber.board import build_board
-    from saber.board._shipped import SAMPLE, project_runs
+    from saber.board.shipped import SAMPLE, project_runs
 
     folder = Path(tempfile.mkdtemp(prefix="saber-docs-board-"))
     here = Path.cwd()

@@ -15,6 +15,6 @@ Example (illustration, not run as a doctest)::
 
 from __future__ import annotations
 
-from saber.board._build import Board, build_board
+from saber.board.build import Board, build_board
 
 __all__ = ["Board", "build_board"]

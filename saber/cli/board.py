@@ -6,7 +6,10 @@ from pathlib import Path
 
 import click
 
-from saber.cli.errors import saber_errors_as_messages
+from saber.cli.errors import saber_errors_as_messages, writing_results
+from saber.errors import ExitCode
+
+DEFAULT_BUDGET = 20_000_000  # saber.board.status.DEFAULT_BUDGET (not imported: a fast --help)
 
 
 @click.command("board")
@@ -27,11 +30,26 @@ from saber.cli.errors import saber_errors_as_messages
     "--sample",
     type=click.IntRange(min=1),
     default=None,
-    help="Verify N episodes of each run, drawn at random with --sample-seed; each entry's "
-    "page shows the sample's size and the command that checks the rest "
+    help="Play N episodes of each run again, drawn at random with --sample-seed; every "
+    "replay's file, hash and header is checked whatever N is; each entry's page shows the "
+    "sample, its seed, the command that repeats it and the one that checks every replay "
     "[default: every episode].",
 )
-@click.option("--sample-seed", default=0, show_default=True, help="Seed of the --sample draw.")
+@click.option(
+    "--sample-seed",
+    type=int,
+    default=None,
+    help="Seed of the --sample draw [default: drawn at build time, which no submitter can "
+    "know in advance; shown on each entry's page].",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=0),
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    help="Agent steps of play each run may cost (0: no limit); a run that needs more is "
+    "shown 'not verified within the budget', with the saber verify that finishes the job.",
+)
 @click.option(
     "--workers",
     type=click.IntRange(min=0),
@@ -62,7 +80,8 @@ def board_command(
     out: Path,
     shipped: bool,
     sample: int | None,
-    sample_seed: int,
+    sample_seed: int | None,
+    budget: int,
     workers: int | None,
     resamples: int,
     figures: bool | None,
@@ -74,9 +93,14 @@ def board_command(
     ENTRY: a run directory of saber eval (or a folder holding several), a score table
     (CSV) with its citation in NAME.board.json beside it, or the name of a shipped
     reference (saber report --list-references) or agent (saber list). A run is verified by
-    playing its replays again (saber verify); a run with settings that are not SABER's, a
-    damaged one, a table without a citation or a path that does not exist is shown with
-    its status and reason, never ranked. Prints one line per entry, then what it wrote.
+    playing its replays again (saber verify) and ranked only when whole; a run whose replays
+    were played with settings that are not SABER's, a damaged one, copies of one run that
+    differ, a table without a citation or a path that does not exist is shown with its
+    status and reason, never ranked. Prints one line per entry, then what it wrote.
+
+    Exits 0 when every entry is verified, published, or not SABER; 1 when any other (a
+    failed entry, a path that names nothing, ...), after writing the site whole; 130 or
+    143 on Ctrl-C or SIGTERM, the site not written.
     """
     from saber.board import build_board
 
@@ -86,17 +110,21 @@ def board_command(
             "(or --shipped alone, for the entries saber ships)"
         )
     options = {} if cache is None else {"cache": cache}
-    board = build_board(
-        entries,
-        out,
-        shipped=shipped,
-        sample=sample,
-        sample_seed=sample_seed,
-        workers=workers,
-        resamples=resamples,
-        figures=figures,
-        **options,
-    )
+    with writing_results(out):  # an entry that cannot be read is an entry's failure
+        board = build_board(
+            entries,
+            out,
+            shipped=shipped,
+            sample=sample,
+            sample_seed=sample_seed,
+            budget=budget or None,
+            workers=workers,
+            resamples=resamples,
+            figures=figures,
+            **options,
+        )
     for line in board.lines():
         click.echo(line, err=True)
     click.echo(board.summary())
+    if not board.passed:
+        raise SystemExit(ExitCode.FAILED)

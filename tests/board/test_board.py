@@ -17,7 +17,7 @@ import pytest
 
 from saber.board import Board, build_board
 from saber.errors import OutputExistsError
-from tests.board.conftest import another_run, build, cheated
+from tests.board.conftest import another_run, build, cheated, make_run
 
 
 def _by_given(board: Board) -> dict[str, list]:
@@ -33,7 +33,12 @@ def test_each_entry_gets_its_status_and_reason(
     _, board = site
     entries = _by_given(board)
     (good,) = entries["good"]
-    assert (good.status, good.reason) == ("verified", "all 2 replays reproduce their records")
+    assert (good.status, good.reason) == (
+        "verified",
+        "all 2 replays played again reproduce their records; every replay's file, hash and "
+        "header checked",
+    )
+    assert good.short == 2  # fewer than the protocol's 100 episodes per game: said so
     (cheat,) = entries["cheat"]
     assert cheat.status == "failed"
     assert re.search(
@@ -42,9 +47,11 @@ def test_each_entry_gets_its_status_and_reason(
     (damaged,) = entries["damaged"]
     assert damaged.status == "failed" and "saber repair" in damaged.reason, damaged.reason
     (deviating,) = entries["deviating"]
-    assert deviating.status == "not SABER"
-    assert deviating.reason == (
-        "settings that are not SABER's: repeat_action_probability 0.0 (SABER: 0.25)"
+    # Its run.json claims a deviation its replays were not played with: judged by the
+    # replays, the claim fails (a run is never made "not SABER", nor SABER, by run.json).
+    assert deviating.status == "failed"
+    assert "run.json says the run deviates from SABER in repeat_action_probability" in (
+        deviating.reason
     )
     (table,) = entries["paper.csv"]
     assert (table.label, table.status, table.citation) == (
@@ -61,7 +68,7 @@ def test_each_entry_gets_its_status_and_reason(
     assert [e.status for e in paper] == ["published, not verifiable"] * 2
     assert "copy" not in entries  # the same run as good: counted once
     assert board.notes == [f"{inputs['copy']}: the same run as {good.given}: counted once"]
-    assert good.same_as == [str(inputs["copy"])]
+    assert good.same_as == (str(inputs["copy"]),)
     assert len(board.lines()) == len(board.entries) + len(board.notes)
 
 
@@ -86,17 +93,25 @@ def test_the_ranking_compares_like_for_like_and_says_on_which_games(
         "random (good)": 60,
         "my-dqn": 59,
     }
-    assert board.default == "saber61"
+    # The front page ranks what a visitor came for: the verified run, on the games it
+    # covers, not under "not ranked" beside the paper's 61.
+    assert board.default == "common"
     index = (folder / "index.html").read_text()
-    assert "compared like for like on the SABER paper&#x27;s games (61 games)" in index
-    assert "random (good) (" in index and "lacks 60 of 61 games" in index
+    assert "compared like for like on the games every ranked entry has (1 game)" in index
+    saber61_page = (folder / "rankings" / "saber61.html").read_text()
+    assert "compared like for like on the SABER paper&#x27;s games (61 games)" in saber61_page
+    assert "random (good) (" in saber61_page and "lacks 60 of 61 games" in saber61_page
     pong = (folder / "rankings" / "common.html").read_text()
-    assert "compared like for like on the games every ranked entry has (1 game)" in pong
     assert '<a href="../games/pong.html">Pong</a>' in pong
+    assert (
+        "1 of 1 (2 episodes each, fewer than 100)" in pong
+        and "fewer than the protocol's 100" in pong
+    )
+    assert "(no interval)" in pong and "nothing to bootstrap" in pong
     assert (
         "Double Dunk, Elevator Action and Tennis have no world record: the statistics are "
         "over the other 58 games of the set"
-    ) in index
+    ) in saber61_page
     assert "no world record" not in pong
 
 
@@ -110,21 +125,21 @@ def test_the_ranking_shows_its_statistics_and_each_status_in_words(
     header = re.findall(r'<th scope="col">([^<]+)</th>', index)
     assert header[:15] == [
         "Entry", "Rank", "Status", "Median [95% CI]", "IQM [95% CI]", "Mean [95% CI]",
-        "Failing", "Poor", "Medium", "Fair", "Superhuman", "Training frames", "Games",
-        "Runs", "Date",
+        "Failing (games)", "Poor (games)", "Medium (games)", "Fair (games)",
+        "Superhuman (games)", "Training frames", "Games", "Runs", "Date",
     ]  # fmt: skip
     ranking = next(r for r in board.rankings if r.game_set.slug == board.default)
     shown = re.findall(r'<tr><th scope="row"><a href="entries/[^"]+">([^<]+)</a>', index)
     assert shown[: len(ranking.rows)] == [entry.label for entry, _ in ranking.rows]
     words = re.findall(r'<span aria-hidden="true">(.) </span>([^<]+)</span>', index)
-    assert set(words) == {("◇", "published, not verifiable"), ("✗", "failed"), ("△", "not SABER")}
+    assert set(words) == {("✓", "verified"), ("◇", "published, not verifiable"), ("✗", "failed")}
     colours = set(
         re.findall(
             r"\.s-[a-z-]+ \{ border-color: (#[0-9a-f]{6}); \}", (folder / "board.css").read_text()
         )
     )
     okabe_ito = {"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7"}
-    assert len(colours) == 4 and colours <= okabe_ito
+    assert len(colours) == 7 and colours <= okabe_ito
 
 
 def test_every_table_is_downloadable_and_matches_the_pages(site: tuple[Path, Board]) -> None:
@@ -212,7 +227,7 @@ def test_a_second_build_verifies_only_the_new_run(
     assert first.verified_now == 1
     copy = tmp_path / "elsewhere"
     shutil.copytree(good_run, copy)
-    new = another_run(good_run, tmp_path / "new")
+    new = make_run(tmp_path / "new", base_seed=3)  # another run: its own play
     second = build([copy, new, "saber-paper"], tmp_path / "site", cache)
     assert second.verified_now == 1
     assert [e.status for e in second.entries[:2]] == ["verified", "verified"]
@@ -225,12 +240,17 @@ def test_a_sample_says_its_size_and_how_to_check_the_rest(tmp_path: Path, good_r
     board = build([good_run], tmp_path / "site", tmp_path / "cache", sample=1)
     (entry,) = board.entries
     assert entry.status == "verified"
-    assert entry.reason == "a seeded sample of 1 of 2 replays reproduce their records"
+    assert entry.reason.startswith("a sample of 1 of 2 replays played again reproduce")
     page = (tmp_path / "site" / "entries" / entry.id / "index.html").read_text()
+    # The seed was drawn at build time, and the page gives it with the check it repeats.
     assert (
-        "A seeded sample of 1 of 2 finished episodes was played again (--sample 1, seed 0)" in page
+        f"1 of 2 finished episodes were played again, a sample drawn at build time (--sample 1, seed {board.seed}"
+        in html.unescape(page)
     )
-    assert f"saber verify {good_run}" in page
+    assert f"saber verify {good_run} --sample 1 --sample-seed {board.seed}" in page
+    assert f"saber verify {good_run}\n" in page or f"saber verify {good_run}</code>" in page
+    again = build([good_run], tmp_path / "site", tmp_path / "cache", sample=1)
+    assert again.seed != board.seed  # 63 bits a build: never the same twice
 
 
 def test_a_folder_of_runs_is_read_as_their_entries(tmp_path: Path, inputs: dict) -> None:
@@ -265,7 +285,7 @@ def test_the_site_is_written_whole_and_never_over_files_it_did_not_make(
 def test_a_site_that_cannot_be_written_whole_leaves_the_old_one(tmp_path: Path) -> None:
     """A failure halfway (here a file where a folder must go) removes what was written
     aside and leaves the site in place as it was."""
-    from saber.board._publish import publish
+    from saber.board.publish import publish
 
     out = tmp_path / "site"
     publish({"index.html": "old"}, out)
@@ -292,7 +312,7 @@ def test_the_shipped_board_ranks_the_paper_and_saber_agents(tmp_path: Path) -> N
 
 
 def test_jobs_in_worker_processes_keep_their_order_and_their_errors() -> None:
-    from saber.board._parallel import run_all
+    from saber.board.parallel import run_all
 
     found = run_all(pow, [(2, 3), ("a", 2), (3, 2), (4, 2)], workers=2)
     assert found[0] == 8 and found[2:] == [9, 16]
@@ -302,8 +322,9 @@ def test_jobs_in_worker_processes_keep_their_order_and_their_errors() -> None:
 def test_bad_runs_and_paths_are_one_line_each_on_the_command_line(
     tmp_path: Path, inputs: dict[str, Path]
 ) -> None:
-    """A damaged run, a run of other settings, the same run twice, a file that is no table
-    and a folder without runs: one line each, a status, exit 0 and no traceback."""
+    """A damaged run, a run.json that claims other settings, the same run twice, a file
+    that is no table and a folder without runs: one line each, a status, the site written
+    whole, exit 1 (entries failed) and no traceback."""
     from click.testing import CliRunner
 
     from saber.cli import main
@@ -322,17 +343,19 @@ def test_bad_runs_and_paths_are_one_line_each_on_the_command_line(
             "--no-figures", "--resamples", "10", "--workers", "0",
         ],
     )  # fmt: skip
-    assert result.exit_code == ExitCode.OK, result.output
+    assert result.exit_code == ExitCode.FAILED, result.output
+    assert (tmp_path / "site" / "index.html").is_file()
     assert "Traceback" not in result.output
     lines = result.output.splitlines()
     assert len(lines) == 7, lines  # five entries, one note, what was written
     assert re.fullmatch(
-        rf"verified: random \(good\) \({good}\): all 2 replays reproduce .*", lines[0]
+        rf"verified: random \(good\) \({good}\): all 2 replays played again reproduce .*",
+        lines[0],
     )
     assert re.fullmatch(rf"failed: random \(damaged\) \({damaged}\): .*saber repair.*", lines[1])
-    assert lines[2] == (
-        f"not SABER: random (deviating) ({deviating}): settings that are not SABER's: "
-        "repeat_action_probability 0.0 (SABER: 0.25)"
+    assert lines[2].startswith(
+        f"failed: random (deviating) ({deviating}): {deviating}: run.json says the run "
+        "deviates from SABER in repeat_action_probability"
     )
     assert lines[3] == f"failed: {odd} ({odd}): not a run directory, nor a score table (.csv)"
     assert (
@@ -340,9 +363,7 @@ def test_bad_runs_and_paths_are_one_line_each_on_the_command_line(
         == f"failed: {empty} ({empty}): holds no run directory (no run.json in it or below)"
     )
     assert lines[5] == f"{copy}: the same run as {good}: counted once"
-    assert lines[6].startswith(
-        f"wrote {tmp_path / 'site'}: 5 entries (1 verified, 1 not SABER, 3 failed)"
-    )
+    assert lines[6].startswith(f"wrote {tmp_path / 'site'}: 5 entries (1 verified, 4 failed)")
 
 
 def test_the_projects_board_verifies_the_baselines_runs_and_counts_their_scores_once(
@@ -351,7 +372,7 @@ def test_the_projects_board_verifies_the_baselines_runs_and_counts_their_scores_
     """The project's own board (docs/conf.py, CI): the shipped entries and every run under
     baselines/evals, a seeded sample of each verified; saber-ppo's shipped scores, recorded
     from those runs, count once, as them."""
-    from saber.board._shipped import project_runs
+    from saber.board.shipped import project_runs
 
     root = Path(__file__).resolve().parents[2]
     folders = project_runs(root)
@@ -374,17 +395,16 @@ def test_the_projects_board_verifies_the_baselines_runs_and_counts_their_scores_
     assert {run for e in verified for run in e.run_dirs} == runs
     for entry in verified:  # 100 episodes a finished evaluation; fewer while one lands
         count = len(entry.run_dirs)  # a sample of 1 from each run
-        assert re.fullmatch(
-            rf"a seeded sample of {count} of \d+ replays reproduce their records", entry.reason
-        )
-        assert entry.verification["check_rest"] == [
+        assert re.match(rf"a sample of {count} of \d+ replays played again reproduce", entry.reason)
+        assert entry.short is None  # 100 episodes a game: the protocol's
+        assert entry.verification["check_all"] == [
             f"saber verify {shlex.quote(str(run))}" for run in entry.run_dirs
         ]
     # saber-ppo's runs, one a game, are one entry of its name (not its agent's, ppo@saber,
     # which a report draws as a reference), ranked on Atari-5 as the shipped scores were;
     # the shipped scores are not on the board beside them.
     (ppo,) = [e for e in board.entries if e.label == "saber-ppo"]
-    assert ppo.status == "verified" and ppo.same_as == ["saber-ppo"]
+    assert ppo.status == "verified" and ppo.same_as == ("saber-ppo",)
     assert {r.run for r in ppo.table.records} >= {"seed1"}
     (note,) = [n for n in board.notes if n.startswith("saber-ppo (ppo@saber)")]
     assert note.endswith("one entry of those runs, saber-ppo, checked by replay")
@@ -433,7 +453,7 @@ def test_a_copy_with_a_changed_score_is_failed_and_the_run_stays_verified(
     board = build(given, tmp_path / "site", tmp_path_factory.getbasetemp() / "copies-cache")
     by_name = {Path(e.given).name: e for e in board.entries}
     run = by_name[good_run.name]
-    assert (run.status, run.reason) == ("verified", "all 2 replays reproduce their records")
+    assert run.status == "verified" and run.reason.startswith("all 2 replays played again")
     assert by_name["naive"].status == "failed"
     assert "naive/run.json does not belong to" in by_name["naive"].reason
     assert by_name["careful"].status == "failed"
@@ -445,8 +465,8 @@ def test_a_copy_with_a_changed_score_is_failed_and_the_run_stays_verified(
     run_id = json.loads((good_run / "run.json").read_text())["run_id"]
     first = str(given[0])
     assert sorted(board.notes) == sorted(
-        f"{path}: the same run (run_id {run_id}) as {first}, but its files differ: each is "
-        "checked on its own"
+        f"{path}: the same run (run_id {run_id}) as {first}, but its files differ: neither is "
+        "ranked unless their replays prove the same records"
         for path in map(str, given[1:])
     )
     site = tmp_path / "site"
@@ -459,21 +479,50 @@ def test_a_copy_with_a_changed_score_is_failed_and_the_run_stays_verified(
     assert "<h2>Given twice, or copied</h2>" in index and "but its files differ" in index
 
 
+@pytest.mark.parametrize("copy_first", [False, True], ids=["run-first", "copy-first"])
 def test_copies_of_a_run_whose_files_differ_and_both_verify_count_once(
-    tmp_path: Path, good_run: Path
+    tmp_path: Path, good_run: Path, copy_first: bool
 ) -> None:
-    """Two copies of one run that both verify (here run.json written again, indented) are
-    one run on the board: the first given, the other named in a note."""
+    """Two copies of one run that both verify and whose records are the same (here
+    run.json written again, indented) are one run on the board, the same one whichever
+    is given first, the other named in a note."""
     copy = Path(shutil.copytree(good_run, tmp_path / "indented"))
     (copy / "run.json").write_text(
         json.dumps(json.loads((copy / "run.json").read_text()), indent=2)
     )
-    board = build([good_run, copy], tmp_path / "site", tmp_path / "cache")
-    assert [(e.given, e.status) for e in board.entries] == [(str(good_run), "verified")]
-    assert board.entries[0].same_as == [str(copy)]
-    assert board.notes[-1] == (
-        f"{copy}: a copy of the same run as {good_run} (2 finished episodes, 2 there): counted once"
-    )
+    given = [copy, good_run] if copy_first else [good_run, copy]
+    board = build(given, tmp_path / f"site-{copy_first}", tmp_path / "cache")
+    (kept,) = board.entries
+    assert kept.status == "verified"
+    other = str(copy) if kept.given == str(good_run) else str(good_run)
+    assert kept.same_as == (other,)
+    assert board.notes[-1].startswith(f"{other}: a copy of the same run as {kept.given} (run_id ")
+    assert board.notes[-1].endswith("its replays' records are the same: counted once")
+    again = build(given[::-1], tmp_path / f"again-{copy_first}", tmp_path / "cache")
+    assert [e.given for e in again.entries] == [kept.given]  # never the order given
+
+
+@pytest.mark.parametrize("honest_first", [False, True], ids=["other-first", "honest-first"])
+def test_two_runs_under_one_run_id_that_both_verify_are_in_conflict(
+    tmp_path: Path, good_run: Path, honest_first: bool
+) -> None:
+    """Another real run (other seeds, its replays its own) given the run_id of the honest
+    one: both verify, their records differ, so neither is ranked until settled, both shown
+    with the reason, in either order; saber board exits 1."""
+    other = make_run(tmp_path / "other", base_seed=7)
+    found = json.loads((other / "run.json").read_text())
+    found["run_id"] = json.loads((good_run / "run.json").read_text())["run_id"]
+    (other / "run.json").write_text(json.dumps(found))
+    given = [good_run, other] if honest_first else [other, good_run]
+    board = build(given, tmp_path / "site", tmp_path / "cache")
+    assert [e.status for e in board.entries] == ["in conflict", "in conflict"]
+    for entry in board.entries:
+        assert (
+            entry.reason.startswith("copies of the run ")
+            and "until the conflict is settled" in entry.reason
+        )
+    assert not any(ranking.rows for ranking in board.rankings)
+    assert not board.passed
 
 
 def test_a_game_lists_its_best_ranked_score_first_whatever_its_status(
@@ -498,7 +547,7 @@ def test_a_game_lists_its_best_ranked_score_first_whatever_its_status(
 def test_a_percentage_that_rounds_to_zero_has_no_sign() -> None:
     """Random play's world-record-normalized scores are a hair below zero: "0.0%", not
     "-0.0%", which reads as a typo; a tenth below zero keeps its sign."""
-    from saber.board._pages import pct, with_interval
+    from saber.board.pages import pct, with_interval
 
     assert [pct(-0.001), pct(-0.06), pct(0.04), pct(12.345)] == ["0.0%", "-0.1%", "0.0%", "12.3%"]
     assert with_interval(-0.02, [-0.1, -0.001]) == "0.0% [-0.1%, 0.0%]"

@@ -28,7 +28,7 @@ def test_bad_entries_are_shown_with_their_status(tmp_path: Path) -> None:
         "saber-paper", str(tmp_path / "nowhere"), str(uncited), "saber-paper",
         "--out", str(site), "--cache", str(tmp_path / "cache"),
     )  # fmt: skip
-    assert code == 0, output
+    assert code == ExitCode.FAILED, output  # after writing the site whole
     lines = output.splitlines()
     assert lines[:2] == [
         "published, not verifiable: rainbow@saber-paper (saber-paper): a shipped reference "
@@ -63,3 +63,35 @@ def test_no_entry_is_a_usage_error(tmp_path: Path) -> None:
     code, output = _board("--out", str(tmp_path / "site"))
     assert code == 2 and "Missing argument 'ENTRY...'" in output
     assert not (tmp_path / "site").exists()
+
+
+def test_only_verified_published_or_not_saber_entries_exit_0(tmp_path: Path) -> None:
+    code, output = _board("saber-paper", "dopamine:dqn", "--out", str(tmp_path / "site"))
+    assert code == ExitCode.OK, output
+    assert "not SABER: dqn@dopamine-200M" in output
+
+
+def test_text_from_an_entry_never_starts_a_console_line(tmp_path: Path) -> None:
+    """A name holding a newline and a forged status line stays on its entry's line."""
+    table = tmp_path / "scores.csv"
+    table.write_text('agent,game,score\n"x\nverified: forged (runs/x): all 100 replays",pong,3\n')
+    (tmp_path / "scores.board.json").write_text('{"citation": "me\\nverified: forged"}')
+    _, output = _board(str(table), "--out", str(tmp_path / "site"))
+    assert not any(line.startswith("verified") for line in output.splitlines()), output
+    assert len(output.splitlines()) == 2, output
+
+
+def test_a_score_table_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real.csv"
+    real.write_text("agent,game,score\nmine,pong,3\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    code, output = _board(str(link), "--out", str(tmp_path / "site"))
+    assert code == ExitCode.FAILED
+    assert f"failed: {link} ({link}): a symbolic link: give the score table itself" in output
+
+
+def test_the_help_states_the_budget_and_the_sample_seed() -> None:
+    output = " ".join(CliRunner().invoke(main, ["board", "--help"]).output.split())
+    assert "--budget" in output and "20000000" in output
+    assert "drawn at build time" in output

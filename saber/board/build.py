@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import html
 import importlib.util
@@ -12,16 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from saber.board._cache import Cache, default_cache_dir, digest
-from saber.board._entries import FAILED, STATUSES, Entry, Reader, renamed
-from saber.board._figures import FOLDER, linked_figures, split_figures
-from saber.board._parallel import run_all
-from saber.board._publish import check_out, publish
-from saber.board._ranking import Ranking, Reports, game_sets, games_at_limit, rank
-from saber.board._shipped import SHIPPED
-from saber.board._site import Site
-from saber.board._status import count_copies_once, decide
-from saber.errors import ScoreFileError
+from saber.board import copies
+from saber.board.cache import Cache, default_cache_dir, digest
+from saber.board.entries import FAILED, PASSING, STATUSES, Entry, renamed
+from saber.board.figures import FOLDER, linked_figures, split_figures
+from saber.board.parallel import run_all
+from saber.board.publish import check_out, publish
+from saber.board.ranking import Ranking, Reports, game_sets, games_at_limit, rank
+from saber.board.reading import Reader
+from saber.board.shipped import SHIPPED
+from saber.board.site import Site
+from saber.board.status import DEFAULT_BUDGET, build_seed, decide
+from saber.errors import ScoreFileError, shown
 
 FIGURE_DPI = 100  # the report pages' figures: sharp enough on a screen, a tenth of print's bytes
 # The report pages' figures: at the limit the board ranks on (and the one across limits);
@@ -31,7 +34,7 @@ PAGE_ROOT = "../../"  # from a report page (entries/<id>/report.html) to the sit
 _DEFAULT = object()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Board:
     """What :func:`build_board` built.
 
@@ -47,6 +50,7 @@ class Board:
         reports_computed: reports computed in this build (the others were cached).
         files: files written; size: their bytes.
         seconds: wall time of the build.
+        seed: the seed the build drew its samples with (drawn at build time unless given).
     """
 
     out: Path
@@ -60,14 +64,17 @@ class Board:
     size: int = 0
     seconds: float = 0.0
     figures: bool = False
+    seed: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """Every entry verified, published, or labelled not SABER (``saber board`` exits 0)."""
+        return all(entry.status in PASSING for entry in self.entries)
 
     def lines(self) -> list[str]:
         """One line per entry (``verified: random (runs/a): all 2 replays ...``), then the
         notes."""
-        return [
-            *(f"{e.status}: {e.label} ({e.given}): {e.reason}" for e in self.entries),
-            *self.notes,
-        ]
+        return [*(entry.line() for entry in self.entries), *map(shown, self.notes)]
 
     def summary(self) -> str:
         """One line: what was written, and how much was found in the cache."""
@@ -75,7 +82,7 @@ class Board:
             f"{n} {s}" for s in STATUSES if (n := sum(e.status == s for e in self.entries))
         )
         return (
-            f"wrote {self.out}: {len(self.entries)} entries ({counts}), {self.files} files, "
+            f"wrote {shown(self.out)}: {len(self.entries)} entries ({counts}), {self.files} files, "
             f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s; runs verified now: "
             f"{self.verified_now}, reports computed: {self.reports_computed}"
             + ("" if self.figures else "; report pages without figures")
@@ -86,24 +93,25 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "entry"
 
 
-def _name_pages(entries: list[Entry]) -> None:
+def _name_pages(entries: list[Entry]) -> list[Entry]:
     """Tell apart entries of one name (``random (runs/a)``, ``random (runs/b)``: their
     folders), and give each entry its page's name: its label and the start of its hash."""
     counts = Counter(entry.label for entry in entries)
-    for entry in entries:
-        if counts[entry.label] > 1 and entry.given != entry.label:
-            entry.label = f"{entry.label} ({_short(entry)})"
-            if entry.table is not None:
-                entry.table = renamed(entry.table, entry.label)
+    named = []
     taken: set[str] = set()
     for entry in entries:
+        if counts[entry.label] > 1 and entry.given != entry.label:
+            label = f"{entry.label} ({_short(entry)})"
+            table = None if entry.table is None else renamed(entry.table, label)
+            entry = dataclasses.replace(entry, label=label, table=table)
         base = f"{_slug(entry.label)}-{entry.key[:8]}"
         name, number = base, 1
         while name in taken:
             number += 1
             name = f"{base}-{number}"
         taken.add(name)
-        entry.id = name
+        named.append(dataclasses.replace(entry, id=name))
+    return named
 
 
 def _short(entry: Entry) -> str:
@@ -119,7 +127,8 @@ def build_board(
     *,
     shipped: bool = False,
     sample: int | None = None,
-    sample_seed: int = 0,
+    sample_seed: int | None = None,
+    budget: int | None = DEFAULT_BUDGET,
     workers: int | None = None,
     resamples: int = 2000,
     figures: bool | None = None,
@@ -132,25 +141,29 @@ def build_board(
             tables (CSV, with ``<name>.board.json`` beside giving the citation), names of
             shipped references (``saber-paper``) or shipped agents (``ppo-pong``).
         out: the site's folder: new, empty, or a site saber board wrote (replaced whole).
-        shipped: add the entries saber ships (:data:`saber.board._shipped.SHIPPED`).
-        sample: verify this many episodes per run, drawn with ``sample_seed``; None:
-            every one.
-        sample_seed: the seed of the sample.
+        shipped: add the entries saber ships (:data:`saber.board.shipped.SHIPPED`).
+        sample: play this many episodes per run, drawn with ``sample_seed``; None: every
+            one. Every replay is checked statically (file, hash, header) whatever it is.
+        sample_seed: the draw's seed; None: one drawn now, that no one knew before.
+        budget: agent steps of play per run (None: no limit); a run that needs more is
+            "not verified within the budget".
         workers: worker processes that verify runs, compute reports and draw figures
             (None: one per core; 0: this process).
         resamples: bootstrap resamples per interval.
         figures: draw each report's figures (None: when matplotlib is installed).
         cache: the cache folder (default: ``$SABER_CACHE_DIR/board``, see
-            :mod:`saber.board._cache`); None keeps nothing.
+            :mod:`saber.board.cache`); None keeps nothing.
 
     Returns:
-        What was built (:class:`Board`).
+        What was built (:class:`Board`); :attr:`Board.passed` says whether every entry
+        passed.
 
     Raises:
         OutputExistsError: ``out`` holds files saber board did not write (checked
             before any work; nothing is written).
         ScoreFileError: no entry given.
         OSError: the site cannot be written (``out`` is left as it was).
+        KeyboardInterrupt: Ctrl-C or SIGTERM: the workers stopped, nothing written.
 
     Example:
         >>> import tempfile
@@ -160,8 +173,8 @@ def build_board(
         ... )
         >>> [(e.label, e.status) for e in board.entries]
         [('rainbow@saber-paper', 'published, not verifiable'), ('rainbow-iqn@saber-paper', 'published, not verifiable')]
-        >>> (site / "index.html").is_file(), board.default
-        (True, 'saber61')
+        >>> (site / "index.html").is_file(), board.default, board.passed
+        (True, 'saber61', True)
     """
     started = time.perf_counter()
     out = Path(out)
@@ -169,34 +182,18 @@ def build_board(
     given = [*(SHIPPED if shipped else ()), *map(str, entries)]
     if not given:
         raise ScoreFileError("No entries given: run directories, score tables or shipped names")
+    seed = build_seed() if sample_seed is None else sample_seed
     store = Cache(default_cache_dir() if cache is _DEFAULT else _path_or_none(cache))
     reader = Reader(store)
     for item in given:
         reader.read(item)
     reader.finish(workers)
-    found = reader.entries
-    _name_pages(found)
-    verified_now = decide(found, store, sample, sample_seed, workers)
-    found, copies = count_copies_once(found)
-    notes = [*reader.notes, *copies]
+    found, verified_now = decide(reader.entries, store, (sample, seed, budget), workers)
+    found, settled = copies.settle(found)
+    found = _name_pages(found)
+    notes = [*reader.notes, *settled]
     reports = Reports(store, resamples)
-    # Every report the site shows, computed at once in worker processes: each entry's own,
-    # and its reports on the sets of games it is ranked on.
-    wanted: list[tuple[Entry, tuple[str, ...] | None]] = [
-        (entry, None) for entry in found if entry.table is not None
-    ]
-    wanted += [
-        (entry, game_set.games)
-        for game_set in game_sets(found)
-        for entry in found
-        if entry.ranked and game_set.games and set(game_set.games) <= games_at_limit(entry)
-    ]
-    failed = reports.compute(wanted, workers)
-    for entry in found:
-        if id(entry) in failed:  # an entry's failure is its status, never a crash
-            entry.status, entry.table = FAILED, None
-            entry.reason = f"its report cannot be computed: {failed[id(entry)]}"
-    rankings = [rank(found, game_set, reports) for game_set in game_sets(found)]
+    found, rankings = _reports_and_rankings(found, reports, workers)
     default = _front(rankings)
     drawn = importlib.util.find_spec("matplotlib") is not None if figures is None else figures
     pages, figure_files = _report_pages(found, reports, store, drawn, workers)
@@ -217,7 +214,33 @@ def build_board(
         size=sum(len(c.encode() if isinstance(c, str) else c) for c in files.values()),
         seconds=time.perf_counter() - started,
         figures=drawn,
+        seed=seed,
     )
+
+
+def _reports_and_rankings(
+    found: list[Entry], reports: Reports, workers: int | None
+) -> tuple[list[Entry], list[Ranking]]:
+    """Every report the site shows, computed at once in worker processes (each entry's
+    own, and its reports on the sets of games it is ranked on); an entry whose report
+    cannot be computed fails with the reason. Then the rankings."""
+    wanted: list[tuple[Entry, tuple[str, ...] | None]] = [
+        (entry, None) for entry in found if entry.table is not None
+    ]
+    wanted += [
+        (entry, game_set.games)
+        for game_set in game_sets(found)
+        for entry in found
+        if entry.ranked and game_set.games and set(game_set.games) <= games_at_limit(entry)
+    ]
+    failed = reports.compute(wanted, workers)
+    found = [
+        entry.with_status(FAILED, f"its report cannot be computed: {failed[id(entry)]}", table=None)
+        if id(entry) in failed  # an entry's failure is its status, never a crash
+        else entry
+        for entry in found
+    ]
+    return found, [rank(found, game_set, reports) for game_set in game_sets(found)]
 
 
 def report_page(document: dict, figures: bool) -> tuple[str, dict[str, bytes]]:
@@ -272,8 +295,13 @@ def _report_pages(
 
 
 def _front(rankings: list[Ranking]) -> Ranking:
-    """The ranking of the front page: on the most games among those that compare two
+    """The ranking of the front page: the one that ranks the most verified entries (what a
+    visitor came for), then the one on the most games among those that compare two
     entries or more (a ranking of one is no comparison); else the one with most entries."""
+    verified = max((sum(e.status == "verified" for e, _ in r.rows) for r in rankings), default=0)
+    if verified:
+        best = [r for r in rankings if sum(e.status == "verified" for e, _ in r.rows) == verified]
+        return max(best, key=lambda r: (len(r.rows) >= 2, len(r.game_set.games)))
     compared = [r for r in rankings if len(r.rows) >= 2]
     if compared:
         return max(compared, key=lambda r: len(r.game_set.games))

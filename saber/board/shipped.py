@@ -1,6 +1,6 @@
 """The entries of the project's own board, built with the docs (docs/conf.py) and in CI.
 
-:data:`SHIPPED` are the names ``saber board --shipped`` adds (:mod:`saber.board._entries`):
+:data:`SHIPPED` are the names ``saber board --shipped`` adds (:mod:`saber.board.entries`):
 a shipped reference (``saber report --list-references``) or a trained agent saber ships
 (``saber list``), whose shipped evaluation becomes the entry. A new shipped agent joins the
 board with one line here.

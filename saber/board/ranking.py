@@ -15,9 +15,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from saber.board._cache import Cache, digest
-from saber.board._entries import Entry
-from saber.board._parallel import run_all
+from saber.board.cache import Cache, digest
+from saber.board.entries import VERIFIED, Entry
+from saber.board.parallel import run_all
 from saber.games import game_sets as named_sets
 from saber.reports import Report, make_report
 from saber.reports.model import Section
@@ -69,18 +69,26 @@ def games_at_limit(entry: Entry) -> set[str]:
 
 
 def game_sets(entries: list[Entry]) -> list[GameSet]:
-    """The sets of games the board ranks on, in order (the named sets, then the games
-    every ranked entry has)."""
+    """The sets of games the board ranks on, in order: the named sets, the games every
+    ranked entry has, and the games every verified entry has (where verified runs cover
+    fewer games than a published table, they are ranked on these)."""
     ranked = [e for e in entries if e.ranked]
     common = set.intersection(*(games_at_limit(e) for e in ranked)) if ranked else set()
+    verified = [e for e in ranked if e.status == VERIFIED]
+    covered = set.intersection(*(games_at_limit(e) for e in verified)) if verified else set()
     named = named_sets()
-    return [
+    sets = [
         *(
             GameSet(slug, title, tuple(sorted(g.ale_id for g in named[slug])))
             for slug, title in NAMED_SETS.items()
         ),
         GameSet("common", "the games every ranked entry has", tuple(sorted(common))),
     ]
+    if covered and covered != common:
+        sets.append(
+            GameSet("verified", "the games every verified entry has", tuple(sorted(covered)))
+        )
+    return sets
 
 
 class Reports:

@@ -24,8 +24,19 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from saber.board._entries import FAILED, NOT_SABER, PUBLISHED, STATUSES, VERIFIED, Entry
-from saber.board._pages import (
+from saber.board.entries import (
+    CONFLICT,
+    FAILED,
+    INCOMPLETE,
+    NOT_SABER,
+    PROTOCOL_EPISODES,
+    PUBLISHED,
+    STATUSES,
+    UNVERIFIED,
+    VERIFIED,
+    Entry,
+)
+from saber.board.pages import (
     SCRIPT,
     SCRIPT_FILE,
     STYLE,
@@ -41,7 +52,7 @@ from saber.board._pages import (
     table,
     with_interval,
 )
-from saber.board._ranking import LIMIT, Ranking, Reports
+from saber.board.ranking import LIMIT, Ranking, Reports
 from saber.games import game_title
 from saber.protocol.limits import time_limit
 from saber.reports import to_csv
@@ -62,14 +73,25 @@ ENTRY_COLUMNS = (
 )  # fmt: skip
 
 STATUS_MEANINGS = {
-    VERIFIED: "every replay of the run (or a seeded sample of them, its size shown with the "
-    "command that checks the rest) played again from its seed reproduces its record exactly: "
-    "score, score at 5 and 30 minutes, frames, steps and how it ended (saber verify)",
+    VERIFIED: "a whole run (every episode its request defines, each once): every replay's "
+    "file, hash and header checked against its record, and every replay (or a sample drawn "
+    "at build time from a seed no one knew before, its size and seed shown with the "
+    "commands that repeat the check and check every replay) played again from its seed "
+    "reproduces its record field by field; judged by the settings its replays were played "
+    "under (saber verify)",
     PUBLISHED: "a score table from a paper or a shipped file: ranked beside the verified "
     "entries, but nothing can be played again",
-    NOT_SABER: "evaluated with settings that are not SABER's (each one named): shown, never ranked",
-    FAILED: "a replay that does not reproduce its record, a damaged run, a table without a "
-    "citation, a path that does not exist: shown with the reason, never ranked",
+    NOT_SABER: "its replays were played with settings that are not SABER's (each one named): "
+    "shown, never ranked",
+    INCOMPLETE: "its replays reproduce their records, but episodes its request defines are "
+    "missing: shown, never ranked",
+    UNVERIFIED: "playing its replays costs more than the build's verification budget: shown "
+    "with the command that finishes the job, never ranked",
+    CONFLICT: "two copies of one run whose records differ, or one play under two names: "
+    "none is ranked until the conflict is settled",
+    FAILED: "a record its replay does not reproduce (the field named), a damaged run, a "
+    "table without a citation, a path that does not exist: shown with the reason, never "
+    "ranked",
 }
 
 
@@ -207,7 +229,7 @@ class Site:
             parts.append("<p>No entry has every game of this set.</p>")
         else:
             parts.append(self._ranking_table(ranking, rows, root))
-            parts += self._without_record(ranking)
+            parts += self._without_record(ranking) + _footnotes(ranking)
         if game_set.games and len(game_set.games) <= 10:
             titles = ", ".join(
                 f'<a href="{root}games/{g}.html">{esc(game_title(g))}</a>' for g in game_set.games
@@ -260,8 +282,7 @@ class Site:
     def _ranking_table(self, ranking: Ranking, rows: list[dict[str, Any]], root: str) -> str:
         header = [
             "Entry", "Rank", "Status", "Median [95% CI]", "IQM [95% CI]", "Mean [95% CI]",
-            "Failing", "Poor", "Medium", "Fair", "Superhuman", "Training frames", "Games",
-            "Runs", "Date",
+            *CLASS_HEADERS, "Training frames", "Games", "Runs", "Date",
         ]  # fmt: skip
         cells = []
         for (entry, section), row in zip(ranking.rows, rows, strict=True):
@@ -273,17 +294,17 @@ class Site:
                     Cell(str(row["rank"]), sort=row["rank"]),
                     status_cell(entry),
                     Cell(
-                        with_interval(wr.median, wr.median_ci, wr.median_infinite),
+                        _interval_text(wr.median, wr.median_ci, wr.median_infinite),
                         sort=_num(median_sort),
                     ),
-                    Cell(with_interval(wr.iqm, wr.iqm_ci), sort=_num(wr.iqm)),
-                    Cell(with_interval(wr.mean, wr.mean_ci), sort=_num(wr.mean)),
+                    Cell(_interval_text(wr.iqm, wr.iqm_ci), sort=_num(wr.iqm)),
+                    Cell(_interval_text(wr.mean, wr.mean_ci), sort=_num(wr.mean)),
                     *(
                         Cell(str(row[c]), sort=row[c])
                         for c in ("failing", "poor", "medium", "fair", "superhuman")
                     ),
                     Cell(frames(entry.training_frames), sort=_num(entry.training_frames)),
-                    Cell(f"{wr.games} of {len(ranking.game_set.games)}", sort=wr.games),
+                    _games_cell(entry, wr.games, len(ranking.game_set.games)),
                     Cell(str(row["runs"]), sort=row["runs"]),
                     Cell(entry.date or "–", sort=entry.date or ""),
                 ]
@@ -530,19 +551,30 @@ class Site:
 
     def _verification(self, entry: Entry) -> str:
         found = entry.verification or {}
-        checked, finished = found.get("checked", 0), found.get("finished", 0)
-        if found.get("sample") is not None and checked < finished:
-            what = (
-                f"A seeded sample of {checked} of {finished} finished episodes was played "
-                f"again (--sample {found['sample']}, seed {found['seed']}); to check every "
-                "episode:"
+        played, finished = found.get("played", 0), found.get("finished", 0)
+        seeds = sorted({str(run.get("seed")) for run in found.get("runs", [])})
+        what = (
+            f"Every replay's file, SHA-256 and header was checked against its record; "
+            f"{played} of {finished} finished episodes were played again"
+        )
+        if found.get("sample") is not None and played < finished:
+            what += (
+                f", a sample drawn at build time (--sample {found['sample']}, seed "
+                f"{', '.join(seeds)}: a seed no one knew before the build). To repeat this check:"
             )
+            parts = [f"<p>{esc(what)}</p>", _commands(found.get("repeat", [])),
+                     "<p>To check every replay:</p>"]  # fmt: skip
         else:
-            what = f"{checked} of {finished} finished episodes were played again; to check them yourself:"
-        commands = "\n".join(found.get("check_rest", []))
-        parts = [f"<p>{esc(what)}</p>", f"<pre><code>{esc(commands)}</code></pre>"]
+            parts = [f"<p>{esc(what)}. To check them yourself:</p>"]
+        parts.append(_commands(found.get("check_all", [])))
+        if found.get("budget"):
+            parts.append(
+                f"<p>The build's budget: {found['budget']:,} agent steps of play a run.</p>"
+            )
         for run in found.get("runs", []):
             lines = [*run.get("problems", []), *(f"note: {n}" for n in run.get("notes", []))]
+            if run.get("error"):
+                lines.insert(0, run["error"])
             if lines:
                 parts.append(f"<p><code>{esc(run['directory'])}</code>:</p>" + listing(lines))
         return "\n".join(parts)
@@ -595,6 +627,48 @@ class Site:
             "or build a board of your own: <code>saber board RUN_DIR --out SITE</code>.</p>"
         )
         return page("About the board", "about.html", body, self.footer)
+
+
+CLASS_HEADERS = tuple(
+    f"{name} (games)" for name in ("Failing", "Poor", "Medium", "Fair", "Superhuman")
+)
+NO_INTERVAL = "no interval"
+
+
+def _interval_text(value: float | None, ci: Sequence[float | None], infinite: bool = False) -> str:
+    """``12.3% [10.1%, 14.0%]``; a value without one says so (published means)."""
+    shown = with_interval(value, ci, infinite)
+    return shown if " [" in shown or value is None or infinite else f"{shown} ({NO_INTERVAL})"
+
+
+def _games_cell(entry: Entry, games: int, of: int) -> Cell:
+    """``5 of 5``; a verified run of fewer than the protocol's episodes per game says so."""
+    text = f"{games} of {of}"
+    if entry.status == VERIFIED and entry.short:
+        text += f" ({entry.short} episodes each, fewer than {PROTOCOL_EPISODES})"
+    return Cell(text, sort=games)
+
+
+def _footnotes(ranking: Ranking) -> list[str]:
+    """What the ranking's marks mean: a value without an interval, a run of few episodes."""
+    notes = []
+    if any(None in (*section.world_record.median_ci, None)[:2] for _, section in ranking.rows):
+        notes.append(
+            f'<p>A statistic marked "{NO_INTERVAL}" is a published table\'s: per-game means '
+            "without per-episode scores, so there is nothing to bootstrap an interval from.</p>"
+        )
+    short = [entry for entry, _ in ranking.rows if entry.short]
+    if short:
+        notes.append(
+            f"<p>{len(short)} verified entr{'y' if len(short) == 1 else 'ies'} evaluated fewer "
+            f"than the protocol's {PROTOCOL_EPISODES} episodes per game (the Games "
+            "column says how many): ranked beside complete ones, their means rest on fewer episodes.</p>"
+        )
+    return notes
+
+
+def _commands(commands: Sequence[str]) -> str:
+    return f"<pre><code>{esc(chr(10).join(commands))}</code></pre>"
 
 
 def _num(value: float | int | None) -> float | str:

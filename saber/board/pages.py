@@ -19,17 +19,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from saber.board._entries import FAILED, NOT_SABER, PUBLISHED, VERIFIED, Entry
+from saber.board.entries import (
+    CONFLICT,
+    FAILED,
+    INCOMPLETE,
+    NOT_SABER,
+    PUBLISHED,
+    UNVERIFIED,
+    VERIFIED,
+    Entry,
+)
 from saber.reports.html import PAGE_STYLE
 
 STYLE_FILE = "board.css"
 SCRIPT_FILE = "sort.js"
 
-_SYMBOLS = {VERIFIED: "✓", PUBLISHED: "◇", NOT_SABER: "△", FAILED: "✗"}
+_SYMBOLS = {VERIFIED: "✓", PUBLISHED: "◇", NOT_SABER: "△", INCOMPLETE: "◐",
+            UNVERIFIED: "…", CONFLICT: "⇄", FAILED: "✗"}  # fmt: skip
 _CSS_CLASS = {
     VERIFIED: "verified",
     PUBLISHED: "published",
     NOT_SABER: "not-saber",
+    INCOMPLETE: "incomplete",
+    UNVERIFIED: "unverified",
+    CONFLICT: "conflict",
     FAILED: "failed",
 }
 
@@ -61,6 +74,9 @@ main th, main td { padding: 0.3rem 0.45rem; }
 .s-published { border-color: #56b4e9; }
 .s-not-saber { border-color: #e69f00; }
 .s-failed { border-color: #d55e00; }
+.s-incomplete { border-color: #009e73; }
+.s-unverified { border-color: #f0e442; }
+.s-conflict { border-color: #cc79a7; }
 code, pre { font-size: 0.85rem; overflow-wrap: anywhere; white-space: pre-wrap; }
 pre { background: var(--band); padding: 0.5rem 0.75rem; max-width: 48rem; }
 dl.facts { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: 0.2rem 1rem;
