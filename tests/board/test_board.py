@@ -569,3 +569,32 @@ def test_a_reference_at_a_checkpoint_and_one_agent_given_twice(tmp_path: Path) -
     assert board.notes == [
         "dopamine:dqn@200M: the same scores of dqn@dopamine-200M as dopamine:dqn: counted once"
     ]
+
+
+def test_a_run_past_the_budget_is_shown_with_the_command_that_finishes_the_job(
+    tmp_path: Path, good_run: Path
+) -> None:
+    board = build([good_run], tmp_path / "site", tmp_path / "cache", budget=1)
+    (entry,) = board.entries
+    assert entry.status == "not verified within the budget" and not board.passed
+    assert entry.reason.startswith("not verified within the budget (1 agent steps of play a run;")
+    assert entry.reason.endswith(f"saber verify {good_run} finishes the job")
+    assert not any(ranking.rows for ranking in board.rankings)
+
+
+def test_a_replay_that_is_a_fifo_or_a_link_out_is_refused_in_bounded_time(
+    tmp_path: Path, good_run: Path
+) -> None:
+    """Hostile files where a replay should be: a FIFO (a reader would wait for good) and
+    a link to /dev/zero (a reader would fill memory): the run fails with the reason."""
+    import os
+
+    for name, make in (("fifo", os.mkfifo), ("zero", lambda p: os.symlink("/dev/zero", p))):
+        run = Path(shutil.copytree(good_run, tmp_path / name))
+        first = json.loads((run / "episodes.jsonl").read_text().splitlines()[0])
+        replay = run / first["replay"]
+        replay.unlink()
+        make(replay)
+        board = build([run], tmp_path / f"site-{name}", tmp_path / "cache")
+        (entry,) = board.entries
+        assert entry.status == "failed" and "replay" in entry.reason, entry.reason
