@@ -23,13 +23,16 @@ def repair_command(run_dir: Path) -> None:
     <name>.damaged-<UTC time>. The run's report.json and report.md, made from the records
     it drops, are removed (it prints the saber report command that makes them again), and
     so are the temporary files a repair killed mid-write left. Prints one line per kind
-    of damage it dropped, with counts.
+    of damage it dropped, with counts. A record that run.json no longer attests (a cut,
+    or an edit that shortened the file, broke its checkpoint) is kept only when its replay,
+    played again, reproduces it, and dropped with the reason otherwise.
     Running the run's saber eval command again then plays the dropped episodes. Exit
     status 0 when RUN is whole afterwards (or was already).
     """
     import sys
 
+    from saber.replay.verify import why_unproven
     from saber.rundir.repair import repair_run
 
-    for line in repair_run(run_dir, command=sys.argv).lines():
+    for line in repair_run(run_dir, command=sys.argv, prove=why_unproven).lines():
         click.echo(line)

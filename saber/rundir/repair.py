@@ -8,7 +8,11 @@ What it does, in this order, under the directory's lock (so that no run writes m
 2. reads ``episodes.jsonl`` as every command does (:func:`~saber.rundir.damage.examine`)
    and keeps each line that is an intact record (finished episodes, failed attempts,
    records of crashes), dropping the damaged ones (:data:`~saber.rundir.damage.DAMAGE_KINDS`)
-   and a last line cut short by a crash;
+   and a last line cut short by a crash. When a cut broke ``run.json``'s checkpoint, a
+   record past the longest prefix a checkpoint still attests is not shown to be what was
+   written (an edit that shortened the file looks like a cut): it is kept only if
+   ``prove`` shows it (``saber repair`` plays its replay), and dropped with the reason
+   otherwise, whatever the file's length;
 3. writes each damaged original aside first, as ``<name>.damaged-<UTC time>`` (evidence is
    never deleted), removes the run's reports (``report.json``, ``report.md``: made from
    the records as they were, they would describe episodes it drops; ``saber report``
@@ -30,8 +34,10 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import json
 import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,6 +59,11 @@ from saber.rundir.records import (
 from saber.rundir.runfile import RunFile, Session
 from saber.version import __version__
 
+#: Why a record is not shown to be what was written, or None when it is:
+#: ``prove(directory, record, run)`` (``run``: ``run.json``'s object). ``saber repair``
+#: gives one that plays the record's replay (:func:`saber.replay.verify.why_unproven`).
+Prove = Callable[[Path, dict[str, Any], Mapping[str, Any]], "str | None"]
+
 
 @dataclass
 class RepairResult:
@@ -68,6 +79,7 @@ class RepairResult:
             ``run.json``).
         reports_removed: the run's reports it removed (they described dropped records).
         temporary_removed: temporary files of writes cut short that it removed.
+        proven: records past what ``run.json`` attests that ``prove`` showed, kept.
     """
 
     directory: Path
@@ -78,6 +90,7 @@ class RepairResult:
     missing: int | None = None
     reports_removed: list[Path] = field(default_factory=list)
     temporary_removed: list[Path] = field(default_factory=list)
+    proven: int = 0
 
     def lines(self) -> list[str]:
         """For people: one line per kind of damage, then what is kept and what to do."""
@@ -99,6 +112,11 @@ class RepairResult:
             else f"dropped {clause}"
             for kind, clause in self.dropped.items()
         ]
+        if self.proven:
+            lines.append(
+                f"kept {self.proven} record(s) past what run.json attests: their replays "
+                "reproduce them"
+            )
         lines.append(
             f"kept {self.finished} finished episode(s) and {self.other} other record(s) "
             f"(failed attempts, records of crashes) in {self.directory / EPISODES_FILE}"
@@ -259,6 +277,74 @@ def _remove_reports(directory: Path) -> list[Path]:
     return removed
 
 
+def _checkpoints(run: Mapping[str, Any]) -> list[tuple[int, str]]:
+    """``(bytes, sha256)`` of every session's checkpoint of ``episodes.jsonl``."""
+    sessions = run.get("sessions")
+    found = []
+    for session in sessions if isinstance(sessions, list) else []:
+        log = session.get("episodes_log") if isinstance(session, dict) else None
+        size = log.get("bytes") if isinstance(log, dict) else None
+        if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+            found.append((size, str(log.get("sha256"))))  # type: ignore[union-attr]
+    return found
+
+
+def unproven_lines(found: Examination, run: Mapping[str, Any] | None) -> list[int]:
+    """Line numbers of the records to keep that no checkpoint of ``run.json`` attests,
+    when its last checkpoint is broken (a cut, or an edit): those ending past the longest
+    prefix of the file that a checkpoint still proves. Empty when the last checkpoint
+    holds (records after it are the damage check's to judge)."""
+    checkpoints = [] if run is None else _checkpoints(run)
+    if not checkpoints or found.attested is None:
+        return []
+    data = b"".join(raw for _, raw, _ in found.lines)
+
+    def holds(size: int, digest: str) -> bool:
+        return size <= len(data) and hashlib.sha256(data[:size]).hexdigest() == digest
+
+    if holds(*checkpoints[-1]):
+        return []
+    proven = max((size for size, digest in checkpoints if holds(size, digest)), default=0)
+    unproven, offset = [], 0
+    for number, raw, kind in found.lines:
+        offset += len(raw)
+        if kind is None and number in found.records and offset > proven:
+            unproven.append(number)
+    return unproven
+
+
+def _prove(
+    directory: Path, found: Examination, run: Mapping[str, Any] | None, prove: Prove | None
+) -> tuple[str | None, int]:
+    """Drop from ``found`` the records past what ``run.json`` attests that ``prove`` does
+    not show (all of them without ``prove``): the clause for people (None: none
+    dropped), and how many it kept."""
+    unproven = unproven_lines(found, run)
+    if not unproven or run is None:
+        return None, 0
+    reasons = {}
+    for number in unproven:
+        why = (
+            "no replay was played to prove it"
+            if prove is None
+            else prove(directory, found.records[number], run)
+        )
+        if why is not None:
+            reasons[number] = why
+    for number in reasons:
+        del found.records[number]
+    found.lines = [(n, raw, "unproven" if n in reasons else kind) for n, raw, kind in found.lines]
+    if not reasons:
+        return None, len(unproven)
+    first = min(reasons)
+    numbers = ", ".join(map(str, sorted(reasons)[:5])) + (" and more" if len(reasons) > 5 else "")
+    return (
+        f"{len(reasons)} record(s) past what run.json attests (a cut or an edit broke its "
+        f"checkpoint) that their replays do not reproduce (line{'s' if len(reasons) > 1 else ''} "
+        f"{numbers}; line {first}: {reasons[first]})"
+    ), len(unproven) - len(reasons)
+
+
 def _kept(found: Examination) -> bytes:
     """The lines of intact records, each with its line end."""
     return b"".join(
@@ -294,12 +380,16 @@ def _summary(records: list[dict[str, Any]], run: RunFile) -> tuple[dict[str, Any
     return summary, len(asked - finished)
 
 
-def repair_run(directory: str | Path, command: list[str] | None = None) -> RepairResult:
+def repair_run(
+    directory: str | Path, command: list[str] | None = None, prove: Prove | None = None
+) -> RepairResult:
     """Repair a damaged run directory (see the module docstring).
 
     Args:
         directory: the run directory.
         command: the command line, for ``run.json``'s session.
+        prove: why a record past what ``run.json`` attests is not shown to be what was
+            written (:data:`Prove`); None: no such record is kept.
 
     Raises:
         RunDirectoryError: no run directory, a ``run.json`` of another run (not damage),
@@ -314,13 +404,13 @@ def repair_run(directory: str | Path, command: list[str] | None = None) -> Repai
         )
     lock = lock_directory(directory)
     try:
-        return _repair(directory, command)
+        return _repair(directory, command, prove)
     finally:
         if lock is not None:
             lock.close()
 
 
-def _repair(directory: Path, command: list[str] | None) -> RepairResult:
+def _repair(directory: Path, command: list[str] | None, prove: Prove | None) -> RepairResult:
     run_path, episodes_path = directory / RUN_FILE, directory / EPISODES_FILE
     temporary = _remove_temporary_files(directory)
     run, damaged_run = _read_run(run_path)
@@ -336,6 +426,9 @@ def _repair(directory: Path, command: list[str] | None) -> RepairResult:
             "run_json": f"{run_path} from its whole part (it was cut short or damaged)",
             **result.dropped,
         }
+    unproven, result.proven = _prove(directory, found, run, prove)
+    if unproven is not None:
+        result.dropped["unproven"] = unproven
     if not result.dropped:
         if run is not None:
             check_run_directory(directory, run)  # a damaged checkpoint: its own message

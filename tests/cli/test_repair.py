@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import ExitCode, SaberError
+from saber.replay.verify import why_unproven
 from saber.rundir import EPISODES_FILE, RUN_FILE, durable, read_run_file
 from saber.rundir.repair import repair_run, salvage_json_object
 from saber.scoring import read_scores
@@ -195,13 +196,13 @@ def test_a_full_disk_at_any_write_of_a_repair_leaves_it_to_finish_on_a_second_tr
 
         monkeypatch.setattr(durable, "_write_all", full_disk)
         with pytest.raises(SaberError, match="No space left on device") as error:
-            repair_run(directory)
+            repair_run(directory, prove=why_unproven)
         assert "\n" not in str(error.value)
         monkeypatch.setattr(durable, "_write_all", real)
         assert not list(directory.glob("*.tmp"))
         said = _advice(directory)  # still damage, with the same advice from every command
         assert said[0] == said[1] == said[2] and "saber repair" in said[0], (n, said)
-        repair_run(directory)
+        repair_run(directory, prove=why_unproven)
         records = [json.loads(line) for line in _lines(directory)]
         assert _scores(records) == _scores([clean[i] for i in intact]), n
         assert CliRunner().invoke(main, ["report", str(directory)]).exit_code == 0
@@ -323,3 +324,33 @@ def test_the_advice_quotes_a_directory_with_spaces(clean_run: Path, tmp_path: Pa
     _torn_last_line(directory)
     said = CliRunner().invoke(main, ["report", str(directory)]).output
     assert f"Run saber repair '{directory}': it keeps" in said, said
+
+
+def test_an_edit_that_shortens_the_file_is_set_aside_not_kept_as_a_cut(
+    clean_run: Path, tmp_path: Path
+) -> None:
+    """A score edited to fewer digits looks like a cut (fewer bytes than run.json
+    attests): the edited record is dropped with its reason, the others are kept because
+    their replays reproduce them, and the report no longer shows the edit."""
+    directory = Path(shutil.copytree(clean_run, tmp_path / "run"))
+    lines = [json.loads(line) for line in _lines(directory)]
+    edited = {**lines[1], "score": 9.0, "seconds": 0}  # fewer bytes than the honest line
+    text = "".join(json.dumps(line) + "\n" for line in [lines[0], edited, *lines[2:]])
+    assert len(text.encode()) < len((directory / EPISODES_FILE).read_bytes())
+    (directory / EPISODES_FILE).write_text(text)
+    repaired = CliRunner().invoke(main, ["repair", str(directory)])
+    assert repaired.exit_code == 0, repaired.output
+    assert "dropped 1 record(s) past what run.json attests" in repaired.output
+    assert (
+        f"line 2: breakout episode {edited['episode']}: score: 9.0 in the record" in repaired.output
+    )
+    assert f"kept {EPISODES - 1} record(s) past what run.json attests" in repaired.output
+    kept = [json.loads(line) for line in _lines(directory)]
+    assert _scores(kept) == _scores([lines[0], *lines[2:]])
+    aside = [p for p in directory.iterdir() if ".damaged-" in p.name]
+    assert [p.read_text() for p in aside] == [text]  # the evidence, kept as it was
+    # Without a replay to prove them, the library keeps none of the unattested records.
+    again = Path(shutil.copytree(clean_run, tmp_path / "again"))
+    (again / EPISODES_FILE).write_text(text)
+    result = repair_run(again)
+    assert result.finished == 0 and "no replay was played to prove it" in result.dropped["unproven"]

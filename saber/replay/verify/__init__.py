@@ -33,7 +33,7 @@ episodes that are not in the directory (it counts them).
 
 from __future__ import annotations
 
-from saber.replay.verify.episode import CHECKED_FIELDS
+from saber.replay.verify.episode import CHECKED_FIELDS, why_unproven
 from saber.replay.verify.result import EpisodeCheck, Failure, VerifyResult, Wholeness
 from saber.replay.verify.run import verify_run, versions_here
 from saber.replay.verify.training import verify_training_log
@@ -47,4 +47,5 @@ __all__ = [
     "verify_run",
     "verify_training_log",
     "versions_here",
+    "why_unproven",
 ]

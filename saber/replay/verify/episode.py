@@ -22,11 +22,12 @@ from saber.protocol.replay import (
     decode_replay_header,
     sha256_of,
 )
-from saber.protocol.seeds import episode_seed
+from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.replay.simulate import Resimulation
 from saber.replay.verify.pool import REPORT_STEPS, report
 from saber.replay.verify.result import EpisodeCheck, Failure
 from saber.rundir.contained import read_contained
+from saber.rundir.records import is_failure, is_torn
 
 # The result fields a record of a run must hold as its replay's play makes them: the score
 # at each time limit of the registry, the length, how it ended, the rollovers and the
@@ -213,3 +214,22 @@ def play_job(job: tuple[str, dict[str, Any], int, Claims]) -> EpisodeCheck:
     text)."""
     directory, record, line, claims = job
     return play_check(Path(directory), record, line, claims)
+
+
+def why_unproven(directory: Path, record: dict[str, Any], run: Mapping[str, Any]) -> str | None:
+    """Why ``record``'s replay does not prove it (its first failure, for people), or None
+    when its replay, played, reproduces it: the proof :func:`saber.rundir.repair.repair_run`
+    asks of a record that ``run.json`` (its object ``run``) no longer attests. A failed
+    attempt or a record of a crash claims no result: None."""
+    if is_failure(record) or is_torn(record):
+        return None
+    game, episode = record.get("game"), record.get("episode")
+    if not isinstance(game, str) or isinstance(episode, bool) or not isinstance(episode, int):
+        return "not an episode record"
+    base = run.get("base_seed")
+    checks_seeds = isinstance(base, int) and not isinstance(base, bool) and base >= 0
+    claims = Claims(base if checks_seeds and run.get("seed_scheme") == SEED_SCHEME else None)
+    check = play_check(directory, record, 0, claims)
+    if check.status == "verified":
+        return None
+    return check.lines()[0] if check.failures else "its replay could not be played"
