@@ -22,7 +22,6 @@ SHARE = 0.03  # measurement and history, of the guide's prose words
 # Pages that still carry lab notes, each until its owner rewrites it (strict: the mark
 # must go once the page passes).
 STILL_NOTES = {
-    "docs/baselines.md": "'a working session'; 'the load average beside it'",
     "docs/harness.md": "'Where the issue was silent'",
 }
 
