@@ -125,6 +125,20 @@ def os_error_remedy(error: OSError) -> str:
     return f"{said}; {remedy}" if remedy else said
 
 
+def os_error_exit_code(error: OSError) -> ExitCode:
+    """The exit status of a command that an ``OSError`` ended: ``UNFINISHED`` for an error
+    only a write meets (no space, a read-only file system: results that could not be
+    written, the same command goes on once mended), else ``BAD_INPUT`` (a path refused).
+
+    >>> os_error_exit_code(OSError(28, "No space left on device")).name
+    'UNFINISHED'
+    """
+    import errno
+
+    writing = errno.errorcode.get(error.errno or 0, "") in _WRITING
+    return ExitCode.UNFINISHED if writing else ExitCode.BAD_INPUT
+
+
 def os_error_message(error: OSError) -> str:
     """One line for an ``OSError``: the path it concerns, what went wrong, what to do.
 
@@ -172,6 +186,14 @@ class PolicyFileError(SaberError, ValueError):
 
 class PolicyError(SaberError, ValueError):
     """An agent spec that cannot be loaded, or a policy that broke the policy protocol."""
+
+
+class PolicyOutputError(PolicyError):
+    """A policy broke the policy protocol during a run (an action out of range, a wrong
+    shape): the run stopped, its episodes and the failed attempts recorded, and the same
+    command resumes once the policy is mended."""
+
+    exit_code = ExitCode.UNFINISHED
 
 
 class PolicyCallError(SaberError):
@@ -235,6 +257,8 @@ class RunMismatchError(SaberError):
 class VideoWriteError(SaberError, OSError):
     """ffmpeg could not make a video (a full disk, a read-only place, a failed encoder);
     nothing is left under the video's name."""
+
+    exit_code = ExitCode.UNFINISHED  # results not written, as StoreWriteError's
 
 
 class ProbeError(RuntimeError):

@@ -24,6 +24,8 @@ from saber.cli import main
 from saber.errors import ExitCode
 from tests.mounts import Mounts, fill
 
+UNFINISHED = ExitCode.UNFINISHED  # results that could not be written, in every command
+
 SHORT = ["--env-option", "max_frames_without_reward=400", "--allow-non-saber"]
 REMEDY = {
     "full": "No space left on device; free some space and run the same command again",
@@ -98,7 +100,7 @@ def test_a_report_file_on_a_full_disk_keeps_the_old_one(
     old.write_text("the previous report\n")
     fill(disk)
     result = saber("report", run_dir, flag, old, "--force")
-    assert_one_line_error(result, f"Cannot write {old}: {REMEDY['full']}")
+    assert_one_line_error(result, f"Cannot write {old}: {REMEDY['full']}", UNFINISHED)
     assert old.read_text() == "the previous report\n"
     assert leftovers(disk) == []
 
@@ -109,7 +111,7 @@ def test_figures_on_a_full_disk_leave_no_half_figure(mounts: Mounts, run_dir: Pa
     old.write_bytes(b"the previous figure")
     fill(disk)
     result = saber("report", run_dir, "--plots", disk, "--force")
-    assert_one_line_error(result, f"Cannot write {disk}/")
+    assert_one_line_error(result, f"Cannot write {disk}/", UNFINISHED)
     assert REMEDY["full"] in result.output
     assert old.read_bytes() == b"the previous figure"
     assert sorted(p.name for p in disk.iterdir()) == ["classes_5min.png", "filler"]
@@ -118,7 +120,7 @@ def test_figures_on_a_full_disk_leave_no_half_figure(mounts: Mounts, run_dir: Pa
 def test_training_json_on_a_full_disk(mounts: Mounts, training_log: Path) -> None:
     disk = mounts.full()
     result = saber("training", training_log, "--at", "10M", "--json", disk / "t.json")
-    assert_one_line_error(result, f"Cannot write {disk / 't.json'}: {REMEDY['full']}")
+    assert_one_line_error(result, f"Cannot write {disk / 't.json'}: {REMEDY['full']}", UNFINISHED)
     assert sorted(p.name for p in disk.iterdir()) == ["filler"]
 
 
@@ -179,7 +181,7 @@ def test_replay_video_on_a_full_disk(mounts: Mounts, run_dir: Path) -> None:
     disk = mounts.full()
     video = disk / "episode.mp4"
     result = saber("replay", run_dir, "--game", "breakout", "--episode", "0", "--video", video)
-    assert_one_line_error(result, f"Cannot write {video}: {REMEDY['full']}")
+    assert_one_line_error(result, f"Cannot write {video}: {REMEDY['full']}", UNFINISHED)
     assert sorted(p.name for p in disk.iterdir()) == ["filler"]
 
 
@@ -188,7 +190,7 @@ def test_minari_export_on_a_full_disk(mounts: Mounts, run_dir: Path) -> None:
     disk = mounts.full(size="512k")
     result = saber("export", run_dir, env={"MINARI_DATASETS_PATH": str(disk)})
     dataset = disk / "saber" / "breakout" / "random-v0"
-    assert_one_line_error(result, f"Cannot write {dataset}: {REMEDY['full']}")
+    assert_one_line_error(result, f"Cannot write {dataset}: {REMEDY['full']}", UNFINISHED)
     assert not dataset.exists() and leftovers(disk) == []
 
 
@@ -287,10 +289,9 @@ def test_every_os_error_is_one_line_naming_the_path(
     finally:
         if kind == "immutable":
             subprocess.run(["chattr", "-i", str(place)], check=True)
-    # A run's results that cannot be written leave it unfinished (the same command goes
-    # on); any other file that cannot be written is a place refused.
-    status = ExitCode.UNFINISHED if command == "eval" else ExitCode.BAD_INPUT
-    assert result.exit_code == status and "Traceback" not in result.output, result.output
+    # Results that cannot be written leave the command unfinished, in every command alike
+    # (docs/exit-codes.md): what is on disk is whole, the same command goes on once mended.
+    assert result.exit_code == UNFINISHED and "Traceback" not in result.output, result.output
     [error] = [line for line in result.output.splitlines() if line.startswith("Error:")]
     # The path: the file asked for, or the first part of it that could not be made.
     assert str(place) in error, error
@@ -306,9 +307,11 @@ def test_the_reported_read_only_cases(mounts: Mounts, run_dir: Path) -> None:
     .lock``), ``saber report --plots`` into a read-only place."""
     read_only = mounts.read_only()
     result = saber(*eval_args(read_only))
-    assert_one_line_error(result, f"Cannot write {read_only}/.lock: {REMEDY['read-only']}")
+    assert_one_line_error(
+        result, f"Cannot write {read_only}/.lock: {REMEDY['read-only']}", UNFINISHED
+    )
     result = saber("report", run_dir, "--plots", read_only)
-    assert_one_line_error(result, f"Cannot write {read_only}/")
+    assert_one_line_error(result, f"Cannot write {read_only}/", UNFINISHED)
     assert REMEDY["read-only"] in result.output
     assert list(read_only.iterdir()) == []
 

@@ -4,21 +4,29 @@ The one home of the CLI's error-to-message machinery: :class:`~saber.errors.Sabe
 and ``OSError`` turned into messages (:func:`saber_errors_as_messages`), a command line
 that cannot be used (:class:`CommandLineError`), the refusal to replace a file the user
 did not ask to replace (:func:`refuse_overwrite`, the ``--force`` check), writing a file
-whole or not at all (:func:`write_whole`), a flag that was renamed
+whole or not at all (:func:`write_whole`), the writing of results (:func:`writing_results`), a flag that was renamed
 (:class:`RenamedOptionError`), and the words and status of a stop by Ctrl-C or SIGTERM
 (:func:`stop_said`). The exit statuses are :class:`saber.errors.ExitCode`'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from saber.errors import ExitCode, OutputExistsError, SaberError, os_error_message
+from saber.errors import (
+    ExitCode,
+    OutputExistsError,
+    SaberError,
+    StoreWriteError,
+    os_error_exit_code,
+    os_error_message,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,9 +52,10 @@ class Refused(click.ClickException):
 def saber_errors_as_messages(command: F) -> F:
     """Errors as one line on stderr, without a traceback: a :class:`SaberError` says its
     message and exits with its class's ``exit_code`` (bad input, or a run stopped
-    unfinished); any other ``OSError`` (a read-only or full disk, a file where a directory
-    should be, a missing file) names its path and what to do
-    (:func:`saber.errors.os_error_message`) and exits with ``ExitCode.BAD_INPUT``."""
+    unfinished); any other ``OSError`` names its path and what to do
+    (:func:`saber.errors.os_error_message`) and exits with
+    :func:`saber.errors.os_error_exit_code`'s status: ``UNFINISHED`` for an error only a
+    write meets (a full or read-only disk), ``BAD_INPUT`` for the rest (a missing file)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -55,9 +64,26 @@ def saber_errors_as_messages(command: F) -> F:
         except SaberError as error:
             raise Refused(str(error), error.exit_code) from error
         except OSError as error:
-            raise Refused(os_error_message(error)) from error
+            raise Refused(os_error_message(error), os_error_exit_code(error)) from error
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def writing_results(place: Path | None = None) -> Iterator[None]:
+    """Around the writing of a command's results: an ``OSError`` there (a full disk, a
+    read-only or unwritable place, an ``--out`` that cannot be created) is results that
+    could not be written, :class:`~saber.errors.StoreWriteError` (``ExitCode.UNFINISHED``),
+    in every command alike (docs/exit-codes.md). ``place``: the path the message names
+    when the error names none."""
+    try:
+        yield
+    except SaberError:
+        raise
+    except OSError as error:
+        if error.filename is None and error.filename2 is None and place is not None:
+            error = OSError(error.errno, error.strerror, str(place))
+        raise StoreWriteError(os_error_message(error)) from error
 
 
 class CommandLineError(click.ClickException):
@@ -90,9 +116,10 @@ def refuse_overwrite(paths: Iterable[Path | None], force: bool) -> None:
 
 def write_whole(path: Path, text: str) -> Path:
     """Write a file whole or not at all (a full disk leaves no half file); a missing
-    parent directory is created. An OSError becomes one line (saber_errors_as_messages)."""
+    parent directory is created. An OSError is a StoreWriteError (:func:`writing_results`)."""
     from saber.rundir.durable import write_atomically
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, text)
+    with writing_results():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text)
     return path

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from saber.cli.errors import saber_errors_as_messages
+from saber.cli.errors import saber_errors_as_messages, writing_results
 from saber.cli.options import force_option
 
 
@@ -49,5 +49,8 @@ def export_command(
     from saber.replay import export_minari
 
     wanted = None if games is None else [g.strip() for g in games.split(",") if g.strip()]
-    for identifier in export_minari(run_dir, dataset_id, wanted, author, replace=force):
-        click.echo(f"wrote Minari dataset {identifier}: minari.load_dataset({identifier!r})")
+    # A run that cannot be read is a SaberError (one line, BAD_INPUT); an OSError here is a
+    # dataset that could not be written.
+    with writing_results():
+        for identifier in export_minari(run_dir, dataset_id, wanted, author, replace=force):
+            click.echo(f"wrote Minari dataset {identifier}: minari.load_dataset({identifier!r})")

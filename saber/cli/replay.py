@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from saber.cli.errors import refuse_overwrite, saber_errors_as_messages
+from saber.cli.errors import refuse_overwrite, saber_errors_as_messages, writing_results
 from saber.cli.options import force_option, output_file
 
 
@@ -50,6 +50,7 @@ def replay_command(
     from saber.training.video_writer import require_video_extra
 
     require_video_extra()
-    for _ in film_replay(recorded.replay, video_out, record):
-        pass  # a failure leaves no file under video_out (VideoWriter)
+    with writing_results():
+        for _ in film_replay(recorded.replay, video_out, record):
+            pass  # a failure leaves no file under video_out (VideoWriter)
     click.echo(f"wrote {video_out}", err=True)

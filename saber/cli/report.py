@@ -7,7 +7,12 @@ from typing import Any
 
 import click
 
-from saber.cli.errors import refuse_overwrite, saber_errors_as_messages, write_whole
+from saber.cli.errors import (
+    refuse_overwrite,
+    saber_errors_as_messages,
+    write_whole,
+    writing_results,
+)
 from saber.cli.options import (
     check_plot_options,
     force_option,
@@ -212,7 +217,8 @@ def _write_report(
     if plots_dir is not None:
         from saber.reports.plots import save_figures
 
-        written += save_figures(figures, plots_dir, formats=formats, dpi=dpi or 300)
+        with writing_results():
+            written += save_figures(figures, plots_dir, formats=formats, dpi=dpi or 300)
     return written
 
 

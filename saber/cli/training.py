@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from saber.cli.errors import Refused, refuse_overwrite, saber_errors_as_messages, write_whole
+from saber.cli.errors import (
+    Refused,
+    refuse_overwrite,
+    saber_errors_as_messages,
+    write_whole,
+    writing_results,
+)
 from saber.cli.options import (
     check_plot_options,
     force_option,
@@ -117,16 +123,18 @@ def training(
     if plots_dir is not None:
         from saber.reports.training_plots import save_training_plots
 
-        for path in save_training_plots(curves, plots_dir, formats, dpi or 300):
-            click.echo(f"wrote {path}")
+        with writing_results():
+            for path in save_training_plots(curves, plots_dir, formats, dpi or 300):
+                click.echo(f"wrote {path}")
     if plots_dir is not None and diagnostics is not None:
         from saber.games import game_title
         from saber.reports.training_diagnostics import save_diagnostics_plot
 
         games = ", ".join(sorted({game_title(score.game) for score in scores}))
         title = f"{games}: diagnostics of each update ({log.parent.name})"
-        for path in save_diagnostics_plot(diagnostics, title, plots_dir, formats, dpi or 300):
-            click.echo(f"wrote {path}")
+        with writing_results():
+            for path in save_diagnostics_plot(diagnostics, title, plots_dir, formats, dpi or 300):
+                click.echo(f"wrote {path}")
 
 
 def _checkpoints(at_frames: str) -> list[int]:

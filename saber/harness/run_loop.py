@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from saber.errors import BackendError, PolicyError, RepeatedFailureError, SaberError
+from saber.errors import BackendError, PolicyOutputError, RepeatedFailureError, SaberError
 from saber.harness.executor_base import Executor
 from saber.harness.store import ResultsStore
 from saber.harness.work import (
@@ -144,7 +144,7 @@ class RunLoop:
                 )  # fmt: skip
                 self.store.write(attempt.to_dict())
         if event.kind == "policy":
-            raise PolicyError(f"{event.error} (game {game}). {self._on_disk()}.")
+            raise PolicyOutputError(f"{event.error} (game {game}). {self._on_disk()}.")
         error, count = self._streak
         self._streak = (event.error, count + 1 if error == event.error else 1)
         if self._streak[1] >= REPEATED_FAILURES:

@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from saber.errors import OutputExistsError, SaberError, os_error_message
+from saber.errors import OutputExistsError, SaberError, StoreWriteError, os_error_message
 from saber.games import get_game
 from saber.rundir.reading import read_run_file
 
@@ -154,14 +154,14 @@ def _write_aside(
     if answer is not None and "error" not in answer:
         return
     if answer is not None:
-        raise SaberError(answer["error"])
+        raise (StoreWriteError if answer.get("unwritten") else SaberError)(answer["error"])
     free = shutil.disk_usage(root).free
     if done.returncode < 0:
         try:
             cause = f"killed by {signal.Signals(-done.returncode).name}"
         except ValueError:
             cause = f"killed by signal {-done.returncode}"
-        raise SaberError(
+        raise StoreWriteError(
             f"Cannot write {final}: the HDF5 writer crashed ({cause}), as h5py does on a full "
             f"disk ({free:,} bytes free there); nothing was written: free some space and run "
             "the same command again"
@@ -196,7 +196,7 @@ def _move_into_place(
         os.rename(staged, final)
         _fsync(final.parent)
     except OSError as error:
-        raise SaberError(os_error_message(error)) from None
+        raise StoreWriteError(os_error_message(error)) from None
 
 
 def _fsync(path: Path) -> None:

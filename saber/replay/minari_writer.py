@@ -127,12 +127,14 @@ def _answer(task: dict[str, Any]) -> dict[str, Any]:
         return {"error": str(error)}
     except OSError as error:
         # h5py's errors name the staging file, or none: name the dataset's folder.
-        return {"error": os_error_message(OSError(error.errno, error.strerror, final))}
+        message = os_error_message(OSError(error.errno, error.strerror, final))
+        return {"error": message, "unwritten": True}  # the caller's StoreWriteError
     if steps_read != steps:
         return {
+            "unwritten": True,
             "error": f"Cannot write {final}: it read back with {steps_read} of {steps} steps "
             f"({episodes} episodes), so a write failed unseen (a full disk?); free some "
-            "space and run the same command again"
+            "space and run the same command again",
         }
     return {"episodes": episodes, "steps": steps}
 

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from saber.cli import main
 from saber.errors import ExitCode
+from tests.mounts import Mounts
 
 SHIPPED_LOG = Path(__file__).parents[2] / "saber" / "agents" / "data" / "ppo_pong_training.jsonl.gz"
 SHORT = ["--env-option", "max_episode_frames=400", "--allow-non-saber"]  # 100 steps of Pong
@@ -94,6 +95,9 @@ CASES = [
     ("eval --agent tests.harness.helpers:AlwaysRaise --games breakout,pong --episodes 4 "
      "--workers 0 --envs-per-worker 2 --out {root}/e4", UNFINISHED,
      "Stopped: the same failure ended 3 work units in a row"),
+    # A policy that breaks the protocol mid-run: the run stops, its failed attempts recorded.
+    ("eval --agent tests.harness.helpers:OutOfRange --games pong --episodes 1 --workers 0 "
+     "--out {root}/e5", UNFINISHED, "out-of-range actions [18] (game pong)"),
 ]  # fmt: skip
 
 
@@ -122,6 +126,58 @@ def test_each_command_ends_with_the_status_of_the_table(
     if status in (USAGE, BAD_INPUT):  # a refusal: no traceback, one line saying what to do
         assert "Traceback" not in result.output
         assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_every_command_is_held_to_the_table() -> None:
+    """Every command has its statuses provoked above, and the table of docs/exit-codes.md
+    is ExitCode's: the same codes and names, in order."""
+    assert set(main.commands) <= {line.split()[0] for line, _, _ in CASES}
+    page = (Path(__file__).parents[2] / "docs" / "exit-codes.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d+) \| `(\w+)` \|", page, re.M)
+    assert rows == [(str(int(code)), code.name) for code in ExitCode]
+
+
+def test_a_bad_policy_output_is_recorded_and_the_run_resumes(places: dict[str, Path]) -> None:
+    """Status 4, as the table says of a run stopped with what it did kept: the failed
+    attempt is in the run's records (status 3 would say nothing was written)."""
+    import json
+
+    out = places["root"] / "e5"
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert [(r["episode"], r["kind"]) for r in records] == [(0, "policy")]
+    assert "out-of-range actions [18]" in records[0]["error"]
+
+
+# Every command that writes results, each onto a full disk: "{place}" is where it writes.
+WRITERS = {
+    "eval": "eval --agent noop --games pong --episodes 1 --workers 0 --out {place}/run",
+    "report": "report {run} --json {place}/r.json",
+    "report --plots": "report {run} --plots {place}/figures",
+    "training": f"training {SHIPPED_LOG} --json {{place}}/t.json",
+    "replay --video": "replay {run} --game pong --episode 0 --video {place}/e.mp4",
+    "export": "export {run} --dataset-id saber/pong/full-v0",
+    "board": "board {run} --out {place}/site --no-figures",
+}
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_a_full_disk_is_unfinished_in_every_command(
+    places: dict[str, Path], mounts: Mounts, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """The same condition, the same status: results that cannot be written (a full disk
+    here; a read-only or uncreatable place in tests/test_writers.py) are ``UNFINISHED`` in
+    every command, one line that names the place, no traceback."""
+    if command in ("replay --video", "export"):
+        pytest.importorskip("imageio_ffmpeg" if command == "replay --video" else "minari")
+    place = mounts.full()
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(place / "minari"))
+    monkeypatch.setenv("SABER_CACHE_DIR", "off")
+    words = WRITERS[command].format(place=place, run=places["run"]).split()
+    result = CliRunner().invoke(main, words + (SHORT if command == "eval" else []))
+    assert result.exit_code == UNFINISHED, result.output
+    assert "Traceback" not in result.output, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and str(place) in errors[0], result.output
 
 
 @pytest.mark.parametrize(
