@@ -14,11 +14,11 @@ from saber.cli.options import renamed_seed
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--sample",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=1),
     default=None,
     help="Play N episodes drawn at random (the same --sample-seed draws the same ones); "
-    "every replay is checked statically all the same (0: play none) [default: play every "
-    "finished episode].",
+    "every replay is checked statically all the same [default: play every finished "
+    "episode].",
 )
 @click.option("--sample-seed", default=0, show_default=True, help="Seed of the --sample draw.")
 @renamed_seed("verify", "--sample-seed", "the seed of the --sample draw")

@@ -81,7 +81,10 @@ def test_an_edited_result_field_is_refused_and_named(run: Path, field: str, valu
 def test_edited_steps_are_named_before_any_play(run: Path) -> None:
     old = _edit(run, 0, steps=7)
     _refused(run, f"breakout episode {old['episode']}: steps: 7 in the record, {old['steps']} "
-             "in its replay's header", "--sample", "0")  # fmt: skip
+             "in its replay's header", "--sample", "1")  # fmt: skip
+    statically = verify_run(run, sample=0, workers=0)  # no replay played at all
+    assert [f.field for c in statically.failed for f in c.failures] == ["steps"]
+    assert not statically.checks
 
 
 def test_a_seed_chosen_by_hand_is_refused(run: Path) -> None:
@@ -110,7 +113,7 @@ def test_a_run_name_added_by_hand_is_refused(run: Path) -> None:
 
 def test_a_made_up_replay_digest_is_refused(run: Path) -> None:
     _edit(run, 1, replay_sha256="0" * 64)
-    _refused(run, "is not the one the record names", "--sample", "0")
+    _refused(run, "is not the one the record names", "--sample", "1")
 
 
 # Settings: judged by the replays' headers, never by run.json's flags -----------------------
@@ -194,12 +197,12 @@ def test_a_record_outside_the_request_is_refused(run: Path, change: dict, why: s
 
 def test_an_absolute_replay_path_is_refused(run: Path) -> None:
     _edit(run, 0, replay="/etc/passwd")
-    _refused(run, "replay file /etc/passwd: an absolute path", "--sample", "0")
+    _refused(run, "replay file /etc/passwd: an absolute path", "--sample", "1")
 
 
 def test_a_replay_path_out_of_the_directory_is_refused(run: Path) -> None:
     _edit(run, 0, replay="../../etc/passwd")
-    _refused(run, "replay file ../../etc/passwd: outside the run directory (..)", "--sample", "0")
+    _refused(run, "replay file ../../etc/passwd: outside the run directory (..)", "--sample", "1")
 
 
 def test_a_symlink_to_dev_zero_is_refused(run: Path) -> None:
@@ -223,7 +226,7 @@ def test_a_replay_too_big_for_any_episode_is_refused_unread(run: Path) -> None:
     path = run / records(run)[0]["replay"]
     with path.open("ab") as handle:
         handle.truncate(30_000_000)  # sparse: 30 MB of nothing
-    _refused(run, "more than such a file can take", "--sample", "0")
+    _refused(run, "more than such a file can take", "--sample", "1")
 
 
 def test_a_bz2_bomb_stops_at_the_declared_steps(run: Path) -> None:
@@ -249,7 +252,7 @@ def test_more_steps_than_the_hundred_hour_cap_are_refused_before_play(run: Path)
     lines[0] = put_replay(run, {**lines[0], "steps": 6_000_000}, replay_bytes(header, bytes(10)))
     write_records(run, lines)
     _refused(run, "declares 6,000,000 steps, more than the 100-hour cap allows under its "
-             "settings (5,400,000)", "--sample", "0")  # fmt: skip
+             "settings (5,400,000)", "--sample", "1")  # fmt: skip
 
 
 def test_a_tiny_replay_of_the_whole_cap_is_estimated_and_held_to_a_budget(run: Path) -> None:
@@ -277,7 +280,7 @@ def test_a_replay_swapped_in_from_another_episode_is_refused(run: Path) -> None:
     data = (run / lines[1]["replay"]).read_bytes()
     lines[0] = put_replay(run, lines[0], data)
     write_records(run, lines)
-    _refused(run, f"is the replay of breakout episode {lines[1]['episode']}", "--sample", "0")
+    _refused(run, f"is the replay of breakout episode {lines[1]['episode']}", "--sample", "1")
 
 
 def test_a_name_with_a_line_break_stays_on_its_line(run: Path) -> None:
