@@ -68,7 +68,7 @@ def _evaluate(options: EvalOptions) -> None:
     from saber.harness import EnvOptions, Recording, evaluate
 
     runs_on = _where_it_runs(options)
-    # What runs (saber.harness.backends.workers_line), as capped to the episodes to play, is said by
+    # What runs (Backend.workers_line), as capped to the episodes to play, is said by
     # evaluate() through on_message: after every check, so an error comes first.
     if options.write_report:
         _import_in_background("saber.reports")

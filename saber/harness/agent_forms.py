@@ -32,7 +32,7 @@ the run's critical path): it reads the module's source instead, and imports it o
 the source does not show the attribute (a misspelt name, a name made at run time), so a
 misspelt attribute is refused here and a correct one costs no import. The first local
 worker still imports and builds the policy before any episode is stored
-(:meth:`saber.harness.local_executors.LocalExecutor.check_spec`).
+(:meth:`saber.harness.local_executors.LocalExecutor.check_policy`).
 """
 
 from __future__ import annotations

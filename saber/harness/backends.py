@@ -23,13 +23,13 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, ClassVar, Protocol
 
 from saber.errors import PolicyError, SaberError
 from saber.harness.dask_executor import DaskExecutor
 from saber.harness.executor_base import Executor
 from saber.harness.local_executors import InlineExecutor, LocalExecutor
-from saber.harness.options import check_count
+from saber.harness.options import Recording, check_count
 from saber.harness.threads import policy_threads, thread_variables, usable_cores
 from saber.harness.work import Job
 
@@ -89,6 +89,22 @@ class _Options:
             return self.emulation_threads
         return 0 if self.parallelism <= 1 else 1
 
+    # What its workers are called in the line that caps them (None: it has none to cap).
+    workers_kind: ClassVar[str | None] = None
+    # Whether its executor starts before the quick probe: worker processes that import
+    # saber and the agent's module meanwhile (benchmarks/eval_speed.py least-work).
+    starts_before_probe: ClassVar[bool] = False
+    # Whether this process imports a ``module:attr`` agent's module to check it (False:
+    # the workers import it, and this process reads its source instead).
+    imports_the_agent: ClassVar[bool] = True
+
+    def check_recording(self, recording: Recording) -> None:
+        """Refuse here, before anything runs, what this backend cannot record."""
+
+    def workers_line(self) -> str | None:
+        """What its workers will run, for people (None: nothing worth saying)."""
+        return None
+
 
 @dataclass(frozen=True)
 class Inline(_Options):
@@ -103,6 +119,8 @@ class Inline(_Options):
 
     envs_per_worker: int = DEFAULT_ENVS_PER_WORKER
     emulation_threads: int | None = None
+
+    starts_before_probe: ClassVar[bool] = True  # it plays here: its modules are the probe's
 
     @property
     def parallelism(self) -> int:
@@ -137,6 +155,35 @@ class Processes(_Options):
     envs_per_worker: int = DEFAULT_ENVS_PER_WORKER
     emulation_threads: int | None = None
     unit_timeout: float | None = DEFAULT_UNIT_TIMEOUT
+
+    workers_kind: ClassVar[str | None] = "worker processes"
+    starts_before_probe: ClassVar[bool] = True
+    imports_the_agent: ClassVar[bool] = False
+
+    def check_recording(self, recording: Recording) -> None:
+        """Refuse videos with one policy process for every worker."""
+        if recording.video and self.policy_process:
+            # Filming an episode takes minutes, during which, in lockstep, every other
+            # worker would wait for this one (and could reach its unit deadline).
+            raise SaberError(
+                "Cannot film episodes (video) with one policy process for every worker "
+                "(policy_process, --policy-process): run the videos separately, or without it"
+            )
+
+    def workers_line(self) -> str | None:
+        """``2 worker processes, 1 thread(s) each for the policy (OMP_NUM_THREADS, ...)``."""
+        workers = self.parallelism
+        if self.policy_process:
+            return (
+                f"{workers} worker processes and one policy process, which acts for all of "
+                f"them on batches of {workers * self.envs_per_worker}"
+            )
+        threads = policy_threads(workers)
+        chosen = ", ".join(sorted(thread_variables(threads))) or "none: you set them all"
+        return (
+            f"{workers} worker processes, {threads} thread(s) each for the policy ({chosen}; "
+            "a variable you set wins)"
+        )
 
     def start(self, job: Job) -> Executor:
         """Start the workers (the job must pickle: each worker gets a copy)."""
@@ -177,6 +224,8 @@ class Dask(_Options):
     envs_per_worker: int = DEFAULT_ENVS_PER_WORKER
     unit_timeout: float | None = DEFAULT_UNIT_TIMEOUT
 
+    workers_kind: ClassVar[str | None] = "Dask workers"
+
     def threads_per_env(self) -> int:
         """One thread per Dask task."""
         return 1
@@ -193,12 +242,48 @@ class Dask(_Options):
         )
 
 
-Backend = Union[Inline, Processes, Dask]  # noqa: UP007 (a runtime alias: Python 3.10 too)
-"""What :func:`saber.evaluate` takes as ``backend`` and ``saber eval --backend`` names.
+class Backend(Protocol):
+    """What :func:`saber.evaluate` takes as ``backend`` and ``saber eval --backend`` names:
+    :class:`Inline`, :class:`Processes` or :class:`Dask`.
 
-"Backend" means this one thing, in the API, the CLI and the docs: where the episodes
-run. What a backend starts to run them is its executor (:mod:`saber.harness.executor_base`).
-"""
+    "Backend" means this one thing, in the API, the CLI and the docs: where the episodes
+    run. What a backend starts to run them is its executor
+    (:class:`~saber.harness.executor_base.Executor`).
+    """
+
+    envs_per_worker: int
+    workers_kind: ClassVar[str | None]
+    starts_before_probe: ClassVar[bool]
+    imports_the_agent: ClassVar[bool]
+
+    @property
+    def parallelism(self) -> int:
+        """Units that run at once (planned)."""
+
+    def threads_per_env(self) -> int:
+        """Threads of each vector env (0: one per core)."""
+
+    def check_recording(self, recording: Recording) -> None:
+        """Refuse here what this backend cannot record."""
+
+    def workers_line(self) -> str | None:
+        """What its workers will run, for people (None: nothing worth saying)."""
+
+    def start(self, job: Job) -> Executor:
+        """Its executor, started."""
+
+
+def backend_or_default(value: Any) -> Backend:
+    """``value`` if it is one of the backends, ``Processes()`` for None; a
+    :class:`SaberError` for anything else."""
+    if value is None:
+        return Processes()
+    if not isinstance(value, (Inline, Processes, Dask)):
+        raise SaberError(
+            "Expect `backend` to be Inline(), Processes(workers=N) or Dask(address=...) "
+            f"(saber.harness), actually: {value!r}"
+        )
+    return value
 
 
 def backend_for(
@@ -242,31 +327,11 @@ def capped_to_work(runs_on: Backend, work: int) -> tuple[Backend, str | None]:
         runs_on: the backend object.
         work: episodes left to play.
     """
-    if isinstance(runs_on, Inline) or work < 1 or runs_on.parallelism <= work:
+    kind = runs_on.workers_kind
+    if kind is None or work < 1 or runs_on.parallelism <= work:
         return runs_on, None
-    capped = dataclasses.replace(runs_on, workers=work)
-    if runs_on.workers is None:  # one per core by default: the workers line says how many
+    asked = runs_on.workers  # type: ignore[attr-defined]  # a backend with workers to cap
+    capped = dataclasses.replace(runs_on, workers=work)  # type: ignore[type-var]
+    if asked is None:  # one per core by default: the workers line says how many
         return capped, None
-    kind = "Dask workers" if isinstance(runs_on, Dask) else "worker processes"
-    return capped, (
-        f"{runs_on.workers} {kind} asked for, but only {work} episode(s) to play: using {work}"
-    )
-
-
-def workers_line(runs_on: Backend) -> str | None:
-    """What local worker processes will run, for people (None for the other backends):
-    ``2 worker processes, 1 thread(s) each for the policy (OMP_NUM_THREADS, ...)``."""
-    if not isinstance(runs_on, Processes):
-        return None
-    workers = runs_on.parallelism
-    if runs_on.policy_process:
-        return (
-            f"{workers} worker processes and one policy process, which acts for all of "
-            f"them on batches of {workers * runs_on.envs_per_worker}"
-        )
-    threads = policy_threads(workers)
-    chosen = ", ".join(sorted(thread_variables(threads))) or "none: you set them all"
-    return (
-        f"{workers} worker processes, {threads} thread(s) each for the policy ({chosen}; "
-        "a variable you set wins)"
-    )
+    return capped, f"{asked} {kind} asked for, but only {work} episode(s) to play: using {work}"

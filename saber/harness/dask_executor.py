@@ -247,6 +247,9 @@ class DaskExecutor:
         self._asking = False  # a question to the scheduler is on its way (_ask_scheduler)
         self._answer: tuple[float, dict[str, Any], dict[str, Any]] | None = None
 
+    def check_policy(self) -> None:
+        """Nothing more: every worker built the policy as the executor started."""
+
     def _check_workers(self, job: Job) -> None:
         """One clear error, before any unit runs, if a worker cannot load the policy."""
         try:

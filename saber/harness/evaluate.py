@@ -40,18 +40,10 @@ from typing import Any
 from saber.errors import SaberError
 from saber.games import resolve_games
 from saber.harness.agent_forms import resolve_agent
-from saber.harness.backends import (
-    Backend,
-    Dask,
-    Inline,
-    Processes,
-    capped_to_work,
-    workers_line,
-)
+from saber.harness.backends import Backend, backend_or_default, capped_to_work
 from saber.harness.executor_base import Executor
-from saber.harness.local_executors import LocalExecutor
 from saber.harness.options import EnvOptions, Recording, check_count
-from saber.harness.policies import Policy, policy_of
+from saber.harness.policies import Policy
 from saber.harness.policy_process import remove_orphaned_blocks
 from saber.harness.result import EvaluationResult
 from saber.harness.run_loop import Progress, RunLoop
@@ -77,13 +69,7 @@ def _option(value: Any, kinds: tuple[type, ...], name: str, example: str) -> Any
 
 
 def _check_recording(recording: Recording, runs_on: Backend) -> None:
-    if recording.video and isinstance(runs_on, Processes) and runs_on.policy_process:
-        # Filming an episode takes minutes, during which, in lockstep, every other worker
-        # would wait for this one (and could reach its unit deadline).
-        raise SaberError(
-            "Cannot film episodes (video) with one policy process for every worker "
-            "(policy_process, --policy-process): run the videos separately, or without it"
-        )
+    runs_on.check_recording(recording)
     if recording.video:
         from saber.training.video_writer import require_video_extra
 
@@ -92,8 +78,9 @@ def _check_recording(recording: Recording, runs_on: Backend) -> None:
 
 @contextlib.contextmanager
 def _workers_starting(runs_on: Backend, job: Job, work: int) -> Iterator[Executor | None]:
-    """Local worker processes started now, closed on the way out (None for the others,
-    and when there is no ``work``: no episode to play).
+    """The executor started now if its backend starts before the quick probe (local
+    worker processes, this process), closed on the way out; None for the others (Dask
+    starts with the session), and when there is no ``work``: no episode to play.
 
     Started before the quick probe and the session's start in ``run.json``, a worker's
     start-up (a new interpreter importing saber and the agent's module) runs while this
@@ -101,30 +88,13 @@ def _workers_starting(runs_on: Backend, job: Job, work: int) -> Iterator[Executo
     Everything that can refuse the run without playing
     (games, the agent spec, the directory's lock and its run) is checked before.
     """
-    started = isinstance(runs_on, Processes) and work > 0
+    started = runs_on.starts_before_probe and work > 0
     backend = runs_on.start(job) if started else None
     try:
         yield backend
     finally:
         if backend is not None:
             backend.close()
-
-
-def _policy_builds(started: Executor | None, runs_on: Backend, job: Job) -> None:
-    """Raise here, before the session writes anything to the run directory, what stops the
-    policy from being built: the first local worker's verdict (it imports the module and
-    builds the policy at its start), or this process's own build for ``Inline()`` (built
-    once and kept for the run). Dask's workers build it when the executor starts, before
-    the first unit (``_dask_check_policy``); and a unit that cannot be set up anywhere
-    stops the run without a record of its episodes (``RunLoop``: no attempt was made).
-
-    Raises:
-        PolicyError: the spec's module or attribute, or the factory, fails.
-    """
-    if isinstance(started, LocalExecutor):
-        started.check_spec()
-    elif isinstance(runs_on, Inline):
-        policy_of(job.policy)
 
 
 def _resume_message(store: ResultsStore, requested: Iterable[tuple[str, int]]) -> str | None:
@@ -171,7 +141,7 @@ class _Call:
                 f"outright: {', '.join(map(str, orphans))}"
             )
         self.runs_on, capped = capped_to_work(self.runs_on, work)
-        for line in (capped, workers_line(self.runs_on) if work else None):
+        for line in (capped, self.runs_on.workers_line() if work else None):
             if line:
                 self.say(line)
 
@@ -345,8 +315,7 @@ def evaluate(
     check_count("base_seed", base_seed, minimum=0)
     if run is not None and (not isinstance(run, str) or not run.strip()):
         raise SaberError(f"Expect `run` to be a non-empty name, actually: {run!r}")
-    runs_on = _option(backend, (Processes, Inline, Dask), "backend",
-                      "Inline(), Processes(workers=N) or Dask(address=...)")  # fmt: skip
+    runs_on = backend_or_default(backend)
     env = _option(env_options, (EnvOptions,), "env_options", "EnvOptions(overrides, ...)")
     recording = _option(recording, (Recording,), "recording", "Recording(...)")
     _check_recording(recording, runs_on)
@@ -355,7 +324,7 @@ def evaluate(
     # Local workers import a module:attr spec's module themselves: this process reads its
     # source instead of importing PyTorch, say, too (about 1.5 s of CPU on the run's
     # critical path), and imports it only when the source does not show the attribute.
-    resolved = resolve_agent(policy, agent, import_module=not isinstance(runs_on, Processes))
+    resolved = resolve_agent(policy, agent, import_module=runs_on.imports_the_agent)
     agent_name, policy_or_spec = resolved.name, resolved.policy
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
     run_info = run_provenance(
@@ -385,5 +354,9 @@ def evaluate(
                 from saber.check.gate import require_saber_env
 
                 require_saber_env(dict(env.overrides))
-            _policy_builds(started_backend, call.runs_on, job)
+            if started_backend is not None:
+                # Before the session writes anything: the first local worker's verdict
+                # (it builds the policy at its start), or this process's own build. Dask's
+                # workers build it as its executor starts, before the first unit.
+                started_backend.check_policy()
             return call.play(store, job, pending, started_backend)

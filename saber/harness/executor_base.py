@@ -58,7 +58,13 @@ def death_cause(exit_code: int) -> str:
 
 
 class Executor(Protocol):
-    """Runs work units and reports what happens to them."""
+    """Runs work units and reports what happens to them: a backend started
+    (:meth:`saber.harness.backends.Backend.start`), which owns its workers' start, the
+    checks before the first unit, the messages, the failures and the close."""
+
+    def check_policy(self) -> None:
+        """Raise :class:`~saber.errors.PolicyError` here, before anything is stored, if
+        the policy cannot be built where it will act."""
 
     def submit(self, unit: WorkUnit) -> None:
         """Queue a unit; it runs when a worker is free."""

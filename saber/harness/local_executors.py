@@ -37,7 +37,7 @@ from saber.harness.policy_process import PolicyLink, PolicyProcess, remote_polic
 from saber.harness.threads import policy_threads, worker_environment
 from saber.harness.work import Event, FailureKind, Job, WorkUnit
 
-_POLL_SECONDS = 0.5  # how long LocalExecutor.check_spec waits for messages at a time
+_POLL_SECONDS = 0.5  # how long LocalExecutor.check_policy waits for messages at a time
 
 
 class InlineExecutor:
@@ -52,6 +52,10 @@ class InlineExecutor:
         self.job = job
         self._runner = runner
         self._pending: deque[WorkUnit] = deque()
+
+    def check_policy(self) -> None:
+        """Build the policy here, once, and keep it for the run."""
+        policy_of(self.job.policy)
 
     def submit(self, unit: WorkUnit) -> None:
         self._pending.append(unit)
@@ -112,7 +116,7 @@ def _worker_main(
         # Import the agent's module (PyTorch, say: seconds) and build the policy now, while
         # the main process probes and plans, not when the first unit arrives (it is kept
         # for every unit); the verdict goes to the main process, which refuses a policy
-        # that cannot be built before anything is stored (LocalExecutor.check_spec).
+        # that cannot be built before anything is stored (LocalExecutor.check_policy).
         try:
             policy_of(job.policy)
             connection.send(_SpecVerdict(None))
@@ -238,7 +242,7 @@ class LocalExecutor:
         link = self._policy.link if self._policy is not None else None
         return _Worker(self._context, self.job, self.threads, slot, link)
 
-    def check_spec(self) -> None:
+    def check_policy(self) -> None:
         """Wait for the first worker's verdict on the policy it builds at its start (an
         agent spec's module imported, a factory called); raise its :class:`PolicyError`
         here, before any unit is sent."""
