@@ -164,21 +164,31 @@ def _builtin(spec: str) -> Callable[[], Policy] | None:
             ) from None
         EpsilonConstantPolicy(action, epsilon)  # validate here, not in the workers
         return lambda: EpsilonConstantPolicy(action, epsilon)
-    if kind in PRETRAINED and not argument:
-        _check_policy_file(lambda: pretrained_policy(kind), spec)
-        return lambda: pretrained_policy(kind)
-    if kind == "conv-actor":
-        if not argument:
-            raise PolicyError(f"Agent spec {spec!r}: expect conv-actor:PATH (a policy file)")
-        _check_policy_file(lambda: ConvActorPolicy(argument), spec)
-        return lambda: ConvActorPolicy(argument)
+    if kind == "conv-actor" and not argument:
+        raise PolicyError(f"Agent spec {spec!r}: expect conv-actor:PATH (a policy file)")
+    if (kind in PRETRAINED and not argument) or kind == "conv-actor":
+        policy = _read_policy_file(kind, argument, spec, _file_stamp(argument))
+        return lambda: policy
     return None
 
 
-def _check_policy_file(build: Callable[[], Any], spec: str) -> None:
-    """Read a policy file once in the main process, so a bad one fails before any worker."""
+def _file_stamp(path: str) -> tuple[int, int] | None:
+    """A policy file's size and modification time (None: no such file): a file written
+    again is read again."""
     try:
-        build()
+        status = Path(path).stat() if path else None
+    except OSError:
+        return None
+    return None if status is None else (status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_policy_file(kind: str, path: str, spec: str, stamp: tuple[int, int] | None) -> Policy:
+    """A shipped agent's or a ``conv-actor:PATH`` file's policy, read once per process
+    (the check in the main process and the build are one read), so that a bad file fails
+    before any worker starts."""
+    try:
+        return ConvActorPolicy(path) if kind == "conv-actor" else pretrained_policy(kind)
     except PolicyFileError as error:
         raise PolicyError(f"Agent spec {spec!r}: {error}") from None
 

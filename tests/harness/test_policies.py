@@ -107,3 +107,35 @@ def test_check_actions_accepts_lists_and_whole_floats() -> None:
     assert check_actions([1, 2, 3], 3).dtype == np.int64
     assert check_actions(np.array([1.0, 2.0, 3.0]), 3).tolist() == [1, 2, 3]
     assert repr(ConstantPolicy(4)) == "ConstantPolicy(4)"
+
+
+_READS = """
+import sys
+from saber.agents.convnet import write_policy_file
+from saber.harness.agent_forms import resolve_agent
+from saber.harness.policies import policy_of
+from tests.agents.test_convnet import random_layers
+
+path = write_policy_file(sys.argv[1], random_layers(), {"seed": 0})
+reads = []
+sys.addaudithook(lambda event, args: reads.append(1) if event == "open" and str(args[0]) == str(path) else None)
+spec = f"conv-actor:{path}"
+resolve_agent(spec)  # the main process's check
+policy_of(resolve_agent(spec).policy)  # and the build, as Inline() does
+print(len(reads))
+write_policy_file(path, random_layers(seed=1), {"seed": 1})  # written again: read again
+policy_of(resolve_agent(spec).policy)
+print(len(reads))
+"""
+
+
+def test_a_policy_file_is_read_once_per_process(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _READS, str(tmp_path / "policy.npz")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "2"]
