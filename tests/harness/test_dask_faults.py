@@ -34,9 +34,14 @@ from tests.harness.dask_cluster import (
 from tests.harness.helpers import PixelsAndDice, read_records, strip_timing, wait_for
 
 pytest.importorskip("distributed")
-pytestmark = pytest.mark.skipif(
-    sys.platform == "win32", reason="kill -9, SIGSTOP and process groups are POSIX"
-)
+# slow: real faults wait out Dask's deadlines and reconnects (minutes on 2 loaded cores);
+# CI's slow stage runs them.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        sys.platform == "win32", reason="kill -9, SIGSTOP and process groups are POSIX"
+    ),
+]
 
 DASK_TIMEOUT = 3  # --dask-timeout: how long the client tries to reconnect to a lost scheduler
 # The bound on a lost scheduler: Dask's reconnect attempts, the backend's margin beyond

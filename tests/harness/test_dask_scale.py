@@ -4,7 +4,7 @@ stored exactly once, each record as an uninterrupted in-process run of the same 
 (wall time aside), the units spread over the workers, and ``saber verify`` passes.
 
 16, not 64, worker processes: each imports saber and ale-py (about 2 s of CPU), which the
-default suite on 2 cores pays in full. The 64-worker figures (the scheduler's and the main
+slow stage on 2 cores pays in full. The 64-worker figures (the scheduler's and the main
 process's CPU per unit, the store's write rate, the largest cluster they serve) are
 ``benchmarks/dask_scale.py``'s, on docs/measurements/eval.md.
 """
@@ -22,6 +22,7 @@ from tests.harness.dask_cluster import check_run_exactly_once, local_cluster
 from tests.harness.helpers import PixelsAndDice, read_records, strip_timing
 
 pytest.importorskip("distributed")
+pytestmark = pytest.mark.slow  # 16 worker processes: minutes on 2 loaded cores (CI's slow stage)
 
 WORKERS = 16
 EPISODES = 64
