@@ -184,14 +184,7 @@ def build_board(
         raise ScoreFileError("No entries given: run directories, score tables or shipped names")
     seed = build_seed() if sample_seed is None else sample_seed
     store = Cache(default_cache_dir() if cache is _DEFAULT else _path_or_none(cache))
-    reader = Reader(store)
-    for item in given:
-        reader.read(item)
-    reader.finish(workers)
-    found, verified_now = decide(reader.entries, store, (sample, seed, budget), workers)
-    found, settled = copies.settle(found)
-    found = _name_pages(found)
-    notes = [*reader.notes, *settled]
+    found, notes, verified_now = _judged(given, store, (sample, seed, budget), workers)
     reports = Reports(store, resamples)
     found, rankings = _reports_and_rankings(found, reports, workers)
     default = _front(rankings)
@@ -202,20 +195,24 @@ def build_board(
     site = Site(found, notes, rankings, default, reports, lambda e: pages[e.id], built)
     files: dict[str, str | bytes] = {**site.render(), **figure_files}
     publish(files, out)
-    return Board(
-        out=out,
-        entries=found,
-        notes=notes,
-        rankings=rankings,
-        default=default.game_set.slug,
-        verified_now=verified_now,
-        reports_computed=reports.computed,
-        files=len(files),
-        size=sum(len(c.encode() if isinstance(c, str) else c) for c in files.values()),
-        seconds=time.perf_counter() - started,
-        figures=drawn,
-        seed=seed,
-    )
+    size = sum(len(c.encode() if isinstance(c, str) else c) for c in files.values())
+    return Board(out, found, notes, rankings, default.game_set.slug, verified_now,
+                 reports.computed, len(files), size, time.perf_counter() - started, drawn,
+                 seed)  # fmt: skip
+
+
+def _judged(
+    given: list[str], store: Cache, draw: tuple[int | None, int, int | None], workers: int | None
+) -> tuple[list[Entry], list[str], int]:
+    """Every ENTRY read and judged (its runs verified, copies settled, pages named): the
+    entries, the notes, and the number of runs verified now."""
+    reader = Reader(store)
+    for item in given:
+        reader.read(item)
+    reader.finish(workers)
+    found, verified_now = decide(reader.entries, store, draw, workers)
+    found, settled = copies.settle(found)
+    return _name_pages(found), [*reader.notes, *settled], verified_now
 
 
 def _reports_and_rankings(

@@ -49,8 +49,10 @@ _CSS_CLASS = {
     FAILED: "failed",
 }
 
-STYLE = PAGE_STYLE + "\n" + resources.files("saber.board").joinpath("static", STYLE_FILE).read_text(
-    encoding="utf-8"
+STYLE = (
+    PAGE_STYLE
+    + "\n"
+    + resources.files("saber.board").joinpath("static", STYLE_FILE).read_text(encoding="utf-8")
 )
 # Sorts any table.sortable by the column whose header is clicked (again: the other way).
 SCRIPT = resources.files("saber.board").joinpath("static", SCRIPT_FILE).read_text(encoding="utf-8")

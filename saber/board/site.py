@@ -18,9 +18,6 @@ The site::
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,6 +33,7 @@ from saber.board.entries import (
     VERIFIED,
     Entry,
 )
+from saber.board.entry_pages import EntryPages, rows_csv, rows_json
 from saber.board.pages import (
     SCRIPT,
     SCRIPT_FILE,
@@ -43,11 +41,11 @@ from saber.board.pages import (
     STYLE_FILE,
     Cell,
     esc,
-    facts,
     frames,
     listing,
     page,
     pct,
+    render,
     status_cell,
     table,
     with_interval,
@@ -55,7 +53,6 @@ from saber.board.pages import (
 from saber.board.ranking import LIMIT, Ranking, Reports
 from saber.games import game_title
 from saber.protocol.limits import time_limit
-from saber.reports import to_csv
 from saber.version import __version__
 
 RANKING_COLUMNS = (
@@ -66,10 +63,6 @@ RANKING_COLUMNS = (
 PER_GAME_COLUMNS = (
     "game", "entry", "entry_id", "status", "score", "infinite", "world_record_pct", "class",
     "episodes", "runs",
-)  # fmt: skip
-ENTRY_COLUMNS = (
-    "entry", "entry_id", "kind", "status", "reason", "games", "episodes", "training_frames",
-    "date", "citation", "command", "given",
 )  # fmt: skip
 
 STATUS_MEANINGS = {
@@ -93,18 +86,6 @@ STATUS_MEANINGS = {
     "table without a citation, a path that does not exist: shown with the reason, never "
     "ranked",
 }
-
-
-def _csv(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
-
-
-def _json(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
-    return json.dumps({"columns": list(columns), "rows": list(rows)}, indent=1) + "\n"
 
 
 def _interval(ci: Sequence[float | None]) -> tuple[float | None, float | None]:
@@ -152,8 +133,8 @@ class Site:
         for ranking in self.rankings:
             rows = self._ranking_rows(ranking)
             slug = ranking.game_set.slug
-            self.files[f"rankings/{slug}.csv"] = _csv(RANKING_COLUMNS, rows)
-            self.files[f"rankings/{slug}.json"] = _json(RANKING_COLUMNS, rows)
+            self.files[f"rankings/{slug}.csv"] = rows_csv(RANKING_COLUMNS, rows)
+            self.files[f"rankings/{slug}.json"] = rows_json(RANKING_COLUMNS, rows)
             self.files[f"rankings/{slug}.html"] = self._ranking_page(
                 ranking, rows, f"rankings/{slug}.html"
             )
@@ -161,7 +142,11 @@ class Site:
             default, self._ranking_rows(default), "index.html"
         )
         self._games()
-        self._entries()
+        self.files.update(
+            EntryPages(
+                self.entries, self.notes, self.reports, self.report_page, self.footer
+            ).render()
+        )
         self.files["downloads.html"] = self._downloads()
         self.files["about.html"] = self._about()
         return self.files
@@ -364,8 +349,8 @@ class Site:
     def _games(self) -> None:
         by_game = self._game_rows()
         flat = [row for rows in by_game.values() for _, row in rows]
-        self.files["per-game.csv"] = _csv(PER_GAME_COLUMNS, flat)
-        self.files["per-game.json"] = _json(PER_GAME_COLUMNS, flat)
+        self.files["per-game.csv"] = rows_csv(PER_GAME_COLUMNS, flat)
+        self.files["per-game.json"] = rows_json(PER_GAME_COLUMNS, flat)
         index_rows = []
         for game, rows in by_game.items():
             ranked = [row for entry, row in rows if entry.ranked]
@@ -423,209 +408,19 @@ class Site:
         )
         return page(title, f"games/{game}.html", body, self.footer)
 
-    # Entries -----------------------------------------------------------------------------
-
-    def _entry_row(self, entry: Entry) -> dict[str, Any]:
-        games = len({r.game for r in entry.table.records}) if entry.table else 0
-        episodes = (
-            sum(1 for r in entry.table.records if r.time_limit == LIMIT) if entry.table else 0
-        )
-        return {
-            "entry": entry.label,
-            "entry_id": entry.id,
-            "kind": entry.kind,
-            "status": entry.status,
-            "reason": entry.reason,
-            "games": games,
-            "episodes": episodes,
-            "training_frames": entry.training_frames,
-            "date": entry.date,
-            "citation": entry.citation,
-            "command": entry.command,
-            "given": entry.given,
-        }
-
-    def _entries(self) -> None:
-        rows = [self._entry_row(entry) for entry in self.entries]
-        self.files["entries.csv"] = _csv(ENTRY_COLUMNS, rows)
-        self.files["entries.json"] = _json(ENTRY_COLUMNS, rows)
-        cells = [
-            [
-                Cell(entry.label, href=f"{entry.id}/index.html"),
-                status_cell(entry),
-                Cell(entry.kind),
-                Cell(str(row["games"]), sort=row["games"]),
-                Cell(entry.reason),
-            ]
-            for entry, row in zip(self.entries, rows, strict=True)
-        ]
-        counts = ", ".join(f"{sum(e.status == s for e in self.entries)} {s}" for s in STATUSES)
-        body = f"<p>{len(self.entries)} entries: {esc(counts)}.</p>" + table(
-            "Every entry and its status", ["Entry", "Status", "Kind", "Games", "Why"], cells
-        )
-        if self.notes:
-            body += "<h2>Given twice, or copied</h2>" + listing(self.notes)
-        self.files["entries/index.html"] = page("Entries", "entries/index.html", body, self.footer)
-        for entry in self.entries:
-            self._entry_files(entry)
-
-    def _entry_files(self, entry: Entry) -> None:
-        folder = f"entries/{entry.id}"
-        links = []
-        if entry.table is not None:
-            report = self.reports.of(entry)
-            self.files[f"{folder}/report.html"] = self._report_page(entry)
-            # saber report's JSON without its indentation: two thirds of the bytes
-            self.files[f"{folder}/report.json"] = (
-                json.dumps(report.to_dict(), separators=(",", ":"), allow_nan=False) + "\n"
-            )
-            self.files[f"{folder}/scores.csv"] = to_csv(report)
-            links = [
-                '<a href="report.html">its SABER report, with figures</a>',
-                '<a href="report.json">the report as JSON</a>',
-                '<a href="scores.csv">per-game scores (CSV)</a>',
-            ]
-        parts = [
-            f"<p>{status_cell(entry).inner()}: {esc(entry.reason)}</p>",
-        ]
-        if links:
-            parts.append("<p>" + " · ".join(links) + "</p>")
-        about = [
-            ("Kind", esc(entry.kind)),
-            ("Given as", f"<code>{esc(entry.given)}</code>"),
-            ("Content SHA-256", f"<code>{esc(entry.key)}</code>"),
-            ("Date", esc(entry.date or "not said")),
-            ("Training frames", esc(frames(entry.training_frames))),
-        ]
-        if entry.citation:
-            about.append(("Citation", esc(entry.citation)))
-        about += [(k, esc(v)) for k, v in entry.facts.items()]
-        if entry.same_as:
-            about.append(("Also given as", esc(", ".join(entry.same_as)) + " (counted once)"))
-        parts += ["<h2>Provenance</h2>", facts(about)]
-        if entry.verification is not None:
-            parts += ["<h2>Verification</h2>", self._verification(entry)]
-        if entry.deviations:
-            parts += ["<h2>Settings that are not SABER's</h2>", listing(entry.deviations)]
-        if entry.table is not None and entry.table.warnings:  # an unfinished run, failed episodes
-            parts += ["<h2>Notes on its scores</h2>", listing(entry.table.warnings)]
-        parts.append("<h2>Reproduce its evaluation</h2>")
-        parts.append(
-            f"<pre><code>{esc(entry.command)}</code></pre>"
-            if entry.command
-            else "<p>No command: these scores were published, not evaluated by saber.</p>"
-        )
-        if entry.settings:
-            parts.append(
-                table(
-                    "Settings of its evaluation",
-                    ["Setting", "Value"],
-                    [[Cell(k), Cell(repr(v))] for k, v in entry.settings.items()],
-                    sortable=False,
-                    stacked=False,
-                )
-            )
-        if entry.versions:
-            parts.append(
-                table(
-                    "Versions it was evaluated with",
-                    ["Package", "Version"],
-                    [[Cell(k), Cell(str(v))] for k, v in entry.versions.items()],
-                    sortable=False,
-                    stacked=False,
-                )
-            )
-        self.files[f"{folder}/index.html"] = page(
-            entry.label, f"{folder}/index.html", "\n".join(parts), self.footer
-        )
-
-    def _report_page(self, entry: Entry) -> str:
-        """The entry's report page (``saber report --html``, a page of its own) with a way
-        back to the entry's page and the board."""
-        back = (
-            '<nav aria-label="SABER board"><p><a href="index.html">'
-            f'{esc(entry.label)} on the SABER board</a> · <a href="../../index.html">the '
-            "ranking</a></p></nav>"
-        )
-        return self.report_page(entry).replace("<main>", f"<main>\n{back}", 1)
-
-    def _verification(self, entry: Entry) -> str:
-        found = entry.verification or {}
-        played, finished = found.get("played", 0), found.get("finished", 0)
-        seeds = sorted({str(run.get("seed")) for run in found.get("runs", [])})
-        what = (
-            f"Every replay's file, SHA-256 and header was checked against its record; "
-            f"{played} of {finished} finished episodes were played again"
-        )
-        if found.get("sample") is not None and played < finished:
-            what += (
-                f", a sample drawn at build time (--sample {found['sample']}, seed "
-                f"{', '.join(seeds)}: a seed no one knew before the build). To repeat this check:"
-            )
-            parts = [f"<p>{esc(what)}</p>", _commands(found.get("repeat", [])),
-                     "<p>To check every replay:</p>"]  # fmt: skip
-        else:
-            parts = [f"<p>{esc(what)}. To check them yourself:</p>"]
-        parts.append(_commands(found.get("check_all", [])))
-        if found.get("budget"):
-            parts.append(
-                f"<p>The build's budget: {found['budget']:,} agent steps of play a run.</p>"
-            )
-        for run in found.get("runs", []):
-            lines = [*run.get("problems", []), *(f"note: {n}" for n in run.get("notes", []))]
-            if run.get("error"):
-                lines.insert(0, run["error"])
-            if lines:
-                parts.append(f"<p><code>{esc(run['directory'])}</code>:</p>" + listing(lines))
-        return "\n".join(parts)
-
     # Downloads and about -----------------------------------------------------------------
 
     def _downloads(self) -> str:
-        items = []
-        for ranking in self.rankings:
-            slug = ranking.game_set.slug
-            items.append(
-                f"<li>Ranking on {esc(ranking.game_set.title)}: "
-                f'<a href="rankings/{slug}.csv">CSV</a>, <a href="rankings/{slug}.json">JSON</a></li>'
-            )
-        items += [
-            '<li>Every game\'s table: <a href="per-game.csv">CSV</a>, '
-            '<a href="per-game.json">JSON</a></li>',
-            '<li>Every entry and its status: <a href="entries.csv">CSV</a>, '
-            '<a href="entries.json">JSON</a></li>',
-            "<li>Each entry's report: <code>entries/&lt;id&gt;/report.json</code> and "
-            "<code>scores.csv</code>, linked from its page</li>",
-        ]
-        body = (
-            "<p>Every table of the board as CSV and JSON (percent; empty for none).</p>"
-            f"<ul>{''.join(items)}</ul>"
-        )
+        rankings = [(r.game_set.title, r.game_set.slug) for r in self.rankings]
+        body = render("downloads.html", rankings=rankings)
         return page("Downloads", "downloads.html", body, self.footer)
 
     def _about(self) -> str:
-        statuses = "".join(
-            f"<dt>{status_cell(Entry('', '', '', status=s)).inner()}</dt><dd>{esc(m)}</dd>"
+        statuses = [
+            (status_cell(Entry("", "", "", status=s)).inner(), m)
             for s, m in STATUS_MEANINGS.items()
-        )
-        body = (
-            "<p>The SABER board shows results of the SABER Atari benchmark (Toromanoff, "
-            "Wirbel and Moutarde, 2019) built with <code>saber board</code>. Every episode "
-            "saber evaluates keeps a replay (its seed and actions); the board plays each "
-            "entry's replays again, without the policy, and shows whether they reproduce the "
-            "scores on file.</p>"
-            "<h2>Statuses</h2>"
-            f'<dl class="facts">{statuses}</dl>'
-            "<h2>Like for like</h2><p>A median over 5 games is not a median over 57. Each "
-            "ranking compares entries on one set of games, named above it, and leaves out "
-            "an entry that lacks one of them.</p>"
-            "<h2>What verification proves</h2><p>That the recorded play produces the "
-            "recorded scores under the recorded settings on this emulator; not that a given "
-            "policy produced the play.</p>"
-            "<h2>Add an entry</h2><p>Evaluate with <code>saber eval</code> (replays are "
-            "recorded by default), then open a pull request that adds the run directory; "
-            "or build a board of your own: <code>saber board RUN_DIR --out SITE</code>.</p>"
-        )
+        ]
+        body = render("about.html", statuses=statuses)
         return page("About the board", "about.html", body, self.footer)
 
 
@@ -665,10 +460,6 @@ def _footnotes(ranking: Ranking) -> list[str]:
             "column says how many): ranked beside complete ones, their means rest on fewer episodes.</p>"
         )
     return notes
-
-
-def _commands(commands: Sequence[str]) -> str:
-    return f"<pre><code>{esc(chr(10).join(commands))}</code></pre>"
 
 
 def _num(value: float | int | None) -> float | str:
