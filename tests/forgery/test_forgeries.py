@@ -78,6 +78,14 @@ def test_an_edited_result_field_is_refused_and_named(run: Path, field: str, valu
              f"{old[field]!r} replayed")  # fmt: skip
 
 
+def test_a_record_dressed_as_an_empty_failure_is_still_checked(run: Path) -> None:
+    """``"error": ""`` makes a record no failure to the score readers (they count its
+    score), so it is a finished record to verify too."""
+    index = _best(run)
+    old = _edit(run, index, error="", score=900.0)
+    _refused(run, f"breakout episode {old['episode']}: score: 900.0 in the record")
+
+
 def test_edited_steps_are_named_before_any_play(run: Path) -> None:
     old = _edit(run, 0, steps=7)
     _refused(run, f"breakout episode {old['episode']}: steps: 7 in the record, {old['steps']} "

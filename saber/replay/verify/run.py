@@ -70,7 +70,9 @@ def sort_records(found: EpisodeLines, run: RunFile | None) -> tuple[Records, Who
     lines: dict[tuple[str, int], list[int]] = {}
     outside = []
     for line in found.records():
-        if line.kind != "finished" or "game" not in line.record:
+        # Finished as the score readers count it: an empty "error" is no failure there.
+        failed = line.kind == "failed" and line.record.get("error")
+        if line.kind == "torn" or failed or "game" not in line.record:
             continue
         key = episode_key(line.record, line.where)
         if run is not None and (key[0] not in run.games or key[1] >= run.episodes):
