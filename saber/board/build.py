@@ -248,8 +248,12 @@ def report_page(document: dict, figures: bool) -> tuple[str, dict[str, bytes]]:
     from saber.reports.html import to_html
 
     if figures:
+        import matplotlib
+
         try:
-            page = to_html(document, figures=True, dpi=FIGURE_DPI, limits=FIGURE_LIMITS)
+            # Names from entries are drawn literally: "$\\sqrt{$" is text, not mathtext.
+            with matplotlib.rc_context({"text.parse_math": False}):
+                page = to_html(document, figures=True, dpi=FIGURE_DPI, limits=FIGURE_LIMITS)
             return split_figures(page, PAGE_ROOT)
         except Exception:  # a figure that cannot be drawn: the page without figures
             pass

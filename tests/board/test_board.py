@@ -600,3 +600,18 @@ def test_a_replay_that_is_a_fifo_or_a_link_out_is_refused_in_bounded_time(
         board = build([run], tmp_path / f"site-{name}", tmp_path / "cache")
         (entry,) = board.entries
         assert entry.status == "failed" and "replay" in entry.reason, entry.reason
+
+
+def test_a_name_with_mathtext_is_drawn_literally_in_the_figures(tmp_path: Path) -> None:
+    """matplotlib's math ("$\\sqrt{$", unbalanced) in an agent's name would crash the
+    figures and leave the page without them: names are drawn as text."""
+    pytest.importorskip("matplotlib")
+    table = tmp_path / "math.csv"
+    table.write_text('agent,game,score\n"$\\sqrt{$ agent",pong,3\n"$\\sqrt{$ agent",breakout,9\n')
+    (tmp_path / "math.board.json").write_text('{"citation": "a test"}')
+    board = build_board([table], tmp_path / "site", resamples=10, figures=True, workers=0,
+                        cache=None)  # fmt: skip
+    (entry,) = board.entries
+    page = (tmp_path / "site" / "entries" / entry.id / "report.html").read_text()
+    assert '<img src="../../figures/' in page
+    assert "$\\sqrt{$ agent" in html.unescape(page)
