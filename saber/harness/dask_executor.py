@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import pickle
 import queue
 import time
 import uuid
@@ -89,7 +90,8 @@ def _dask_run_unit(unit: WorkUnit, job: Job, topic: str) -> list[Event]:
             worker.log_event(topic, {"unit_id": unit.unit_id, "started": worker.address})
             continue
         if isinstance(event, EpisodeDone):
-            message = {"unit_id": unit.unit_id, "record": event.record, "replay": event.replay}
+            # An event's message must be msgpack's: the typed line travels pickled.
+            message = {"unit_id": unit.unit_id, "done": pickle.dumps(event)}
             worker.log_event(topic, message)
         elif isinstance(event, FramesPlayed):
             worker.log_event(topic, {"unit_id": unit.unit_id, "frames": event.frames})
@@ -393,8 +395,8 @@ class DaskExecutor:
                 self._assigned.pop(unit_id, None)
             if message.get("worker"):  # the scheduler names the worker of every event
                 self._heard[message["worker"]] = time.monotonic()
-            if "record" in message:
-                yield EpisodeDone(unit_id, message["record"], message.get("replay"))
+            if "done" in message:
+                yield pickle.loads(message["done"])  # from the run's own workers
             elif "frames" in message:
                 yield FramesPlayed(unit_id, message["frames"])
             return

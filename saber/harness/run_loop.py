@@ -92,12 +92,12 @@ class RunLoop:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, EpisodeDone):
-            record = event.record
-            if (record["game"], record["episode"]) not in self.store.finished:
-                if event.replay is not None:  # first the replay, then the record naming it
-                    self.store.write_replay(record["replay"], event.replay)
-                self.store.write(record)
-                self.frames += record["frames"]
+            line = event.record
+            if (line.game, line.episode) not in self.store.finished:
+                if event.replay is not None and line.replay is not None:
+                    self.store.write_replay(line.replay, event.replay)  # then the line naming it
+                self.store.write(line)
+                self.frames += line.record.frames
                 self.progress.bar.update(1)
                 self._streak = ("", 0)
         elif isinstance(event, FramesPlayed):
@@ -142,7 +142,7 @@ class RunLoop:
                     unit.game, episode, seed, self.job.agent, event.error, event.kind,
                     unit.attempt, run=self.job.run,
                 )  # fmt: skip
-                self.store.write(attempt.to_dict())
+                self.store.write(attempt)
         if event.kind == "policy":
             raise PolicyOutputError(f"{event.error} (game {game}). {self._on_disk()}.")
         error, count = self._streak

@@ -27,6 +27,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -64,14 +65,14 @@ def _record(
     row: int,
     run: str | None,
     replays: ReplayRecorder | None,
-) -> dict[str, Any]:
+) -> EpisodeLine:
     """The ``episodes.jsonl`` line of sub-env ``row``'s record in a vector env's
     ``info["saber"]``, naming its replay when ``replays`` records them."""
     record = EpisodeRecord.from_dict({key: values[row] for key, values in stats.items()})
     replay = sha256 = None
     if replays is not None:
         replay, sha256 = replays.finish(row, episode, seed, record.steps)
-    return EpisodeLine(game, episode, seed, agent, record, run, replay, sha256).to_dict()
+    return EpisodeLine(game, episode, seed, agent, record, run, replay, sha256)
 
 
 def episode_info(info: dict[str, Any]) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
@@ -148,8 +149,8 @@ def run_episodes(
     run: str | None = None,
     replays: ReplayRecorder | None = None,
     more: Callable[[], Sequence[tuple[int, int]]] | None = None,
-) -> Iterator[dict[str, Any] | int | QueueEmpty]:
-    """Play ``episodes`` on ``env``; yield each record as its episode ends.
+) -> Iterator[EpisodeLine | int | QueueEmpty]:
+    """Play ``episodes`` on ``env``; yield each episode's line as its episode ends.
 
     Also yields, about once a second, the number of emulator frames played since the
     last such count (an int, approximate: active rows times the frame skip).
@@ -366,20 +367,19 @@ def execute_unit(
             if isinstance(item, int):
                 yield FramesPlayed(units.latest, item)
                 continue
-            unit_id = units.unit_of.pop(item["episode"])
-            replay = recorder.take(item["episode"]) if recorder is not None else None
+            unit_id = units.unit_of.pop(item.episode)
+            replay = recorder.take(item.episode) if recorder is not None else None
             if job.replays:
                 yield EpisodeDone(unit_id, item, replay)
             else:
-                record = {k: v for k, v in item.items() if k not in ("replay", "replay_sha256")}
-                yield EpisodeDone(unit_id, record)
+                yield EpisodeDone(unit_id, replace(item, replay=None, replay_sha256=None))
             if film is not None and replay is not None:
                 # After the record is out: a video never delays it. Filming a long episode
                 # takes minutes: 0 frames played, but alive for the unit deadline
                 # (--unit-timeout watches for any message).
-                for _ in film.filming(item, replay):
+                for _ in film.filming(item.to_dict(), replay):
                     yield FramesPlayed(unit_id, 0)
-            if units.recorded(unit_id, item["episode"]):
+            if units.recorded(unit_id, item.episode):
                 yield UnitFinished(unit_id)
     except Exception as error:
         kind: FailureKind = "policy" if isinstance(error, PolicyError) else "episode"

@@ -43,7 +43,7 @@ import contextlib
 import platform
 import sys
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,8 @@ from saber.rundir.records import (
     EPISODES_FILE,
     LOCK_FILE,
     RUN_FILE,
+    EpisodeLine,
+    FailedAttempt,
     FailureSummary,
     SessionStatus,
     episode_key,
@@ -364,8 +366,9 @@ class ResultsStore:
                 "which was added; it counts as it is"
             )
 
-    def write(self, record: dict[str, Any]) -> None:
-        """Append one record and make it durable (flush + fsync) before returning.
+    def write(self, line: EpisodeLine | FailedAttempt | Mapping[str, Any]) -> None:
+        """Append one line (a finished episode's, a failed attempt's, or a record as read)
+        and make it durable (flush + fsync) before returning.
 
         Raises:
             StoreWriteError: the write failed (disk full...). The partial line is removed,
@@ -374,6 +377,7 @@ class ResultsStore:
         if self._appender is None:
             raise SaberError("The results store is closed")
         appender = self._appender
+        record = dict(line) if isinstance(line, Mapping) else line.to_dict()
         before = appender.size()
         try:
             appender.append(

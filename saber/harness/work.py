@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from saber.rundir import EpisodeLine
     from saber.training.video import VideoRequest
 
 
@@ -78,11 +79,11 @@ class UnitStarted:
 
 @dataclass(frozen=True)
 class EpisodeDone:
-    """A finished episode's record (the ``episodes.jsonl`` fields) and, when replays are
-    recorded, the bytes of its replay file (which the record names)."""
+    """A finished episode's line of ``episodes.jsonl`` and, when replays are recorded,
+    the bytes of its replay file (which the line names)."""
 
     unit_id: int
-    record: dict[str, Any]
+    record: EpisodeLine
     replay: bytes | None = None
 
 

@@ -64,12 +64,12 @@ def test_next_unit_joins_the_running_one_and_plays_the_same_episodes(tmp_path: P
     ]
     assert order.index(("UnitStarted", 1)) < order.index(("UnitFinished", 0)), order
     assert order.index(("UnitStarted", 2)) < order.index(("UnitFinished", 1)), order
-    records = [e.record for e in events if isinstance(e, EpisodeDone)]
-    for record in records:  # each record comes back with its own unit
-        assert [e.unit_id for e in events if isinstance(e, EpisodeDone) and e.record is record] == [
-            record["episode"] // 2
+    lines = [e.record for e in events if isinstance(e, EpisodeDone)]
+    for line in lines:  # each record comes back with its own unit
+        assert [e.unit_id for e in events if isinstance(e, EpisodeDone) and e.record is line] == [
+            line.episode // 2
         ]
-    assert strip_timing(records) == strip_timing(fresh.records)
+    assert strip_timing([line.to_dict() for line in lines]) == strip_timing(fresh.records)
 
 
 def test_a_failure_in_joined_units_retries_each_episode_alone_and_counts_once(

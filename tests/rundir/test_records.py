@@ -20,6 +20,7 @@ from saber.harness.runner import run_episodes
 from saber.protocol import EpisodeEnd, EpisodeRecord, ScoreTimeLimit, limits, time_limit
 from saber.protocol.limits import checkpoint_limits
 from saber.reports import make_report, to_markdown
+from saber.rundir import EpisodeLine
 from saber.scoring import read_harness_results
 
 ONE_HOUR = ScoreTimeLimit("1h", 216_000, "1 hour", "score_1h")  # the one line
@@ -111,11 +112,11 @@ def test_one_hour_column_is_one_registry_line(one_hour: None, tmp_path) -> None:
         "breakout", 1, autoreset_mode=AutoresetMode.DISABLED, max_frames_without_reward=400
     )
     lines = [
-        item
+        item.to_dict()
         for item in run_episodes(
             vector, lambda obs: np.zeros(len(obs), dtype=np.int64), [(0, 7)], "noop"
         )
-        if isinstance(item, dict)
+        if isinstance(item, EpisodeLine)
     ]
     vector.close()
     assert len(lines) == 1 and lines[0]["score_1h"] == 0.0

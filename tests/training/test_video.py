@@ -187,7 +187,7 @@ def test_a_filming_worker_keeps_its_unit_alive(tmp_path: Path) -> None:
     job = Job("noop", "noop", video=VideoRequest(str(tmp_path), 1), envs_per_worker=1)
     events = list(execute_unit(WorkUnit(0, "freeway", ((0, 5),)), job, num_threads=1))
     (done,) = (i for i, event in enumerate(events) if isinstance(event, EpisodeDone))
-    frames = events[done].record["frames"]
+    frames = events[done].record.record.frames
     after = [event.frames for event in events[done + 1 :] if isinstance(event, FramesPlayed)]
     assert frames == 8_192  # Freeway ends on its clock, whatever the actions
     assert after.count(0) == frames // 1_800
