@@ -56,7 +56,9 @@ def verify_command(
         click.echo(line, err=True)
 
     if run_dir.is_file():
-        result = verify_training_log(run_dir, sample=sample, seed=sample_seed, workers=workers)
+        result = verify_training_log(
+            run_dir, sample=sample, seed=sample_seed, workers=workers, say=say
+        )
     else:
         result = verify_run(run_dir, sample=sample, seed=sample_seed, workers=workers, say=say)
     for line in result.lines():

@@ -268,8 +268,8 @@ class VerifyResult:
             return f"{head}: every replay reproduces its record" + self._missing()
         if not bad:
             return (
-                f"{head}: every replay reproduces its record, but the run directory does "
-                f"not hold together{self._missing()}; exit status 1"
+                f"{head}: every replay reproduces its record, but the run fails "
+                f"{len(self.problems)} check(s) of its own{self._missing()}; exit status 1"
             )
         count = sum(len(check.failures) for check in bad)
         return (

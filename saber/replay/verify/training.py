@@ -5,6 +5,7 @@ the line's results."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ def verify_training_log(
     *,
     budget: int | None = None,
     progress: bool | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> VerifyResult:
     """Verify the episodes of a training log recorded with ``replays=True``
     (:mod:`saber.training.replays`): each line's replay, played again from its seed with
@@ -56,7 +58,7 @@ def verify_training_log(
 
     Args:
         log: the JSON-lines training log (``TrainingRecorder(..., replays=True)``).
-        sample, seed, workers, budget, progress: as :func:`~saber.replay.verify_run`.
+        sample, seed, workers, budget, progress, say: as :func:`~saber.replay.verify_run`.
 
     Raises:
         RunDirectoryError: the log cannot be read.
@@ -85,6 +87,7 @@ def verify_training_log(
     duplicates = tuple((g, e, tuple(n)) for (g, e), n in sorted(numbers.items()) if len(n) > 1)
     wholeness = Wholeness(duplicates=duplicates)
     claims = Claims(training=True)
-    result = verify_records(log.parent, records, claims, (sample, seed, workers, budget), progress)
+    draw = (sample, seed, workers, budget)
+    result = verify_records(log.parent, records, claims, draw, progress, say)
     result = judged_by_headers(replace(result, directory=log, wholeness=wholeness))
     return replace(result, problems=(*result.problems, *wholeness.failures()))
