@@ -47,7 +47,7 @@ from saber.harness.policies import Policy
 from saber.harness.policy_process import remove_orphaned_blocks
 from saber.harness.result import EvaluationResult
 from saber.harness.run_loop import Progress, RunLoop
-from saber.harness.store import ResultsStore, run_provenance
+from saber.harness.store import ResultsStore, new_run
 from saber.harness.work import Job, plan_units
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.stop_signals import stop_signals_as_interrupts
@@ -327,7 +327,7 @@ def evaluate(
     resolved = resolve_agent(policy, agent, import_module=runs_on.imports_the_agent)
     agent_name, policy_or_spec = resolved.name, resolved.policy
     directory = Path(tempfile.mkdtemp(prefix="saber-eval-") if out is None else out)
-    run_info = run_provenance(
+    run_info = new_run(
         settings=settings.as_dict(),
         deviations={name: list(pair) for name, pair in settings.deviations().items()},
         agent=agent_name,

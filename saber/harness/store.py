@@ -94,7 +94,7 @@ def _versions() -> dict[str, str]:
     }
 
 
-def run_provenance(
+def new_run(
     *,
     settings: dict[str, Any],
     deviations: dict[str, Any],
@@ -105,8 +105,8 @@ def run_provenance(
     seed_scheme: str,
     command: list[str] | None = None,
     run: str | None = None,
-) -> dict[str, Any]:
-    """The ``run.json`` content of a new run (see the module docstring) as a dict.
+) -> RunFile:
+    """The ``run.json`` of a new run (see the module docstring).
 
     ``run``: the run name (``saber eval --run``), written only when given. A new
     ``run_id`` is drawn: the run keeps it (a resume keeps the directory's), and so does
@@ -128,7 +128,12 @@ def run_provenance(
         platform=platform.platform(),
         run_id=uuid.uuid4().hex,
         sessions=[first],
-    ).to_dict()
+    )
+
+
+def run_provenance(**fields: Any) -> dict[str, Any]:
+    """:func:`new_run`'s ``run.json`` as the JSON object it writes."""
+    return new_run(**fields).to_dict()
 
 
 @dataclass
