@@ -615,3 +615,21 @@ def test_a_name_with_mathtext_is_drawn_literally_in_the_figures(tmp_path: Path) 
     page = (tmp_path / "site" / "entries" / entry.id / "report.html").read_text()
     assert '<img src="../../figures/' in page
     assert "$\\sqrt{$ agent" in html.unescape(page)
+
+
+def test_a_copy_of_a_run_under_another_name_is_credited_to_no_one(
+    tmp_path: Path, good_run: Path
+) -> None:
+    """Someone's run copied with a new run_id and a board.json naming it "mine": the same
+    play under two runs. Neither is ranked, in either order, and the copy is never shown
+    as "mine" (a run is named by its replays' agent)."""
+    copy = another_run(good_run, tmp_path / "mine")
+    (copy / "board.json").write_text(json.dumps({"name": "mine"}))
+    for order in ([good_run, copy], [copy, good_run]):
+        board = build(order, tmp_path / f"site-{order[0].name}", tmp_path / "cache")
+        assert [e.status for e in board.entries] == ["in conflict", "in conflict"]
+        assert all("the same play" in e.reason for e in board.entries)
+        assert "mine" not in {e.label for e in board.entries}
+        (shown,) = [e for e in board.entries if e.given == str(copy)]
+        assert shown.facts["Name its board.json gives"] == "mine"
+        assert not any(ranking.rows for ranking in board.rankings)

@@ -63,8 +63,8 @@ def _widths(chromium: str, page: Path, tmp_path: Path, width: int) -> dict:
 
 
 PAGES = [
-    "index.html", "rankings/common.html", "entries/index.html", "games/pong.html", "entry",
-    "about.html", "downloads.html",
+    "index.html", "rankings/common.html", "rankings/saber61.html", "entries/index.html",
+    "games/pong.html", "entry", "long-path entry", "about.html", "downloads.html",
 ]  # fmt: skip
 
 
@@ -74,10 +74,13 @@ def test_no_page_is_wider_than_the_screen(
 ) -> None:
     folder, board = site
     good = next(e for e in board.entries if e.status == "verified")
+    # A failed entry whose path is longer than a phone is wide, in no word breaks: it wraps.
+    long_path = next(e for e in board.entries if "longer_than_a_phone" in e.given)
     wider = []
     for name in PAGES:
-        page = folder / (f"entries/{good.id}/index.html" if name == "entry" else name)
-        where = tmp_path / name.replace("/", "-")
+        entry = {"entry": good, "long-path entry": long_path}.get(name)
+        page = folder / (f"entries/{entry.id}/index.html" if entry else name)
+        where = tmp_path / name.replace("/", "-").replace(" ", "-")
         where.mkdir()
         widths = _widths(chromium, page, where, width)
         assert widths["shown"] == width
