@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
+from saber.reports.model import Report
+
 
 def _cells(markdown: str) -> list[list[str]]:
     return [
@@ -62,3 +64,23 @@ def _external_tool(name: str, *files: str) -> str:
 def external_tool() -> Callable[..., str]:
     """``external_tool(name, *tex_files)``: the program's path, or a skip (a failure in CI)."""
     return _external_tool
+
+
+@pytest.fixture(scope="session")
+def five_agents_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """One run of the user's (Breakout, Q*bert, Pong, 10 episodes each) beside the SABER
+    paper's, the random and the PPO references: five agents with short names, published
+    means among them (the issue's report of a first hour)."""
+    from saber.reports import make_report
+    from saber.scoring import merge_tables, read_scores, reference_table
+
+    folder = tmp_path_factory.mktemp("five")
+    rows = "agent,game,episode,score\n" + "".join(
+        f"my-agent,{game},{e},{base + e}\n"
+        for game, base in (("breakout", 12), ("qbert", 500), ("pong", 3))
+        for e in range(10)
+    )
+    (folder / "s.csv").write_text(rows)
+    references = ("saber-paper", "saber-random", "saber-ppo")
+    table = merge_tables([read_scores(folder / "s.csv"), *map(reference_table, references)])
+    return make_report(table, n_resamples=100)

@@ -90,19 +90,9 @@ def crowded(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def five_agents(tmp_path_factory) -> dict:
-    """One run of the user's beside the SABER paper's, the random and the PPO references:
-    short names, so one-column figures, and pairs without an estimate in the caption."""
-    folder = tmp_path_factory.mktemp("five")
-    rows = "agent,game,episode,score\n" + "".join(
-        f"my-agent,{game},{e},{base + e}\n"
-        for game, base in (("breakout", 12), ("qbert", 500), ("pong", 3))
-        for e in range(10)
-    )
-    (folder / "s.csv").write_text(rows)
-    references = ("saber-paper", "saber-random", "saber-ppo")
-    table = merge_tables([read_scores(folder / "s.csv"), *map(reference_table, references)])
-    return report_figures(make_report(table, n_resamples=50))
+def five_agents(five_agents_report) -> dict:
+    """Short names, so one-column figures, and pairs without an estimate in the caption."""
+    return report_figures(five_agents_report)
 
 
 def test_the_crowded_report_draws_every_kind_of_figure(crowded):

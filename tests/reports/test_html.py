@@ -187,20 +187,10 @@ def wide_page(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def five_agents_page(tmp_path_factory) -> Path:
-    """One run of the user's beside the SABER paper's, the random and the PPO references:
-    five agents, the comparisons' matrices among them."""
-    folder = tmp_path_factory.mktemp("five")
-    rows = "agent,game,episode,score\n" + "".join(
-        f"my-agent,{game},{e},{base + e}\n"
-        for game, base in (("breakout", 12), ("qbert", 500), ("pong", 3))
-        for e in range(10)
-    )
-    (folder / "s.csv").write_text(rows)
-    references = ("saber-paper", "saber-random", "saber-ppo")
-    table = merge_tables([read_scores(folder / "s.csv"), *map(reference_table, references)])
-    path = folder / "report.html"
-    path.write_text(to_html(make_report(table, n_resamples=100)), encoding="utf-8")
+def five_agents_page(tmp_path_factory, five_agents_report) -> Path:
+    """Five agents, the comparisons' matrices among them (tests/reports/conftest.py)."""
+    path = tmp_path_factory.mktemp("five-page") / "report.html"
+    path.write_text(to_html(five_agents_report), encoding="utf-8")
     return path
 
 
