@@ -32,8 +32,8 @@ UNIT_NOTES = {
     "runs": (
         "P(row > column) over runs (rliable's probability of improvement): per game, the "
         "fraction of (row run, column run) pairs in which the row's run scores higher, ties "
-        "counting one half, averaged over the games both have; its interval resamples each "
-        "agent's runs within each game (stratified bootstrap)."
+        "counting one half, averaged over the games every agent compared has; its interval "
+        "resamples each agent's runs within each game (stratified bootstrap)."
     ),
     "episodes": (
         "P(row > column) over episodes: an agent of the pair has a single run, so there is "
