@@ -32,7 +32,6 @@ from saber.board.entries import (
     renamed,
     sha256,
 )
-from saber.board.tables import merged
 from saber.errors import SaberError, shown
 from saber.scoring import list_references, reference_table
 from saber.scoring.csvscores import read_score_csv
@@ -161,44 +160,6 @@ def _read_agent(reader: Reader, name: str) -> None:
         "command and give the board that directory to verify it",
     )  # fmt: skip
     reader.add(entry, f"agent:{name}", name)
-
-
-def count_recorded_once(entries: list[Entry]) -> tuple[list[Entry], list[str]]:
-    """Shipped scores recorded from runs that are on the board too (``saber-ppo`` beside
-    ``baselines/evals``) are those runs given twice: counted once, as the runs, which the
-    board can verify. Runs of several entries (one agent a game) become one entry named as
-    the shipped scores (``saber-ppo``). Returns the entries and a note for each."""
-    runs: dict[str, int] = {}  # run_id -> the entry read first (copies come after)
-    for index, entry in enumerate(entries):
-        for run_id in filter(None, entry.run_ids):
-            runs.setdefault(run_id, index)
-    found: list[Entry | None] = list(entries)
-    notes = []
-    for index, entry in enumerate(entries):
-        if not entry.recorded_from or not set(entry.recorded_from) <= set(runs):
-            continue
-        same = list(dict.fromkeys(runs[i] for i in entry.recorded_from))
-        one = merged(entry, [entries[i] for i in same]) if len(same) > 1 else None
-        found[index] = None
-        if one is not None:
-            found[same[0]] = one.also_given(entry.given)
-            for i in same[1:]:
-                found[i] = None
-        else:
-            for i in same:
-                if found[i] is not None:
-                    found[i] = found[i].also_given(entry.given)  # type: ignore[union-attr]
-        shown_runs = ", ".join(", ".join(map(str, entries[i].run_dirs)) for i in same)
-        notes.append(
-            f"{shown(entry.given)} ({shown(entry.label)}): scores recorded from the runs "
-            f"{shown(shown_runs)}: "
-            + (
-                "counted once, as those runs"
-                if one is None
-                else f"one entry of those runs, {one.label}, checked by replay"
-            )
-        )
-    return [entry for entry in found if entry is not None], notes
 
 
 def _recorded_from(file: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from saber.board import published, tables
+from saber.board import copies, published, tables
 from saber.board.cache import Cache
 from saber.board.entries import (
     METADATA_FILE,
@@ -205,7 +205,7 @@ class Reader:
         for index, entry in zip(self._unread, read, strict=True):
             self.entries[index] = entry
         self._unread = []
-        self.entries, notes = published.count_recorded_once(self.entries)
+        self.entries, notes = copies.count_recorded_once(self.entries)
         self.notes += notes
 
 
