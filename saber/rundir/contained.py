@@ -50,25 +50,28 @@ def contained_path(directory: str | Path, relative: object) -> Path:
     return Path(real)
 
 
-def read_contained(directory: str | Path, relative: object, limit: int) -> bytes:
-    """The bytes of ``relative`` (a path a record names) in ``directory``: a regular file
-    inside it (:func:`contained_path`) of at most ``limit`` bytes. Opening never blocks (a
-    FIFO swapped in is refused, not waited on) nor follows a link swapped in meanwhile.
+def read_regular(path: str | Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (a
+    symbolic link to one is read). Opening never blocks: a FIFO is refused, not waited on.
 
     Raises:
-        RunDirectoryError: why not, for people (``missing``, ``a FIFO, not a regular
-            file``, ``12,345 bytes, more than ...``), without the path itself.
+        FileNotFoundError: there is no such file.
+        RunDirectoryError: why not, for people (``a FIFO, not a regular file``, ``12,345
+            bytes, more than ...``, the system's reason), without the path itself.
     """
-    path = contained_path(directory, relative)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        raise RunDirectoryError("missing") from None
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise RunDirectoryError("a symbolic link (changed while read)") from None
-        raise RunDirectoryError(error.strerror or str(error)) from None
+        raise
+    except (OSError, ValueError) as error:
+        raise RunDirectoryError(getattr(error, "strerror", None) or str(error)) from None
+    return _read_fd(fd, limit)
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    """The bytes of the open file ``fd`` (closed here): a regular file of at most
+    ``limit`` bytes."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -90,3 +93,25 @@ def read_contained(directory: str | Path, relative: object, limit: int) -> bytes
     if len(data) > limit:
         raise RunDirectoryError(f"more than {limit:,} bytes, more than such a file can take")
     return data
+
+
+def read_contained(directory: str | Path, relative: object, limit: int) -> bytes:
+    """The bytes of ``relative`` (a path a record names) in ``directory``: a regular file
+    inside it (:func:`contained_path`) of at most ``limit`` bytes. Opening never blocks (a
+    FIFO swapped in is refused, not waited on) nor follows a link swapped in meanwhile.
+
+    Raises:
+        RunDirectoryError: why not, for people (``missing``, ``a FIFO, not a regular
+            file``, ``12,345 bytes, more than ...``), without the path itself.
+    """
+    path = contained_path(directory, relative)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise RunDirectoryError("missing") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise RunDirectoryError("a symbolic link (changed while read)") from None
+        raise RunDirectoryError(error.strerror or str(error)) from None
+    return _read_fd(fd, limit)

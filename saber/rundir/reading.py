@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from saber.errors import RunDamageError, RunDirectoryError, shown
+from saber.rundir.contained import read_regular
 from saber.rundir.records import (
     EPISODES_FILE,
     RUN_FILE,
@@ -30,6 +30,11 @@ from saber.rundir.records import (
 )
 from saber.rundir.runfile import RunFile
 from saber.version import __version__
+
+# The most bytes each file is read to (a FIFO or a device is never read): far above what
+# any run writes (a full evaluation's episodes.jsonl takes a few MB).
+MAX_EPISODES_BYTES = 1 << 30
+MAX_RUN_JSON_BYTES = 1 << 28
 
 
 class LineRecord(NamedTuple):
@@ -120,10 +125,7 @@ def read_episode_lines(path: str | Path) -> EpisodeLines:
     found = EpisodeLines(path=path)
     if not path.exists():
         return found
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise RunDirectoryError(f"Cannot read {path}: {error.strerror or error}") from error
+    data = read_episodes_bytes(path)
     lines = data.splitlines(keepends=True)
     found.count = len(lines)
     for number, raw in enumerate(lines, start=1):
@@ -189,11 +191,11 @@ def read_episodes_bytes(path: str | Path) -> bytes:
         RunDirectoryError: it exists but cannot be read.
     """
     try:
-        return Path(path).read_bytes()
+        return read_regular(path, MAX_EPISODES_BYTES)
     except FileNotFoundError:
         return b""
-    except OSError as error:
-        raise RunDirectoryError(f"Cannot read {path}: {error.strerror or error}") from error
+    except RunDirectoryError as why:
+        raise RunDirectoryError(f"Cannot read {shown(path)}: {why}") from None
 
 
 def checkpoint_of(data: bytes) -> dict[str, Any]:
@@ -258,14 +260,8 @@ def check_episodes_log(run: Mapping[str, Any], path: str | Path) -> None:
             f"{path.with_name(RUN_FILE)}: a session's episodes_log is damaged; restore "
             "run.json from a backup, or use another directory."
         ) from None
-    try:
-        with path.open("rb") as handle:
-            # Never more than the file holds: read(2**40) would allocate a TB first.
-            prefix = handle.read(min(size, os.fstat(handle.fileno()).st_size))
-    except FileNotFoundError:
-        prefix = b""
-    except OSError as error:
-        raise RunDirectoryError(f"Cannot read {path}: {error.strerror or error}") from error
+    # Never more than the file holds (read(2**40) would allocate a TB first), nor a FIFO.
+    prefix = read_episodes_bytes(path)[:size]
     if len(prefix) < size or hashlib.sha256(prefix).hexdigest() != digest:
         found = "differ" if len(prefix) == size else f"are only {len(prefix)} bytes"
         raise RunDirectoryError(
@@ -301,10 +297,10 @@ def run_key(run: Mapping[str, Any] | None, episodes_path: str | Path) -> str:
         json.dumps({key: run.get(key) for key in stable}, sort_keys=True, default=repr).encode()
     )
     try:
-        with Path(episodes_path).open("rb") as handle:
-            digest.update(handle.readline() if run.get("started") else handle.read())
-    except OSError:
-        pass  # no file: the readers say so
+        data = read_episodes_bytes(episodes_path)
+    except RunDirectoryError:
+        data = b""  # not a regular file: the readers say so
+    digest.update(data[: data.find(b"\n") + 1 or len(data)] if run.get("started") else data)
     return f"content:{digest.hexdigest()}"
 
 
@@ -322,14 +318,14 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     run_file = path / RUN_FILE if path.is_dir() else path
     try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
+        run = json.loads(read_regular(run_file, MAX_RUN_JSON_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise
     except UnicodeDecodeError as error:
         why = f"not UTF-8 text: byte 0x{error.object[error.start]:02x} at offset {error.start}"
         raise _run_json_damage(run_file, why) from None
-    except OSError as error:
-        raise RunDirectoryError(f"Cannot read {run_file}: {error.strerror or error}") from None
+    except RunDirectoryError as why:
+        raise RunDirectoryError(f"Cannot read {shown(run_file)}: {why}") from None
     except (ValueError, RecursionError) as error:
         # JSONDecodeError; ValueError: an integer of over 4300 digits; RecursionError: arrays
         # or objects nested thousands deep.

@@ -302,3 +302,18 @@ def test_a_name_with_a_line_break_stays_on_its_line(run: Path) -> None:
 def test_a_run_json_of_another_run_is_named(run: Path, sticky_off_run: Path) -> None:
     shutil.copy(sticky_off_run / "run.json", run / "run.json")
     _refused(run, "does not belong to")
+
+
+@pytest.mark.parametrize("name", ["episodes.jsonl", "run.json"])
+@pytest.mark.parametrize("hostile", ["dev_zero", "fifo"])
+def test_a_run_file_that_is_no_regular_file_is_refused_in_one_line(
+    run: Path, name: str, hostile: str
+) -> None:
+    """Never read: /dev/zero would fill the memory, a FIFO would wait for ever."""
+    path = run / name
+    path.unlink()
+    os.mkfifo(path) if hostile == "fifo" else path.symlink_to("/dev/zero")
+    code, output = _verify(run)
+    assert code == 3, output
+    kind = "a FIFO" if hostile == "fifo" else "a character device"
+    assert output.strip().splitlines() == [f"Error: Cannot read {path}: {kind}, not a regular file"]
