@@ -96,7 +96,7 @@ def verify_key(content: str, sample: int | None, budget: int | None) -> str:
     sample's size, the budget and the versions here."""
     from saber.replay.verify import versions_here
 
-    return digest("verify", content, sample, budget, versions_here())
+    return digest("verify/2", content, sample, budget, versions_here())  # /2: its document
 
 
 def decide(
