@@ -196,7 +196,7 @@ def test_minari_export_on_a_full_disk(mounts: Mounts, run_dir: Path) -> None:
 
 def test_a_training_log_on_a_full_disk_keeps_whole_lines(mounts: Mounts) -> None:
     """A line that the disk cannot hold is cut off again: the log ends with a whole line."""
-    from saber.training.recorders import TrainingLog
+    from saber.training import TrainingLog
 
     disk = mounts.room(size="64k")
     log = TrainingLog(disk / "training.jsonl", "pong")

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from saber.reports.training_log import CheckpointScore, format_training_scores, training_scores
-    from saber.training.recorders import TrainingLog, TrainingRecorder, VectorTrainingRecorder
+    from saber.training.episode_log import TrainingLog
+    from saber.training.recorders import TrainingRecorder, VectorTrainingRecorder
     from saber.training.video import VectorVideoRecorder, VideoRecorder
 
 # Imported when first used (PEP 562): the harness's worker processes import
@@ -37,11 +38,12 @@ if TYPE_CHECKING:
 # 0.7 s of CPU per worker).
 _READERS = "saber.reports.training_log"
 _RECORDERS, _VIDEO = "saber.training.recorders", "saber.training.video"
+_LOG = "saber.training.episode_log"
 _HOME_OF = {
     "CheckpointScore": _READERS,
     "format_training_scores": _READERS,
     "training_scores": _READERS,
-    "TrainingLog": _RECORDERS,
+    "TrainingLog": _LOG,
     "TrainingRecorder": _RECORDERS,
     "VectorTrainingRecorder": _RECORDERS,
     "VectorVideoRecorder": _VIDEO,

@@ -11,7 +11,7 @@
   over a SABER env (a second preprocessing, 16 stacked frames); the two above and
   :class:`SaberMetricsCallback` call it.
 * :class:`SaberMetricsCallback` reads every sub-env's ``info`` at every step, counts the
-  training's emulator frames, and records :class:`~saber.training.recorders.TrainingMetrics`'
+  training's emulator frames, and records :class:`~saber.training.metrics.TrainingMetrics`'
   ``saber/...`` numbers with ``self.logger.record``: they reach TensorBoard
   (``tensorboard_log=...``), CSV, stdout or W&B, wherever SB3's logger is configured to
   write, at SB3's own dump points (PPO: every rollout; DQN: every ``log_interval`` episodes).
@@ -45,7 +45,8 @@ from gymnasium.vector import AutoresetMode
 from saber.envs.wrappers import RAW_REWARD, ClipRewardKeepRaw
 from saber.errors import SaberError, warn_deprecated
 from saber.protocol.training import TRAINING_CHECKPOINTS
-from saber.training.recorders import FrameCounter, TrainingLog, saber_record
+from saber.training.episode_log import FrameCounter, TrainingLog
+from saber.training.recorders import saber_record
 
 try:
     from stable_baselines3.common import atari_wrappers

@@ -59,11 +59,9 @@ def test_each_game_logs_its_own_frames_and_episodes(tmp_path: Path) -> None:
 
 def test_each_games_episodes_replay_and_verify(tmp_path: Path) -> None:
     log = tmp_path / "training.jsonl"
-    envs = VectorTrainingRecorder(
-        gym.make_vec("SABER/Games", num_envs=2, games=["pong", "skiing"], **SHORT_CAP),
-        log,
-        replays=True,
-    )
+    games = gym.make_vec("SABER/Games", num_envs=2, games=["pong", "skiing"], **SHORT_CAP)
+    games.unwrapped.seed_each_episode = True  # replays=True needs every episode seeded
+    envs = VectorTrainingRecorder(games, log, replays=True)
     envs.reset(seed=3)
     for actions in np.random.default_rng(1).integers(0, 18, (230, 2)):
         envs.step(actions)

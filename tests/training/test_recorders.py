@@ -194,7 +194,7 @@ def test_metrics_hook_matches_the_log_and_the_checkpoint_rule(tmp_path: Path) ->
 
 
 def test_metrics_count_infinite_and_stuck_episodes() -> None:
-    from saber.training.recorders import TrainingMetrics
+    from saber.training.metrics import TrainingMetrics
 
     metrics = TrainingMetrics("pong", checkpoints=(100,))
     metrics.advance(50)

@@ -5,8 +5,10 @@ truncations (a 400-frame stuck timeout), real Breakout play through ale-py."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -20,6 +22,12 @@ from saber.errors import ExitCode, SaberError
 from saber.replay import verify_training_log
 from saber.training import TrainingRecorder, VectorTrainingRecorder
 from tests.harness.helpers import short_settings
+
+
+def _seeded(env: Any) -> Any:
+    """``env`` seeding every episode, as ``replays=True`` needs."""
+    env.unwrapped.seed_each_episode = True
+    return env
 
 
 def _lines(log: Path) -> list[dict]:
@@ -43,7 +51,9 @@ def _cli_verify(log: Path, *options: str) -> tuple[int, str]:
 
 def test_single_env_episodes_replay_from_their_seeds(tmp_path: Path) -> None:
     log = tmp_path / "training.jsonl"
-    env = TrainingRecorder(gym.make("SABER/Breakout", **short_settings()), log, replays=True)
+    env = TrainingRecorder(
+        _seeded(gym.make("SABER/Breakout", **short_settings())), log, replays=True
+    )
     rng = np.random.default_rng(1)
     env.reset(seed=3)
     while env.log.episodes < 4:
@@ -67,7 +77,7 @@ def next_step_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """12 episodes of 4 Breakout sub-envs in NEXT_STEP autoreset, replays recorded."""
     log = tmp_path_factory.mktemp("training") / "training.jsonl"
     env = VectorTrainingRecorder(
-        gym.make_vec("SABER/Breakout", 4, **short_settings()), log, replays=True
+        _seeded(gym.make_vec("SABER/Breakout", 4, **short_settings())), log, replays=True
     )
     env.reset(seed=10)
     _play_vector(env, 12, seed=2)
@@ -95,7 +105,7 @@ def test_vector_env_next_step_episodes_replay_from_their_seeds(next_step_log: Pa
 def test_vector_env_disabled_autoreset_replays_with_the_users_seeds(tmp_path: Path) -> None:
     log = tmp_path / "training.jsonl"
     inner = SaberVectorEnv("breakout", 4, autoreset_mode=AutoresetMode.DISABLED, **short_settings())
-    env = VectorTrainingRecorder(inner, log, replays=True)
+    env = VectorTrainingRecorder(_seeded(inner), log, replays=True)
     env.reset(seed=10)
     rng = np.random.default_rng(2)
     given = iter(range(1000, 2000))
@@ -163,4 +173,18 @@ def test_a_training_log_without_replays_is_named_per_episode(tmp_path: Path) -> 
 
 def test_replays_need_a_log_to_sit_beside(tmp_path: Path) -> None:
     with pytest.raises(SaberError, match="needs a log path"):
-        TrainingRecorder(gym.make("SABER/Breakout"), None, replays=True)
+        TrainingRecorder(_seeded(gym.make("SABER/Breakout")), None, replays=True)
+
+
+def test_replays_need_every_episode_seeded_and_the_env_is_left_as_given(tmp_path: Path) -> None:
+    env = gym.make("SABER/Breakout")
+    message = (
+        "Recording training replays needs every episode seeded, so that each replays: "
+        "set env.unwrapped.seed_each_episode = True before the recorder"
+    )
+    with pytest.raises(SaberError, match=re.escape(message)):
+        TrainingRecorder(env, tmp_path / "training.jsonl", replays=True)
+    venv = gym.make_vec("SABER/Breakout", 2)
+    with pytest.raises(SaberError, match=re.escape(message)):
+        VectorTrainingRecorder(venv, tmp_path / "training.jsonl", replays=True)
+    assert not env.unwrapped.seed_each_episode and not venv.unwrapped.seed_each_episode
