@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from saber.errors import PolicyError, SaberError
-from saber.harness.dask_executor import DaskExecutor
 from saber.harness.executor_base import Executor
 from saber.harness.local_executors import InlineExecutor, LocalExecutor
 from saber.harness.options import Recording, check_count
@@ -232,7 +231,9 @@ class Dask(_Options):
 
     def start(self, job: Job) -> Executor:
         """Connect (or start the local cluster) and check that every worker loads the policy."""
-        return DaskExecutor(
+        from saber.harness.dask_start import start_dask  # Dask's modules: only for Dask
+
+        return start_dask(
             job,
             self.address,
             self.parallelism,
