@@ -167,7 +167,7 @@ def _write_aside(
             "the same command again"
         )
     said = done.stderr.strip().splitlines()
-    raise SaberError(
+    raise StoreWriteError(
         f"Cannot write {final}: the dataset writer failed (exit code {done.returncode}"
         + (f": {said[-1]}" if said else "")
         + "); nothing was written"
