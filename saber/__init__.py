@@ -19,7 +19,6 @@ from saber.errors import (
     SaberError,
     ScoreFileError,
     UnknownGameError,
-    warn_deprecated,
 )
 from saber.registration import register_when_gymnasium_loads
 from saber.version import __version__
@@ -36,11 +35,6 @@ _LAZY = {
     "saber_settings": "saber.envs",
     "evaluate": "saber.harness",
 }
-# Names of saber 0.4 that saber 0.5 no longer exports: old name -> the one to use.
-_DEPRECATED = {
-    "make_vec_env": 'gymnasium.make_vec("SABER/<Game>", num_envs)',
-}
-
 __all__ = [
     "EpisodeRecord",
     "GameInfo",
@@ -65,10 +59,6 @@ def __getattr__(name: str) -> Any:
         # saber.check(env) is the probe's package itself, made callable: importing it binds
         # the name here, as every subpackage's import does.
         return importlib.import_module("saber.check")
-    if name in _DEPRECATED:
-        # A vector env has one spelling, Gymnasium's own; saber.make_vec_env was a second.
-        warn_deprecated(f"saber.{name}", _DEPRECATED[name])
-        return importlib.import_module("saber.envs")._make_vec_env
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'saber' has no attribute {name!r}")

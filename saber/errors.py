@@ -1,11 +1,10 @@
-"""Exceptions raised by saber, and its deprecation warnings (standard library only, so
-every module can import them)."""
+"""Exceptions raised by saber and its exit codes (standard library only, so every module
+can import them)."""
 
 from __future__ import annotations
 
 import enum
 import os
-import warnings
 from typing import ClassVar
 
 
@@ -24,14 +23,6 @@ class ExitCode(enum.IntEnum):
     UNFINISHED = 4  # no verdict reached: rules unknown or not probed, a run stopped early
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
     TERMINATED = 143  # SIGTERM
-
-
-def warn_deprecated(old: str, new: str) -> None:
-    """A :class:`DeprecationWarning` for a name of saber 0.4 that saber 0.6 removes, naming
-    the one to use instead, at the caller's caller (the user's line)."""
-    warnings.warn(
-        f"{old} is deprecated and goes in saber 0.6: use {new}", DeprecationWarning, stacklevel=3
-    )
 
 
 def shown(value: object) -> str:

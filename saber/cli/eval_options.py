@@ -127,17 +127,6 @@ _how_it_plays = stacked(
 )
 
 
-def _backend_word(value: str) -> str:
-    """``--backend``'s one word per backend: saber 0.4's ``local`` is ``processes``."""
-    if value == "local":
-        click.echo(
-            "Warning: --backend local is deprecated and goes in saber 0.6: use --backend processes",
-            err=True,
-        )
-        return "processes"
-    return value
-
-
 def _pem_file(flag: str, what: str) -> Callable[[F], F]:
     """A PEM file of the TLS connection to a Dask scheduler."""
     return click.option(
@@ -150,12 +139,11 @@ def _pem_file(flag: str, what: str) -> Callable[[F], F]:
 _dask = stacked(
     click.option(
         "--backend",
-        type=click.Choice(["processes", "dask", "local"]),
+        type=click.Choice(["processes", "dask"]),
         default="processes",
         show_default=True,
-        callback=lambda _context, _parameter, value: _backend_word(value),
         help="Where episodes run: local worker processes (Inline with --workers 0) or a "
-        "Dask cluster. `local` is saber 0.4's word for `processes`, deprecated.",
+        "Dask cluster.",
     ),
     click.option(
         "--address",

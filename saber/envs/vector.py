@@ -20,8 +20,7 @@ Both engines give exactly the observations, rewards and episode ends of
 One spelling makes it: ``gymnasium.make_vec("SABER/<Game>", num_envs)``, as for any
 Gymnasium env, so that code written for Gymnasium needs nothing of saber's. The class
 stays public for ``isinstance`` and for its arguments' documentation (``make_vec`` passes
-its keyword arguments here); saber 0.4's ``saber.make_vec_env`` was a third spelling and
-is deprecated.
+its keyword arguments here).
 """
 
 from __future__ import annotations

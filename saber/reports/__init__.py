@@ -14,8 +14,6 @@ self-contained HTML page in :mod:`saber.reports.html` (``to_html``, with the fig
 
 from __future__ import annotations
 
-from typing import Any
-
 from saber.reports.model import Report
 from saber.reports.report import make_report
 from saber.reports.tables import to_csv, to_json, to_markdown
@@ -27,11 +25,3 @@ __all__ = [
     "to_json",
     "to_markdown",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "build_report":  # saber 0.4's, deprecated: it warns when called
-        from saber.reports.report import build_report
-
-        return build_report
-    raise AttributeError(f"module 'saber.reports' has no attribute {name!r}")

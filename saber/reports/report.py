@@ -50,7 +50,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saber.errors import warn_deprecated
 from saber.games import BASELINE_SOURCES
 from saber.reports.aggregates import (
     Resampler,
@@ -502,15 +501,3 @@ def make_report(
         like_for_like=differing_game_sets(agents, like_for_like, time_limits),
         time_limit_groups=time_limit_groups(agents, comparisons, time_limits),
     )
-
-
-def build_report(
-    table: ScoreTable, seed: int = 0, n_resamples: int = 2000, level: float = 0.95
-) -> dict:
-    """Deprecated (goes in saber 0.6): ``make_report(...).to_dict()``, saber 0.4's second
-    name for one report, which did not say that it returned the JSON document."""
-    warn_deprecated(
-        "saber.reports.build_report",
-        "saber.reports.make_report(...).to_dict() (or pass the Report itself to the renderers)",
-    )
-    return make_report(table, seed, n_resamples, level).to_dict()

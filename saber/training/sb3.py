@@ -43,7 +43,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from saber.envs.wrappers import RAW_REWARD, ClipRewardKeepRaw
-from saber.errors import SaberError, warn_deprecated
+from saber.errors import SaberError
 from saber.protocol.training import TRAINING_CHECKPOINTS
 from saber.training.episode_log import FrameCounter, TrainingLog
 from saber.training.recorders import saber_record
@@ -87,8 +87,7 @@ def make_sb3_vec_env(
 ) -> VecEnv:
     """SB3's ``make_vec_env`` for SABER envs: same arguments, raw scores in SB3's logs.
 
-    Named for what it returns, an SB3 ``VecEnv`` (saber 0.4 called it ``make_vec_env``,
-    the name of saber's Gymnasium vector env too; that name is deprecated here).
+    Named for what it returns, an SB3 ``VecEnv``.
 
     ``env_kwargs["clip_rewards"]`` is taken out of the env's arguments and done by
     :class:`~saber.envs.ClipRewardKeepRaw` right above SB3's ``Monitor`` (then
@@ -374,10 +373,3 @@ def _game_of(venv: Any) -> str:
             "SaberMetricsCallback could not tell the game from the envs' spec; pass game='pong'"
         )
     return str(game)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "make_vec_env":
-        warn_deprecated("saber.training.sb3.make_vec_env", "saber.training.sb3.make_sb3_vec_env")
-        return make_sb3_vec_env
-    raise AttributeError(f"module 'saber.training.sb3' has no attribute {name!r}")
