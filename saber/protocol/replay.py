@@ -56,13 +56,18 @@ MAX_HEADER_BYTES = 1 << 20
 _FIXED_BYTES = len(_MAGIC) + 1 + 2 * _LENGTH.size + _CHECKSUM_BYTES
 
 
+def frame_skip(settings: Mapping[str, Any]) -> int:
+    """The frame skip of ``settings`` (1 when it is no integer >= 1)."""
+    skip = settings.get("frame_skip")
+    return skip if isinstance(skip, int) and not isinstance(skip, bool) and skip >= 1 else 1
+
+
 def max_steps(settings: Mapping[str, Any]) -> int:
     """The most agent steps an episode played with ``settings`` can take: the 100-hour cap
     (21,600,000 frames; a smaller ``max_episode_frames`` if the settings have one) over
     the frame skip (5,400,000 steps under SABER's settings; a frame skip that is no
     integer >= 1 counts as 1)."""
-    skip, cap = settings.get("frame_skip"), settings.get("max_episode_frames")
-    skip = skip if isinstance(skip, int) and not isinstance(skip, bool) and skip >= 1 else 1
+    skip, cap = frame_skip(settings), settings.get("max_episode_frames")
     frames = SABER_CAP_FRAMES
     if isinstance(cap, int) and not isinstance(cap, bool) and 1 <= cap < frames:
         frames = cap
@@ -226,6 +231,12 @@ def decode_replay_header(data: bytes, where: str = "replay") -> tuple[ReplayHead
         header = ReplayHeader.from_dict(json.loads(head.decode("utf-8"), parse_constant=_refuse))
     except (struct.error, ValueError, KeyError, TypeError, RecursionError) as error:
         raise ReplayError(f"{where}: damaged ({type(error).__name__}: {error})") from None
+    skip = header.settings.get("frame_skip")
+    if isinstance(skip, int) and skip > SABER_CAP_FRAMES:
+        raise ReplayError(
+            f"{where}: its frame skip, {skip:,} frames a step, is over the 100-hour cap "
+            f"({SABER_CAP_FRAMES:,} frames)"
+        )
     cap = max_steps(header.settings)
     if header.steps > cap:
         raise ReplayError(

@@ -274,8 +274,9 @@ def test_a_tiny_replay_of_the_whole_cap_is_estimated_and_held_to_a_budget(run: P
     assert len(data) < 1000
     lines[0] = put_replay(run, {**lines[0], "steps": 5_400_000}, data)
     write_records(run, lines)
-    result = verify_run(run, workers=0, budget=100_000)
-    assert result.steps_total >= 5_400_000 and result.steps_played < 100_000
+    result = verify_run(run, workers=0, budget=100_000)  # emulator frames
+    assert result.steps_total >= 5_400_000 and result.frames_total >= 21_600_000
+    assert result.frames_played < 100_000
     assert [c.episode for c in result.unplayed] == [lines[0]["episode"]]
     assert not result.verified and not result.ok
     assert result.lines()[0].startswith(
@@ -317,3 +318,28 @@ def test_a_run_file_that_is_no_regular_file_is_refused_in_one_line(
     assert code == 3, output
     kind = "a FIFO" if hostile == "fifo" else "a character device"
     assert output.strip().splitlines() == [f"Error: Cannot read {path}: {kind}, not a regular file"]
+
+
+def test_a_frame_skip_past_the_cap_is_refused_before_play(run: Path) -> None:
+    """One step of 10**9 frames would play for days: refused from the header."""
+    lines = records(run)
+    header, _ = read_replay((run / lines[0]["replay"]).read_bytes())
+    header["settings"]["frame_skip"] = 10**9
+    header["steps"] = 1
+    lines[0] = put_replay(run, {**lines[0], "steps": 1}, replay_bytes(header, bytes(1)))
+    write_records(run, lines)
+    _refused(run, "its frame skip, 1,000,000,000 frames a step, is over the 100-hour cap")
+
+
+def test_observations_of_any_size_asked_by_a_header_cost_nothing(run: Path) -> None:
+    """A header asking for 100,000 x 100,000 observations: played at SABER's size (the
+    observations change nothing of a record), and the settings named."""
+    lines = records(run)
+    for index, line in enumerate(lines):
+        header, actions = read_replay((run / line["replay"]).read_bytes())
+        header["settings"]["screen_size"] = 100_000
+        lines[index] = put_replay(run, line, replay_bytes(header, actions))
+    write_records(run, lines)
+    result = verify_run(run, workers=0)
+    assert not result.failed, result.lines()
+    assert [f.field for f in result.problems] == ["settings.screen_size", "run.json"]

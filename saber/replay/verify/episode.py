@@ -17,12 +17,15 @@ from saber.errors import ReplayError, RunDirectoryError, SaberError, shown
 from saber.protocol.limits import TIME_LIMITS
 from saber.protocol.replay import (
     MAX_REPLAY_BYTES,
+    Replay,
     ReplayHeader,
     decode_replay,
     decode_replay_header,
+    frame_skip,
     sha256_of,
 )
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
+from saber.protocol.settings import SaberSettings
 from saber.replay.simulate import Resimulation
 from saber.replay.verify.pool import REPORT_STEPS, report
 from saber.replay.verify.result import EpisodeCheck, Failure
@@ -134,6 +137,7 @@ def static_check(
         failures.append(Failure("replay", f"replay file {error}"))
         return replace(check, failures=tuple(failures)), None
     check = replace(check, steps=header.steps, settings=dict(header.settings),
+                    frames=header.steps * frame_skip(header.settings),
                     agent=header.agent, run=header.run, versions=dict(header.versions),
                     rom_sha256=header.rom_sha256)  # fmt: skip
     if (header.game, header.episode) != (game, episode):
@@ -157,6 +161,15 @@ def proven_record(
     proven.update({key: value for key, value in played.items() if key != "seconds"})
     proven.update(replay=record.get("replay"), replay_sha256=record.get("replay_sha256"))
     return proven
+
+
+def _observing_as_saber(replay: Replay) -> Replay:
+    """``replay`` with SABER's observation settings (screen size, frames stacked): they
+    change nothing of a record, and a header may ask for observations of any size."""
+    saber = SaberSettings()
+    settings = {**replay.header.settings, "screen_size": saber.screen_size,
+                "stack_size": saber.stack_size}  # fmt: skip
+    return Replay(replace(replay.header, settings=settings), replay.actions)
 
 
 def _played(simulation: Resimulation) -> dict[str, Any] | None:
@@ -188,7 +201,7 @@ def play_check(
         return replace(check, failures=(*check.failures, Failure("replay", f"replay file {error}")))
     failures = list(check.failures)
     try:
-        simulation = Resimulation(replay)
+        simulation = Resimulation(_observing_as_saber(replay))
         played = _played(simulation)
     except SaberError as error:
         failures.append(Failure("replay", f"cannot be replayed here: {error}"))

@@ -62,8 +62,9 @@ class EpisodeCheck:
         played: its replay was played (drawn, and it passed the static check).
         failures: every failure, static check and play; empty when verified (or when it
             passed the static check and was not played).
-        steps: agent steps its replay's header declares (0 if unread): the work of
-            playing it.
+        steps: agent steps its replay's header declares (0 if unread).
+        frames: emulator frames its play takes at most (the header's steps times its
+            frame skip; 0 if unread): the work of playing it.
         settings: the settings its replay's header says it was played with (empty if
             unread).
         agent, run: the agent and run name its replay's header gives, if read.
@@ -80,6 +81,7 @@ class EpisodeCheck:
     played: bool = False
     failures: tuple[Failure, ...] = ()
     steps: int = 0
+    frames: int = 0
     settings: Mapping[str, Any] = field(default_factory=dict, repr=False)
     agent: str | None = None
     run: str | None = None
@@ -182,9 +184,11 @@ class VerifyResult:
         versions: differences between the versions that recorded the run and these
             (``ale-py: 0.11.0 recorded, 0.12.1 here``): stated, not failures.
         sample: episodes asked to be played (None: all); seed: the seed of the draw.
-        budget: agent steps the play was allowed (None: no limit).
-        steps_played: agent steps of the episodes played.
-        steps_total: agent steps of every episode's replay (the work of a full check).
+        budget: emulator frames the play was allowed (None: no limit).
+        steps_played, frames_played: agent steps and emulator frames (at most) of the
+            episodes played.
+        steps_total, frames_total: the same of every episode's replay (the work of a
+            full check).
         finished: finished episodes found in the run's request.
     """
 
@@ -202,6 +206,8 @@ class VerifyResult:
     budget: int | None = None
     steps_played: int = 0
     steps_total: int = 0
+    frames_played: int = 0
+    frames_total: int = 0
     finished: int = 0
 
     @property

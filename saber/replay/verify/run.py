@@ -100,16 +100,16 @@ def _draw(keys: list[tuple[str, int]], sample: int | None, seed: int) -> list[tu
 
 
 def _within(
-    drawn: list[tuple[str, int]], steps: Mapping[Any, int], budget: int | None
+    drawn: list[tuple[str, int]], frames: Mapping[Any, int], budget: int | None
 ) -> list[Any]:
-    """The drawn episodes whose steps fit in ``budget`` (None: all), in order."""
+    """The drawn episodes whose frames fit in ``budget`` (None: all), in order."""
     if budget is None:
         return drawn
     kept, spent = [], 0
     for key in drawn:
-        if spent + steps[key] <= budget:
+        if spent + frames[key] <= budget:
             kept.append(key)
-            spent += steps[key]
+            spent += frames[key]
     return kept
 
 
@@ -130,20 +130,22 @@ def verify_records(
     sample, seed, workers, budget = draw
     static = {key: static_check(directory, record, line, claims)[0]
               for key, (line, record) in records.items()}  # fmt: skip
-    playable = {key: check.steps for key, check in static.items()}
-    chosen = _within(_draw(sorted(records), sample, seed), playable, budget)
-    work = [playable[key] for key in chosen]
+    frames = {key: check.frames for key, check in static.items()}
+    chosen = _within(_draw(sorted(records), sample, seed), frames, budget)
+    work = [static[key].steps for key in chosen]
     if say is not None and chosen:
         say(f"{shown(directory)}: playing {len(chosen)} episode(s), {sum(work):,} agent "
-            f"steps in all (the longest {max(work):,})")  # fmt: skip
+            f"steps in all ({sum(frames[key] for key in chosen):,} frames at most; the "
+            f"longest {max(work):,} steps)")  # fmt: skip
     jobs = [(str(directory), records[key][1], records[key][0], claims) for key in chosen]
     played = dict(zip(chosen, play_all(play_job, jobs, work, workers, progress), strict=True))
     episodes = tuple(played.get(key, static[key]) for key in sorted(records))
+    done = [check for check in played.values() if check.played]
     return VerifyResult(
         directory, episodes, sample=sample, seed=seed, budget=budget,
-        steps_played=sum(c.steps for c in played.values() if c.played),
-        steps_total=sum(playable.values()), finished=len(records),
-        versions=version_notes([c for c in episodes if c.versions]),
+        steps_played=sum(c.steps for c in done), frames_played=sum(c.frames for c in done),
+        steps_total=sum(c.steps for c in static.values()), frames_total=sum(frames.values()),
+        finished=len(records), versions=version_notes([c for c in episodes if c.versions]),
     )  # fmt: skip
 
 
@@ -252,8 +254,9 @@ def verify_run(
             checked statically all the same).
         seed: the seed of the sample.
         workers: worker processes (None: one per core; 0: this process).
-        budget: agent steps the play may take in all (None: no limit): drawn episodes
-            that do not fit, in order, are not played.
+        budget: emulator frames the play may take in all (None: no limit; an episode
+            takes at most its header's steps times its frame skip): drawn episodes that
+            do not fit, in order, are not played.
         progress: a progress bar on stderr (None: when stderr is a terminal).
         say: told one line before playing: the work, in agent steps.
 
