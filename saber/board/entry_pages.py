@@ -10,8 +10,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from saber.board.entries import STATUSES, Entry
-from saber.board.pages import Cell, esc, facts, frames, listing, page, status_cell, table
+from saber.board.pages import Cell, esc, frames, listing, page, render, status_cell, table
 from saber.board.ranking import LIMIT, Reports
 from saber.reports import to_csv
 
@@ -107,7 +109,6 @@ class EntryPages:
 
     def _entry_files(self, entry: Entry) -> None:
         folder = f"entries/{entry.id}"
-        links = []
         if entry.table is not None:
             report = self.reports.of(entry)
             self.files[f"{folder}/report.html"] = self._report_page(entry)
@@ -116,63 +117,43 @@ class EntryPages:
                 json.dumps(report.to_dict(), separators=(",", ":"), allow_nan=False) + "\n"
             )
             self.files[f"{folder}/scores.csv"] = to_csv(report)
-            links = [
-                '<a href="report.html">its SABER report, with figures</a>',
-                '<a href="report.json">the report as JSON</a>',
-                '<a href="scores.csv">per-game scores (CSV)</a>',
-            ]
-        parts = [
-            f"<p>{status_cell(entry).inner()}: {esc(entry.reason)}</p>",
-        ]
-        if links:
-            parts.append("<p>" + " · ".join(links) + "</p>")
         about = [
-            ("Kind", esc(entry.kind)),
-            ("Given as", f"<code>{esc(entry.given)}</code>"),
-            ("Content SHA-256", f"<code>{esc(entry.key)}</code>"),
-            ("Date", esc(entry.date or "not said")),
-            ("Training frames", esc(frames(entry.training_frames))),
+            ("Kind", entry.kind, False),
+            ("Given as", entry.given, True),
+            ("Content SHA-256", entry.key, True),
+            ("Date", entry.date or "not said", False),
+            ("Training frames", frames(entry.training_frames) + _declared(entry), False),
+            *((("Citation (as given)", entry.citation, False),) if entry.citation else ()),
+            *((k, v, False) for k, v in entry.facts.items()),
         ]
-        if entry.citation:
-            about.append(("Citation", esc(entry.citation)))
-        about += [(k, esc(v)) for k, v in entry.facts.items()]
         if entry.same_as:
-            about.append(("Also given as", esc(", ".join(entry.same_as)) + " (counted once)"))
-        parts += ["<h2>Provenance</h2>", facts(about)]
-        if entry.verification is not None:
-            parts += ["<h2>Verification</h2>", self._verification(entry)]
-        if entry.deviations:
-            parts += ["<h2>Settings that are not SABER's</h2>", listing(entry.deviations)]
-        if entry.table is not None and entry.table.warnings:  # an unfinished run, failed episodes
-            parts += ["<h2>Notes on its scores</h2>", listing(entry.table.warnings)]
-        parts.append("<h2>Reproduce its evaluation</h2>")
-        parts.append(
-            f"<pre><code>{esc(entry.command)}</code></pre>"
-            if entry.command
-            else "<p>No command: these scores were published, not evaluated by saber.</p>"
+            about.append(("Also given as", f"{', '.join(entry.same_as)} (counted once)", False))
+        settings = table(
+            "Settings its run.json states (it is judged by those its replays were played with)",
+            ["Setting", "Value"],
+            [[Cell(k), Cell(repr(v))] for k, v in entry.settings.items()],
+            sortable=False,
+            stacked=False,
         )
-        if entry.settings:
-            parts.append(
-                table(
-                    "Settings of its evaluation",
-                    ["Setting", "Value"],
-                    [[Cell(k), Cell(repr(v))] for k, v in entry.settings.items()],
-                    sortable=False,
-                    stacked=False,
-                )
-            )
-        if entry.versions:
-            parts.append(
-                table(
-                    "Versions it was evaluated with",
-                    ["Package", "Version"],
-                    [[Cell(k), Cell(str(v))] for k, v in entry.versions.items()],
-                    sortable=False,
-                    stacked=False,
-                )
-            )
+        versions = table(
+            "Versions it was evaluated with",
+            ["Package", "Version"],
+            [[Cell(k), Cell(str(v))] for k, v in entry.versions.items()],
+            sortable=False,
+            stacked=False,
+        )
+        body = render(
+            "entry.html",
+            entry=entry,
+            status=status_cell(entry).inner(),
+            about=about,
+            verification=_verification(entry) if entry.verification is not None else "",
+            warnings=entry.table.warnings if entry.table is not None else [],
+            settings=Markup(settings) if entry.settings else "",
+            versions=Markup(versions) if entry.versions else "",
+        )
         self.files[f"{folder}/index.html"] = page(
-            entry.label, f"{folder}/index.html", "\n".join(parts), self.footer
+            entry.label, f"{folder}/index.html", body, self.footer
         )
 
     def _report_page(self, entry: Entry) -> str:
@@ -185,36 +166,32 @@ class EntryPages:
         )
         return self.report_page(entry).replace("<main>", f"<main>\n{back}", 1)
 
-    def _verification(self, entry: Entry) -> str:
-        found = entry.verification or {}
-        played, finished = found.get("played", 0), found.get("finished", 0)
-        seeds = sorted({str(run.get("seed")) for run in found.get("runs", [])})
-        what = (
-            f"Every replay's file, SHA-256 and header was checked against its record; "
-            f"{played} of {finished} finished episodes were played again"
-        )
-        if found.get("sample") is not None and played < finished:
-            what += (
-                f", a sample drawn at build time (--sample {found['sample']}, seed "
-                f"{', '.join(seeds)}: a seed no one knew before the build). To repeat this check:"
-            )
-            parts = [f"<p>{esc(what)}</p>", _commands(found.get("repeat", [])),
-                     "<p>To check every replay:</p>"]  # fmt: skip
-        else:
-            parts = [f"<p>{esc(what)}. To check them yourself:</p>"]
-        parts.append(_commands(found.get("check_all", [])))
-        if found.get("budget"):
-            parts.append(
-                f"<p>The build's budget: {found['budget']:,} agent steps of play a run.</p>"
-            )
-        for run in found.get("runs", []):
-            lines = [*run.get("problems", []), *(f"note: {n}" for n in run.get("notes", []))]
-            if run.get("error"):
-                lines.insert(0, run["error"])
-            if lines:
-                parts.append(f"<p><code>{esc(run['directory'])}</code>:</p>" + listing(lines))
-        return "\n".join(parts)
+
+def _declared(entry: Entry) -> str:
+    """Training frames are declared, never proven: said so when there are any."""
+    return " (declared)" if entry.training_frames else ""
 
 
-def _commands(commands: Sequence[str]) -> str:
-    return f"<pre><code>{esc(chr(10).join(commands))}</code></pre>"
+def _verification(entry: Entry) -> Markup:
+    """What verifying the entry's runs found, with the commands that repeat it."""
+    found = entry.verification or {}
+    played, finished = found.get("played", 0), found.get("finished", 0)
+    runs = []
+    for run in found.get("runs", []):
+        lines = [*run.get("problems", []), *(f"note: {n}" for n in run.get("notes", []))]
+        if run.get("error"):
+            lines.insert(0, run["error"])
+        if lines:
+            runs.append((run["directory"], lines))
+    return render(
+        "verification.html",
+        played=played,
+        finished=finished,
+        sampled=found.get("sample") is not None and played < finished,
+        sample=found.get("sample"),
+        seeds=", ".join(sorted({str(run.get("seed")) for run in found.get("runs", [])})),
+        repeat="\n".join(found.get("repeat", [])),
+        check_all="\n".join(found.get("check_all", [])),
+        budget=found.get("budget"),
+        runs=runs,
+    )
