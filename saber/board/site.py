@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from saber.board.entries import (
     CONFLICT,
     FAILED,
@@ -42,7 +44,6 @@ from saber.board.pages import (
     Cell,
     esc,
     frames,
-    listing,
     page,
     pct,
     render,
@@ -191,78 +192,43 @@ class Site:
     def _ranking_page(self, ranking: Ranking, rows: list[dict[str, Any]], path: str) -> str:
         root = "../" * path.count("/")
         game_set = ranking.game_set
-        sets = []
-        for other in self.rankings:
-            target = f"{root}rankings/{other.game_set.slug}.html"
-            name = f"{other.game_set.words()[:-1]}, {len(other.rows)} ranked)"
-            current = ' aria-current="page"' if other is ranking and path != "index.html" else ""
-            sets.append(f'<li><a href="{target}"{current}>{esc(name)}</a></li>')
-        parts = [
-            f"<p>Entries compared like for like on {esc(game_set.words())}: each one's "
-            "statistics over these games alone, at the "
-            f"{esc(time_limit(LIMIT).title)} time limit. Median, interquartile mean (IQM) and "
-            "mean of world-record-normalized scores, percent, with 95% bootstrap intervals; "
-            "games per SABER class. An entry that lacks a game of the set is not ranked on "
-            "it.</p>",
-            '<nav aria-label="Sets of games"><p class="sets-title">Rank on:</p><ul class="sets">'
-            + "".join(sets)
-            + "</ul></nav>",
-        ]
-        if not game_set.games:
-            parts.append("<p>No game is common to every ranked entry.</p>")
-        elif not rows:
-            parts.append("<p>No entry has every game of this set.</p>")
-        else:
-            parts.append(self._ranking_table(ranking, rows, root))
-            parts += self._without_record(ranking) + _footnotes(ranking)
-        if game_set.games and len(game_set.games) <= 10:
-            titles = ", ".join(
-                f'<a href="{root}games/{g}.html">{esc(game_title(g))}</a>' for g in game_set.games
-            )
-            parts.append(f"<p>The games: {titles}.</p>")
-        if ranking.lacking:
-            parts.append("<h2>Not ranked on these games</h2>")
-            parts.append(
-                listing(
-                    [
-                        f"{entry.label} ({entry.given}): lacks {len(lacking)} of "
-                        f"{len(game_set.games)} games"
-                        + (f" ({', '.join(lacking)})" if len(lacking) <= 5 else "")
-                        for entry, lacking in ranking.lacking
-                    ]
-                )
-            )
+        front = path == "index.html"
+        sets = [
+            (f"{root}rankings/{other.game_set.slug}.html",
+             f"{other.game_set.words()[:-1]}, {len(other.rows)} ranked)",
+             other is ranking and not front)
+            for other in self.rankings
+        ]  # fmt: skip
         unranked = [e for e in self.entries if not e.ranked]
-        if unranked:
-            parts.append("<h2>Entries never ranked</h2>")
-            parts.append(
-                table(
-                    "Entries not ranked, with the reason",
-                    ["Entry", "Status", "Reason"],
-                    [
-                        [
-                            Cell(e.label, href=f"{root}entries/{e.id}/index.html"),
-                            status_cell(e),
-                            Cell(e.reason),
-                        ]
-                        for e in unranked
-                    ],
-                )
-            )
-        if self.notes:
-            parts += ["<h2>Given twice, or copied</h2>", listing(self.notes)]
-        title = "SABER board" if path == "index.html" else f"Ranking on {game_set.title}"
-        if path == "index.html":
-            counts = ", ".join(
-                f"{n} {s}" for s in STATUSES if (n := sum(e.status == s for e in self.entries))
-            )
-            parts.insert(
-                0,
-                f"<p>{len(self.entries)} entries ({esc(counts)}), each one's status decided when "
-                "this site was built: a run is verified by playing its replays again, without "
-                f'the policy (<a href="about.html">what the board checks</a>).</p>',
-            )
-        return page(title, path, "\n".join(parts), self.footer)
+        body = render(
+            "ranking.html",
+            front=front,
+            count=len(self.entries),
+            counts=", ".join(f"{n} {s}" for s in STATUSES
+                             if (n := sum(e.status == s for e in self.entries))),
+            words=game_set.words(),
+            limit=time_limit(LIMIT).title,
+            sets=sets,
+            no_games=not game_set.games,
+            ranking_table=Markup(self._ranking_table(ranking, rows, root)) if rows else "",
+            footnotes=[Markup(n) for n in self._without_record(ranking) + _footnotes(ranking)],
+            games=[(f"{root}games/{g}.html", game_title(g)) for g in game_set.games]
+            if len(game_set.games) <= 10 else [],
+            lacking=[
+                f"{entry.label} ({entry.given}): lacks {len(lacking)} of {len(game_set.games)} "
+                "games" + (f" ({', '.join(lacking)})" if len(lacking) <= 5 else "")
+                for entry, lacking in ranking.lacking
+            ],
+            unranked=Markup(table(
+                "Entries not ranked, with the reason",
+                ["Entry", "Status", "Reason"],
+                [[Cell(e.label, href=f"{root}entries/{e.id}/index.html"), status_cell(e),
+                  Cell(e.reason)] for e in unranked],
+            )) if unranked else "",
+            notes=self.notes,
+        )  # fmt: skip
+        title = "SABER board" if front else f"Ranking on {game_set.title}"
+        return page(title, path, body, self.footer)
 
     def _ranking_table(self, ranking: Ranking, rows: list[dict[str, Any]], root: str) -> str:
         header = [
