@@ -76,7 +76,6 @@ class Entry:
         claimed_name: a run's name in its ``board.json``, when it is not its replays'.
         short: episodes per game when fewer than the protocol's 100 (shown, and said so
             wherever it is ranked).
-        fingerprint: what its runs' records say (:mod:`saber.board.copies`).
         id: its page's name on the site.
     """
 
@@ -102,9 +101,7 @@ class Entry:
     run_ids: tuple[str, ...] = ()
     recorded_from: Mapping[str, str] = field(default_factory=dict)
     claimed_name: str | None = None
-    proven_agent: str | None = None
     short: int | None = None
-    fingerprint: str | None = None
     id: str = ""
 
     @property

@@ -45,15 +45,22 @@ def build_seed() -> int:
 
 
 def verify_document(
-    run: Any, sample: int | None, seed: int, budget: int | None, workers: int | None
+    run: Any,
+    sample: int | None,
+    seed: int,
+    budget: int | None,
+    workers: int | None,
+    progress: bool | None = False,
 ) -> dict[str, Any]:
     """What :func:`verify_run` finds in one run directory, as a JSON document (a worker
-    process sends it back; the cache keeps it)."""
+    process sends it back; the cache keeps it); ``progress``: its bar on stderr (None:
+    when stderr is a terminal)."""
     from saber.replay.verify import CHECKED_FIELDS, verify_run
 
     try:
-        result = verify_run(run, sample=sample, seed=seed, workers=workers, budget=budget,
-                            progress=False)  # fmt: skip
+        result = verify_run(
+            run, sample=sample, seed=seed, workers=workers, budget=budget, progress=progress
+        )
     except SaberError as error:
         return {"error": shown(" ".join(str(error).split())), "seed": seed}
     problems = result.lines()
@@ -143,7 +150,7 @@ def _verify_all(
     side, one per worker process (each starts its emulator once)."""
     sample, seed, budget = draw
     if len(runs) <= 1:
-        return [verify_document(run, sample, seed, budget, workers) for run in runs]
+        return [verify_document(run, sample, seed, budget, workers, None) for run in runs]
     found = run_all(verify_document, [(run, sample, seed, budget, 0) for run in runs], workers)
     return [
         value if isinstance(value, dict) else {"error": f"not verified: {value}", "seed": seed}
@@ -171,15 +178,12 @@ def judged(entry: Entry, found: list[Mapping[str, Any]], draw: tuple[Any, ...]) 
     }
     status, reason = _verdict(runs, verification)
     short = min((doc.get("episodes_per_game") or 0 for doc in runs), default=0)
-    agents = sorted({str(doc["agent"]) for doc in runs if doc.get("agent")})
     return entry.with_status(
         status,
         reason,
         verification=verification,
         deviations=_deviations(runs),
-        proven_agent=agents[0] if len(agents) == 1 else None,
         short=short if 0 < short < PROTOCOL_EPISODES else None,
-        fingerprint=digest(*(doc.get("fingerprint") for doc in runs)),
     )
 
 
