@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from saber.errors import ReplayError, SaberError, shown
-from saber.protocol.replay import Replay, decode_replay, sha256_of
+from saber.errors import ReplayError, RunDirectoryError, SaberError, shown
+from saber.protocol.replay import MAX_REPLAY_BYTES, Replay, decode_replay, sha256_of
 from saber.replay.simulate import Resimulation, Transition
+from saber.rundir.contained import contained_path, read_regular
 from saber.rundir.reading import read_episode_lines
 from saber.rundir.records import EPISODES_FILE
 
@@ -67,10 +68,12 @@ def _load(directory: Path, record: dict[str, Any]) -> RecordedEpisode:
     if not relative:
         raise ReplayError(f"{directory}: {where} has no replay (recorded without replays)")
     path = directory / str(relative)
-    try:
-        data = path.read_bytes()
-    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
-        raise ReplayError(f"{shown(path)}: {getattr(error, 'strerror', None) or error}") from None
+    try:  # only a regular file inside the run directory, to the most a replay takes
+        data = read_regular(contained_path(directory, relative), MAX_REPLAY_BYTES)
+    except RunDirectoryError as why:
+        raise ReplayError(f"{shown(path)}: {why}") from None
+    except OSError as error:
+        raise ReplayError(f"{shown(path)}: {error.strerror or error}") from None
     if sha256_of(data) != record.get("replay_sha256"):
         raise ReplayError(
             f"{shown(path)} is not the replay that {where}'s record names (its SHA-256 "

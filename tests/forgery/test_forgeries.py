@@ -343,3 +343,16 @@ def test_observations_of_any_size_asked_by_a_header_cost_nothing(run: Path) -> N
     result = verify_run(run, workers=0)
     assert not result.failed, result.lines()
     assert [f.field for f in result.problems] == ["settings.screen_size", "run.json"]
+
+
+def test_saber_replay_reads_no_hostile_replay_path_either(run: Path) -> None:
+    """Filming or iterating an episode reads its replay as verify does."""
+    line = records(run)[0]
+    path = run / line["replay"]
+    path.unlink()
+    path.symlink_to("/dev/zero")
+    result = CliRunner().invoke(
+        main, ["replay", str(run), "--game", "breakout", "--episode", str(line["episode"])]
+    )
+    assert result.exit_code == 3 and "Traceback" not in result.output, result.output
+    assert "a symbolic link out of the run directory, to /dev/zero" in result.output
