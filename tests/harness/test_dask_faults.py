@@ -1,7 +1,8 @@
 """The Dask path under real faults, on a cluster of separate processes on loopback
 (:class:`tests.harness.dask_cluster.LoopbackCluster`): the scheduler killed (-9) with
 Ctrl-C and SIGTERM during the reconnect, and without; a worker killed (-9); a worker
-stopped (SIGSTOP) mid-unit, and one stopped while idle, then handed a unit; workers slow
+stopped (SIGSTOP) mid-unit, and one stopped while idle, then handed a unit; a whole node
+frozen (nanny and worker stopped); workers slow
 to build the policy (not stopped); a hung worker that nothing replaces (no nanny); a policy
 that segfaults on every worker. The runs that
 finish are compared, field for field, with an uninterrupted run of the same seeds, every
@@ -226,3 +227,34 @@ def test_policy_that_segfaults_everywhere_stops_after_three_units_naming_the_sig
     records = read_records(out)
     assert len({record["error"] for record in records}) == 1
     assert _last_session(out)["status"] == "failed"
+
+
+def test_a_frozen_node_holds_up_nothing(tmp_path: Path) -> None:
+    """A whole node frozen mid-unit (its nanny and its worker stopped with SIGSTOP, never
+    woken: no nanny is left to kill the worker): its unit fails at --unit-timeout and its
+    episodes run again; a retry that lands on the frozen worker again fails at the
+    deadline too and ends its episode as a failure. The run ends long before Dask's worker
+    TTL (5 minutes) would have noticed, every episode recorded once: finished as the
+    reference's, or failed after its two attempts (exit status 1)."""
+    episodes, unit_timeout = 6, 8
+    reference = _reference(tmp_path / "reference", episodes)
+    out = tmp_path / "run"
+    with LoopbackCluster(tmp_path / "cluster") as cluster:
+        command = eval_command(cluster.address, out, episodes, "--workers", "2",
+                               "--envs-per-worker", "3", "--unit-timeout", str(unit_timeout))  # fmt: skip
+        first = next(iter(cluster.workers().values()))
+        with running_eval(command, tmp_path) as process:
+            assert wait_for(lambda: finished_lines(out) > 0, 120), _errors(tmp_path)
+            os.killpg(os.getpgid(first), signal.SIGSTOP)  # the nanny's group: never woken
+            status = _stopped(process, 180)
+    errors = _errors(tmp_path)
+    records = read_records(out)
+    finished = {r["episode"]: r for r in records if "error" not in r}
+    failed = {r["episode"] for r in records if "error" in r} - set(finished)
+    assert status == (ExitCode.FAILED if failed else 0), errors
+    assert sorted([*finished, *failed]) == list(range(episodes))
+    assert set(strip_timing(list(finished.values()))) <= set(reference)  # as played alone
+    assert {r["kind"] for r in records if "error" in r} == {"timeout"}
+    for episode in failed:  # its two attempts, both at the deadline
+        attempts = [r["attempt"] for r in records if r["episode"] == episode and "error" in r]
+        assert attempts == [0, 1], records
