@@ -633,3 +633,31 @@ def test_a_copy_of_a_run_under_another_name_is_credited_to_no_one(
         (shown,) = [e for e in board.entries if e.given == str(copy)]
         assert shown.facts["Name its board.json gives"] == "mine"
         assert not any(ranking.rows for ranking in board.rankings)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("score", 21.0), ("score_5min", 21.0), ("score_30min", 21.0), ("frames", 7),
+     ("steps", 3), ("end", "time_cap"), ("rollovers", 1), ("infinite", True), ("seed", 12345)],
+)  # fmt: skip
+def test_a_record_its_replay_does_not_reproduce_is_never_shown_verified(
+    tmp_path: Path, good_run: Path, field: str, value: object
+) -> None:
+    """One field of one record changed, the digest recomputed (as a submitter would): the
+    entry fails with the field named. Sampled, every record changed: whichever the draw
+    (from a seed drawn at build time), the sample holds one, and fails."""
+
+    def one(records: list[dict]) -> list[dict]:
+        return [{**records[0], field: value}, *records[1:]]
+
+    def every(records: list[dict]) -> list[dict]:
+        return [{**record, field: value} for record in records]
+
+    for sample, edit in ((None, one), (1, every)):
+        run = another_run(good_run, tmp_path / f"edited-{sample}", edit, keep_id=True)
+        board = build([run], tmp_path / f"site-{sample}", tmp_path / "cache", sample=sample)
+        (entry,) = board.entries
+        assert entry.status == "failed", (sample, entry.reason)
+        # (every seed changed: the scores' reader refuses the run before any replay)
+        assert field in entry.reason or edit is every, entry.reason
+        assert not any(ranking.rows for ranking in board.rankings)
