@@ -661,3 +661,20 @@ def test_a_record_its_replay_does_not_reproduce_is_never_shown_verified(
         # (every seed changed: the scores' reader refuses the run before any replay)
         assert field in entry.reason or edit is every, entry.reason
         assert not any(ranking.rows for ranking in board.rankings)
+
+
+def test_a_run_with_episodes_of_its_request_missing_is_shown_never_ranked(
+    tmp_path: Path, good_run: Path
+) -> None:
+    """The worse episode dropped (a higher mean), the digest recomputed: the run is not
+    whole, so it is shown "incomplete" with the count, never ranked."""
+
+    def drop_worse(records: list[dict]) -> list[dict]:
+        return [max(records, key=lambda r: r["score"])]
+
+    run = another_run(good_run, tmp_path / "dropped", drop_worse, keep_id=True)
+    board = build([run], tmp_path / "site", tmp_path / "cache")
+    (entry,) = board.entries
+    assert entry.status == "incomplete", entry.reason
+    assert entry.reason.startswith("not whole: 1 of the 2 episodes its request defines")
+    assert not any(ranking.rows for ranking in board.rankings) and not board.passed
