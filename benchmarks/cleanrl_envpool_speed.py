@@ -17,7 +17,7 @@
    with the settings closest to SABER's (sticky 0.25, 18 actions, bilinear resize, no
    life signal, ``noop_max=1``: envpool's least). Env-steps per second. Beside them, the
    two ceilings, ale-py's engine with no SABER work at all (no resize, stack, rules or
-   info; ``saber.envs.vector.new_vector_engine``'s settings):
+   info; ``saber.envs.engines.new_vector_engine``'s settings):
    * "ale-py, saber's arrangement": what saber.envpool's async mode stands on, one
      synchronous engine per group of ``batch_size`` envs, ``recv`` of the oldest group
      sent;
@@ -156,8 +156,8 @@ def envpool_async(game: str, num_envs: int, batches: int) -> float:
 def ale_groups(game: str, num_envs: int, batches: int) -> float:
     """Env-steps/s of ale-py's engines as saber.envpool's async mode arranges them (one
     synchronous engine per group, the oldest group received first), no SABER work."""
+    from saber.envs.engines import new_vector_engine
     from saber.envs.factory import resolve_rom_id
-    from saber.envs.vector import new_vector_engine
     from saber.protocol.settings import SaberSettings
 
     batch_size = num_envs // 2
@@ -192,8 +192,8 @@ def ale_groups(game: str, num_envs: int, batches: int) -> float:
 def ale_async(game: str, num_envs: int, batches: int) -> float:
     """Env-steps/s of ale-py's own async mode (one engine, the first ``batch_size`` envs
     done received), no SABER work: a ceiling SABER cannot use (see the module doc)."""
+    from saber.envs.engines import new_vector_engine
     from saber.envs.factory import resolve_rom_id
-    from saber.envs.vector import new_vector_engine
     from saber.protocol.settings import SaberSettings
 
     batch_size = num_envs // 2

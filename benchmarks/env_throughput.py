@@ -54,7 +54,7 @@ from _results import Measurement, add_options, spread
 from ale_py import ALEInterface, LoggerMode, roms
 
 import saber
-from saber.envs.vector import new_vector_engine
+from saber.envs.engines import new_vector_engine
 from saber.protocol import SaberSettings
 
 gym.register_envs(ale_py)

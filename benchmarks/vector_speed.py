@@ -31,7 +31,7 @@ import numpy as np
 from _results import Measurement, add_options, interleaved, run_modes
 
 import saber  # registers SABER/*
-from saber.envs.vector import new_vector_engine
+from saber.envs.engines import new_vector_engine
 from saber.games import game_sets, get_game
 from saber.protocol import SaberSettings
 

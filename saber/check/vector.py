@@ -87,7 +87,7 @@ class SaberVectorSeams:
     reward_clock = "SaberVectorEnv._last_reward_frame"
 
     def __init__(self, env: Any) -> None:
-        from saber.envs.vector import _SequentialEngine, _ThreadedEngine
+        from saber.envs.engines import SequentialEngine, ThreadedEngine
 
         self.env = env
         # The game the env was made with (kept on it: each probe makes its own adapter).
@@ -98,12 +98,12 @@ class SaberVectorSeams:
             settings, rows = env.saber_settings, env.num_envs
             # The same engine as the env's (ale-py's threaded one, or the single env's
             # code row by row, which a game with fewer than 18 legal actions runs).
-            threaded = isinstance(engine, _ThreadedEngine)
+            threaded = isinstance(engine, ThreadedEngine)
             engine.close()
             env._engine = (
-                _ThreadedEngine(FOLLOWED_GAME, rows, settings, 0)
+                ThreadedEngine(FOLLOWED_GAME, rows, settings, 0)
                 if threaded
-                else _SequentialEngine(FOLLOWED_GAME, rows, settings)
+                else SequentialEngine(FOLLOWED_GAME, rows, settings)
             )
             env.rom_id = FOLLOWED_GAME
             env._started[:] = False  # a reset first, as after construction

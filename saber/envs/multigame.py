@@ -26,7 +26,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from saber.envs.emulator import refuse_pickling
-from saber.envs.vector import SaberVectorEnv, _checked_actions, _per_row_seeds, _reset_mask
+from saber.envs.vector import SaberVectorEnv
+from saber.envs.vector_args import checked_actions, per_row_seeds, reset_mask
 from saber.envs.wrappers import RAW_REWARD
 from saber.errors import SaberError, UnknownGameError
 from saber.games import GameInfo, game_sets, resolve_games
@@ -103,14 +104,14 @@ class SaberMultiGameVectorEnv(VectorEnv):
         checkpoint_frames: dict[str, int] | None = None,
         **overrides: Any,
     ) -> None:
-        infos, _, num_envs = _dealt_games(games, game_set, num_envs, num_threads)
+        infos, _, num_envs = dealt_games(games, game_set, num_envs, num_threads)
         count = len(infos)
         per_game = num_envs // count
-        threads = num_threads or _threads_per_game(count, per_game)
+        threads = num_threads or threads_per_game(count, per_game)
         self.games: tuple[str, ...] = tuple(game.ale_id for game in infos)
         self.num_envs = num_envs
         self.vector_envs: tuple[SaberVectorEnv, ...] = ()
-        envs = _one_per_game(
+        envs = one_per_game(
             lambda game: SaberVectorEnv(
                 game,
                 per_game,
@@ -165,12 +166,12 @@ class SaberMultiGameVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
         self._check_open()
-        mask = _reset_mask(options, self.num_envs)
+        mask = reset_mask(options, self.num_envs)
         if mask is None:
             mask = np.ones(self.num_envs, dtype=bool)
         # The seed of each reset row, in row order (s + k for the k-th, as a single game's
         # vector env gives), dealt out to the games' envs by row.
-        seeds = _per_row_seeds(seed, int(np.count_nonzero(mask)))
+        seeds = per_row_seeds(seed, int(np.count_nonzero(mask)))
         if seeds and seeds[0] is not None:
             self._np_random, self._np_random_seed = seeding.np_random(seeds[0])
         row_seeds = np.full(self.num_envs, -1, dtype=np.int64)
@@ -199,7 +200,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
         self._check_open()
         if self._in_flight:
             raise RuntimeError("a step is in flight (step_async): call step_wait() first")
-        actions = _checked_actions(actions, self.num_envs)
+        actions = checked_actions(actions, self.num_envs)
         self._check_ready()  # before any game starts: a refusal leaves no step half sent
         count = len(self.games)
         for g, env in enumerate(self.vector_envs):
@@ -287,7 +288,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
             env.close()
 
 
-def _dealt_games(
+def dealt_games(
     games: str | Sequence[str] | None, game_set: str | None, num_envs: Any, num_threads: Any
 ) -> tuple[tuple[GameInfo, ...], str, int]:
     """The games of a multi-game env, the id it is played under (``"SABER/Atari5"``) and
@@ -317,7 +318,7 @@ def _dealt_games(
     return infos, name, num_envs
 
 
-def _one_per_game(make: Callable[[str], _Env], games: Sequence[str]) -> tuple[_Env, ...]:
+def one_per_game(make: Callable[[str], _Env], games: Sequence[str]) -> tuple[_Env, ...]:
     """``make(game)`` for each game, in order; if one fails, those made are closed (their
     engines' threads stop) before the error goes on."""
     envs: list[_Env] = []
@@ -375,7 +376,7 @@ def _env_name(game_set: str | None) -> str:
     return "SABER/Games" if game_set is None else env_id(game_set)
 
 
-def _threads_per_game(games: int, per_game: int) -> int:
+def threads_per_game(games: int, per_game: int) -> int:
     """Each game's engine's threads: the cores shared out, at least one, at most its rows."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(per_game, -(-(cores or 1) // games)))

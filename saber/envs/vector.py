@@ -1,26 +1,10 @@
 """The vectorized SABER environment: ``gymnasium.make_vec("SABER/Pong", num_envs=8)``.
 
-Emulation runs in ale-py's threaded C++ vector engine (every core busy, no Python per
-frame), configured to do only what SABER and ale-py agree on: 4-frame repeat with
-max-pooled grayscale frames, sticky actions, no no-op or FIRE starts, no life signal,
-no reward clipping, no resize. The rest happens here, on the whole batch at once:
-bilinear resize (ale-py's engine resizes with INTER_AREA) and the frame stack
-(:mod:`saber.envs.framestack`: one OpenCV call per batch, a ring buffer), and the SABER
-rules (rollover, stuck timeout, 100-hour cap, episode statistics) with numpy. All of it
-runs while the engine's threads wait, so it is kept to few calls and copies
-(docs/speed.md measures it).
-
-For a game where ale-py calls fewer than 18 actions legal (Skiing), its engine cannot
-send the others, although the game responds to them; such a game runs the single env's
-emulation code for each sub-env in turn, in this process (same results, one core).
-
-Both engines give exactly the observations, rewards and episode ends of
-``gymnasium.make("SABER/<Game>")`` for the same seeds and actions (tested).
-
-One spelling makes it: ``gymnasium.make_vec("SABER/<Game>", num_envs)``, as for any
-Gymnasium env, so that code written for Gymnasium needs nothing of saber's. The class
-stays public for ``isinstance`` and for its arguments' documentation (``make_vec`` passes
-its keyword arguments here).
+Emulation runs in one of :mod:`saber.envs.engines`; the rest happens here on the whole
+batch at once: the resize, the frame stack (:mod:`saber.envs.framestack`) and the SABER
+rules (:mod:`saber.envs.rules`) with numpy. It gives exactly the observations, rewards
+and episode ends of ``gymnasium.make("SABER/<Game>")`` for the same seeds and actions
+(tests/envs); docs/environments.md describes it.
 """
 
 from __future__ import annotations
@@ -28,7 +12,6 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
-import ale_py
 import numpy as np
 from gymnasium.error import ResetNeeded
 from gymnasium.spaces import Box, Discrete
@@ -37,175 +20,19 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from saber.envs import rules
-from saber.envs.emulator import (
-    FrameRepeater,
-    SeedStream,
-    legal_action_count,
-    new_ale,
-    refuse_pickling,
-    rom_path,
-)
+from saber.envs.emulator import SeedStream, legal_action_count, refuse_pickling
+from saber.envs.engines import SequentialEngine, ThreadedEngine
 from saber.envs.factory import resolve_rom_id
 from saber.envs.framestack import RingFrameStack
+from saber.envs.vector_args import checked_actions, per_row_seeds, reset_mask
 from saber.envs.wrappers import RAW_REWARD
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 
-_NO_SEED = -1  # ale-py's vector engine: reset without reloading the ROM
-_INT32_MAX = 2**31 - 1
 _NO_INDICES = np.zeros(0, dtype=np.intp)  # the rows to reset on a step that resets none
 _NO_INDICES.flags.writeable = False
 _StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
 _Prepared = tuple[np.ndarray, np.ndarray, list[int | None]]  # actions, reset rows, ALE seeds
-
-
-def new_vector_engine(
-    rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int = 0, batch_size: int = 0
-) -> ale_py.ALEVectorInterface:
-    """ale-py's C++ vector engine configured as SABER needs it: frame repeat with max-pooled
-    210 x 160 grayscale frames and sticky actions, nothing else (no resize, no no-op or
-    FIRE starts, no life signal, no clipping, no cap). ``benchmarks/env_throughput.py``
-    times its vector tight loop on this very engine."""
-    return ale_py.ALEVectorInterface(
-        rom_path=rom_path(rom_id),
-        num_envs=num_envs,
-        frame_skip=settings.frame_skip,
-        stack_num=1,
-        img_height=210,
-        img_width=160,
-        grayscale=True,
-        maxpool=True,
-        noop_max=0,
-        use_fire_reset=False,
-        episodic_life=False,
-        life_loss_info=False,
-        reward_clipping=False,
-        max_episode_steps=_INT32_MAX,  # frames; the Python side applies SABER's limits
-        repeat_action_probability=settings.repeat_action_probability,
-        full_action_space=True,
-        batch_size=batch_size,  # 0 = num_envs, sync: SABER's; async (> 0): benchmarks only
-        num_threads=num_threads,
-        thread_affinity_offset=-1,
-        autoreset_mode="NextStep",
-    )
-
-
-class _ThreadedEngine:
-    """ale-py's C++ vector engine; returns max-pooled 210 x 160 grayscale frames."""
-
-    def __init__(
-        self, rom_id: str, num_envs: int, settings: SaberSettings, num_threads: int
-    ) -> None:
-        self.ale = new_vector_engine(rom_id, num_envs, settings, num_threads)
-        legal = [action.value for action in self.ale.get_action_set()]
-        if legal != list(range(NUM_ACTIONS)):  # the engine indexes this list with our actions
-            raise RuntimeError(f"ale-py's legal actions for {rom_id} are {legal}, not 0..17")
-        self.num_envs = num_envs
-        self._strength = np.ones(num_envs, dtype=np.float32)
-        self._in_flight = False  # a step sent and not yet received
-        # The engine's frame counter at each row's episode start. ALE plays a game's
-        # starting actions at every reset (Double Dunk: about 20 frames, Name This Game:
-        # about 130, varying with sticky actions) and the engine counts them; the single
-        # env counts from 0 at the reset, and so do SABER's limits and records here.
-        self._start_frames = np.zeros(num_envs, dtype=np.int64)
-
-    def close(self) -> None:
-        """Stop the engine's threads: ale-py has no stop call, its destructor joins them,
-        and this drops the only reference to it (so CPython runs it here, not at GC)."""
-        if self._in_flight:  # a step in flight is received first: no thread is mid-batch
-            self.ale.recv()
-        ale, self.ale = self.ale, None  # type: ignore[assignment]
-        del ale
-
-    def send(self, actions: np.ndarray) -> None:
-        """Start a step on the engine's threads; :meth:`step` then receives it, unsent."""
-        self.ale.send(actions.astype(np.int32), self._strength)
-        self._in_flight = True
-
-    def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
-        seeds = np.array([_NO_SEED if s is None else s for s in ale_seeds], dtype=np.int32)
-        obs, info = self.ale.reset(rows.astype(np.int32), seeds)
-        # With batch_size == num_envs the engine writes each result at its env id
-        # (ale-py 0.12 result_staging.hpp, "ordered mode"): rows come back in order.
-        self._start_frames[rows] = info["episode_frame_number"][rows]
-        return obs[rows, 0]
-
-    def step(
-        self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        # The engine itself resets sub-envs whose game ended at the previous step (without
-        # reloading: the single env's rule after a game over). Sub-envs that we truncated
-        # are stepped once more, then reset here with a reload, which erases that step.
-        if not self._in_flight:  # not started by send(): sent here
-            self.send(actions)
-        self._in_flight = False
-        obs, rewards, game_over, _, info = self.ale.recv()  # in env order (see reset)
-        frames = obs[:, 0]
-        rewards = rewards.astype(np.float64)
-        episode_frames = info["episode_frame_number"].astype(np.int64)
-        if len(reset_rows):
-            # Rows the engine reset itself start their episode at this step's counter;
-            # rows reloaded here, at their reset's (self.reset, which comes after).
-            self._start_frames[reset_rows] = episode_frames[reset_rows]
-            reload = [i for i, seed in enumerate(ale_seeds) if seed is not None]
-            if reload:
-                frames = frames.copy()
-                frames[reset_rows[reload]] = self.reset(
-                    reset_rows[reload], [ale_seeds[i] for i in reload]
-                )
-            rewards[reset_rows] = 0.0
-            game_over[reset_rows] = False
-        episode_frames -= self._start_frames
-        episode_frames[reset_rows] = 0  # reloaded rows were stepped once more: no frame counts
-        return frames, rewards, game_over, episode_frames
-
-
-class _SequentialEngine:
-    """The single env's emulation code for each sub-env in turn (all 18 actions reach the game)."""
-
-    def __init__(self, rom_id: str, num_envs: int, settings: SaberSettings) -> None:
-        rom = rom_path(rom_id)
-        self.repeaters = []
-        for _ in range(num_envs):
-            ale = new_ale(settings.repeat_action_probability)
-            ale.loadROM(rom)
-            self.repeaters.append(FrameRepeater(ale, rom, settings.frame_skip))
-        height, width = self.repeaters[0].pooled.shape
-        self._frames = np.zeros((num_envs, height, width), dtype=np.uint8)
-        self._sent: np.ndarray | None = None  # send()'s actions, until step()
-
-    def close(self) -> None:
-        """Release the emulators."""
-        self.repeaters.clear()
-
-    def send(self, actions: np.ndarray) -> None:
-        """A copy of ``actions`` for :meth:`step` (the caller may reuse its array)."""
-        self._sent = actions.copy()
-
-    def reset(self, rows: np.ndarray, ale_seeds: list[int | None]) -> np.ndarray:
-        return np.stack(
-            [self.repeaters[row].reset(seed) for row, seed in zip(rows, ale_seeds, strict=True)]
-        )
-
-    def step(
-        self, actions: np.ndarray, reset_rows: np.ndarray, ale_seeds: list[int | None]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if self._sent is not None:  # the actions send() was given
-            actions, self._sent = self._sent, None
-        seeds = dict(zip(reset_rows.tolist(), ale_seeds, strict=True))
-        count = len(self.repeaters)
-        rewards = np.zeros(count, dtype=np.float64)
-        game_over = np.zeros(count, dtype=bool)
-        episode_frames = np.zeros(count, dtype=np.int64)
-        for row, repeater in enumerate(self.repeaters):
-            if row in seeds:
-                repeater.reset(seeds[row])
-            else:
-                rewards[row] = repeater.step(int(actions[row]))
-                game_over[row] = repeater.game_over
-                episode_frames[row] = repeater.episode_frame
-            self._frames[row] = repeater.pooled
-        return self._frames, rewards, game_over, episode_frames
 
 
 class SaberVectorEnv(VectorEnv):
@@ -280,10 +107,10 @@ class SaberVectorEnv(VectorEnv):
         self.num_envs = num_envs
         self.metadata = {"autoreset_mode": self.autoreset_mode}
         self.uses_threads = legal_action_count(self.rom_id) == NUM_ACTIONS
-        self._engine: _ThreadedEngine | _SequentialEngine = (
-            _ThreadedEngine(self.rom_id, num_envs, settings, num_threads)
+        self._engine: ThreadedEngine | SequentialEngine = (
+            ThreadedEngine(self.rom_id, num_envs, settings, num_threads)
             if self.uses_threads
-            else _SequentialEngine(self.rom_id, num_envs, settings)
+            else SequentialEngine(self.rom_id, num_envs, settings)
         )
         size = settings.screen_size
         self.single_observation_space = Box(
@@ -333,12 +160,12 @@ class SaberVectorEnv(VectorEnv):
         if self._next_step is not None:
             raise RuntimeError("reset() while a step is in flight: call step_wait() first")
         rows = np.arange(self.num_envs)
-        mask = _reset_mask(options, self.num_envs)
+        mask = reset_mask(options, self.num_envs)
         if mask is not None:
             if not self._started.all() and not mask.all():
                 raise ValueError("The first reset must reset every sub-env (no `reset_mask`)")
             rows = np.flatnonzero(mask)
-        seeds = _per_row_seeds(seed, len(rows))
+        seeds = per_row_seeds(seed, len(rows))
         if seeds and seeds[0] is not None:
             # Gymnasium's own generator (SABER does not use it), seeded as Gymnasium does.
             self._np_random, self._np_random_seed = seeding.np_random(seeds[0])
@@ -566,7 +393,7 @@ class SaberVectorEnv(VectorEnv):
             raise RuntimeError(f"{type(self).__name__} is closed: make a new one to play on.")
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        return _checked_actions(actions, self.num_envs)
+        return checked_actions(actions, self.num_envs)
 
     def __getstate__(self) -> None:
         refuse_pickling(self)
@@ -577,50 +404,3 @@ class SaberVectorEnv(VectorEnv):
         self._next_step = None  # a step in flight: the engine receives it as it closes
         if engine is not None:
             engine.close()
-
-
-def _reset_mask(options: dict[str, Any] | None, num_envs: int) -> np.ndarray | None:
-    """``options["reset_mask"]`` (bool, (num_envs,)), checked; None when not given."""
-    if not options or "reset_mask" not in options:
-        return None
-    mask = np.asarray(options["reset_mask"])
-    if mask.dtype != np.bool_ or mask.shape != (num_envs,):
-        raise ValueError(
-            f"Expect `reset_mask` to be a bool array of shape ({num_envs},), "
-            f"actually: {mask.dtype} {mask.shape}"
-        )
-    return mask
-
-
-def _checked_actions(actions: Any, num_envs: int) -> np.ndarray:
-    """``actions`` as an integer array of shape (num_envs,) in 0..17, or a one-line error."""
-    array = np.asarray(actions)
-    if array.shape != (num_envs,) or array.dtype.kind not in "iu":
-        raise ValueError(
-            f"Expect actions as integers of shape ({num_envs},) in [0, {NUM_ACTIONS - 1}], "
-            f"actually: dtype {array.dtype}, shape {array.shape}"
-        )
-    # Seen as unsigned integers of the same size, negative actions are huge: one
-    # comparison and a count (a third of the time of two reductions) catch both ends.
-    if np.count_nonzero(array.view(f"u{array.itemsize}") >= NUM_ACTIONS):
-        raise ValueError(
-            f"Expect actions in [0, {NUM_ACTIONS - 1}] (all {NUM_ACTIONS} joystick actions), "
-            f"actually: {array.tolist()}"
-        )
-    return array
-
-
-def _per_row_seeds(seed: int | np.ndarray | list[int] | None, count: int) -> list[int | None]:
-    if seed is None:
-        return [None] * count
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        if seed < 0:
-            raise ValueError(f"Expect a non-negative seed, actually: {seed}")
-        return [int(seed) + i for i in range(count)]
-    seeds = np.asarray(seed)
-    if seeds.shape != (count,) or seeds.dtype.kind not in "iu" or (seeds < 0).any():
-        raise ValueError(
-            f"Expect `seed` to be a non-negative int or one per sub-env reset ({count}), "
-            f"actually: {seed!r}"
-        )
-    return seeds.tolist()

@@ -101,7 +101,7 @@ class SaberJaxEnv:
         **overrides: Any,
     ) -> None:
         # The engine's configuration is make_vec's, from its one home in saber.envs.vector.
-        from saber.envs.vector import _ThreadedEngine
+        from saber.envs.engines import ThreadedEngine
 
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs <= 0:
             raise ValueError(f"Expect `num_envs` to be a positive int, actually: {num_envs!r}")
@@ -119,7 +119,7 @@ class SaberJaxEnv:
             )
         self.num_envs = num_envs
         self.checkpoint_frames = resolve_checkpoints(checkpoint_frames)
-        self._engine = _ThreadedEngine(self.rom_id, num_envs, settings, num_threads)
+        self._engine = ThreadedEngine(self.rom_id, num_envs, settings, num_threads)
         engine.register_targets()
         self._handle = np.frombuffer(self._engine.ale.handle(), dtype=np.uint8).copy()
         self._tables = bilinear_tables(engine.SCREEN_SHAPE, settings.screen_size)

@@ -20,7 +20,7 @@ from gymnasium.spaces import Discrete
 from gymnasium.vector.utils import batch_space
 
 from saber.envs.emulator import legal_action_count
-from saber.envs.multigame import _dealt_games, _one_per_game, _threads_per_game
+from saber.envs.multigame import dealt_games, one_per_game, threads_per_game
 from saber.games import game_sets
 from saber.jax.env import EnvState, SaberJaxEnv, check_seed, checked_actions
 from saber.protocol import NUM_ACTIONS
@@ -56,7 +56,7 @@ class SaberJaxMultiGameEnv:
         num_threads: int = 0,
         **kwargs: Any,
     ) -> None:
-        infos, name, num_envs = _dealt_games(games, game_set, num_envs, num_threads)
+        infos, name, num_envs = dealt_games(games, game_set, num_envs, num_threads)
         count = len(infos)
         for game in infos:
             legal = legal_action_count(game.ale_id)
@@ -71,10 +71,10 @@ class SaberJaxMultiGameEnv:
         per_game = num_envs // count
         # The games step one after another, each on its engine's threads: each may use
         # every core (as if it were the only game), and no more threads than it has rows.
-        threads = num_threads or _threads_per_game(1, per_game)
+        threads = num_threads or threads_per_game(1, per_game)
         self.games: tuple[str, ...] = tuple(game.ale_id for game in infos)
         self.num_envs = num_envs
-        self.envs: tuple[SaberJaxEnv, ...] = _one_per_game(
+        self.envs: tuple[SaberJaxEnv, ...] = one_per_game(
             lambda game: SaberJaxEnv(game, per_game, num_threads=threads, **kwargs), self.games
         )
         first = self.envs[0]

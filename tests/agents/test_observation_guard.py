@@ -117,7 +117,7 @@ CHANGES: dict[
         lambda: lambda obs: obs,
     ),
     "no max over the last two frames": (
-        # saber.envs.vector.new_vector_engine builds the engine: only maxpool changes.
+        # saber.envs.engines.new_vector_engine builds the engine: only maxpool changes.
         lambda: _patched(vector, "ale_py", SimpleNamespace(ALEVectorInterface=_without_max_pool)),
         lambda: lambda obs: obs,
     ),

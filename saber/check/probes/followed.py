@@ -39,7 +39,7 @@ import numpy as np
 from saber.check.follow import Follower
 from saber.check.probes.actions import NAMES, settled, sticky_rule
 from saber.check.probes.base import SETTINGS, unknown, verdict
-from saber.check.probes.preprocessing import _stack, saber_frame, stacked_frames
+from saber.check.probes.preprocessing import saber_frame, stack_verdict, stacked_frames
 from saber.check.result import RuleResult
 from saber.protocol.settings import NUM_ACTIONS
 
@@ -90,7 +90,7 @@ def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
         ),
         _observation(where, followed, lost_at),
         _raw(play.rewards, play.recorded, where, lost_at),
-        _stack(play.shape, play.stacks[-8:]),
+        stack_verdict(play.shape, play.stacks[-8:]),
         _lives(
             play.lives_in_info,
             play.lives_shown,

@@ -120,7 +120,7 @@ def probe_preprocessing(subject: Subject) -> list[RuleResult]:
         else f"{skips} frames",
         f"the emulator's frame counter over {len(skips)} NOOP steps on Pong",
     )
-    return [skip_rule, _observation(shape, stacks, matches), _stack(shape, stacks)]
+    return [skip_rule, _observation(shape, stacks, matches), stack_verdict(shape, stacks)]
 
 
 def _observation(shape: Any, stacks: list, matches: list[set[str]]) -> RuleResult:
@@ -150,7 +150,7 @@ def _observation(shape: Any, stacks: list, matches: list[set[str]]) -> RuleResul
     return verdict("observation", exact and frame_size == size, measured, evidence)
 
 
-def _stack(shape: Any, stacks: list[np.ndarray | None]) -> RuleResult:
+def stack_verdict(shape: Any, stacks: list[np.ndarray | None]) -> RuleResult:
     if not stacks or stacks[-1] is None:
         return verdict("frame_stack", False, f"shape {shape}", "not a stack of square frames")
     depth = stacks[-1].shape[0]
@@ -177,4 +177,4 @@ def _stack_by_api(subject: Subject) -> RuleResult:
     for _ in range(3):
         obs, *_ = subject.step(0)
         stacks.append(stacked_frames(obs))
-    return _stack(np.asarray(first).shape, stacks)
+    return stack_verdict(np.asarray(first).shape, stacks)

@@ -42,7 +42,12 @@ from saber.check.emulator import ACTIONS, Twin
 from saber.check.emulator import twin as make_twin
 from saber.check.probes.actions import NAMES, settled, sticky_rule
 from saber.check.probes.base import SETTINGS, unknown, verdict
-from saber.check.probes.preprocessing import ALTERNATIVES, _stack, saber_frame, stacked_frames
+from saber.check.probes.preprocessing import (
+    ALTERNATIVES,
+    saber_frame,
+    stack_verdict,
+    stacked_frames,
+)
 from saber.check.result import RuleResult
 from saber.protocol.settings import NUM_ACTIONS
 
@@ -143,7 +148,7 @@ def probe_ram_followed(subject: Any) -> list[RuleResult]:
         return [
             *results,
             *found,
-            _stack(play.obs.shape, play.stacks),
+            stack_verdict(play.obs.shape, play.stacks),
             _lives(play.lives_in_info, [], why),
         ]
     n = play.n
@@ -171,7 +176,7 @@ def probe_ram_followed(subject: Any) -> list[RuleResult]:
             f"{game}: the score cannot be written into the env's emulator (out of reach) to "
             "provoke a wrap, and the env keeps no record of the score to read",
         ),
-        _stack(np.asarray(play.obs).shape, play.stacks[-8:]),
+        stack_verdict(np.asarray(play.obs).shape, play.stacks[-8:]),
         _lives(play.lives_in_info, play.life_loss_ends, where),
     ]
     results += _play_out(subject, play.skip, game)
