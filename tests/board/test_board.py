@@ -678,3 +678,25 @@ def test_a_run_with_episodes_of_its_request_missing_is_shown_never_ranked(
     assert entry.status == "incomplete", entry.reason
     assert entry.reason.startswith("not whole: 1 of the 2 episodes its request defines")
     assert not any(ranking.rows for ranking in board.rankings) and not board.passed
+
+
+def test_not_saber_is_read_from_the_replays_never_from_run_json(tmp_path: Path) -> None:
+    """A real run with sticky actions off: shown "not SABER", its deviation named from its
+    replays. Its run.json's flags cleared (as a submitter would): it fails, the
+    disagreement named, never shown or ranked as SABER."""
+    from saber.harness import EnvOptions
+
+    sticky_off = EnvOptions({"repeat_action_probability": 0.0}, allow_non_saber=True)
+    honest = make_run(tmp_path / "sticky-off", env_options=sticky_off)
+    cleared = Path(shutil.copytree(honest, tmp_path / "cleared"))
+    found = json.loads((cleared / "run.json").read_text())
+    found["deviations"], found["non_saber"] = {}, False
+    found["settings"]["repeat_action_probability"] = 0.25
+    (cleared / "run.json").write_text(json.dumps(found))
+    board = build([honest, cleared], tmp_path / "site", tmp_path / "cache")
+    by_name = {Path(e.given).name: e for e in board.entries}
+    assert by_name["sticky-off"].status == "not SABER"
+    assert "repeat_action_probability 0.0 (SABER: 0.25)" in by_name["sticky-off"].reason
+    assert by_name["cleared"].status == "failed"
+    assert "repeat_action_probability" in by_name["cleared"].reason
+    assert not any(ranking.rows for ranking in board.rankings)
