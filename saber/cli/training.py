@@ -121,19 +121,32 @@ def training(
     if csv_out is not None:
         click.echo(f"wrote {write_whole(csv_out, training_csv(rows))}")
     if plots_dir is not None:
-        from saber.reports.training_plots import save_training_plots
+        _write_plots(log, scores, curves, diagnostics, plots_dir, formats, dpi or 300)
 
-        with writing_results():
-            for path in save_training_plots(curves, plots_dir, formats, dpi or 300):
-                click.echo(f"wrote {path}")
-    if plots_dir is not None and diagnostics is not None:
+
+def _write_plots(
+    log: Path,
+    scores: list[Any],
+    curves: list[Any],
+    diagnostics: Any,
+    plots_dir: Path,
+    formats: tuple[str, ...],
+    dpi: int,
+) -> None:
+    """The training curves, and the diagnostics of ``updates.jsonl`` when there is one."""
+    from saber.reports.training_plots import save_training_plots
+
+    with writing_results():
+        for path in save_training_plots(curves, plots_dir, formats, dpi):
+            click.echo(f"wrote {path}")
+    if diagnostics is not None:
         from saber.games import game_title
         from saber.reports.training_diagnostics import save_diagnostics_plot
 
         games = ", ".join(sorted({game_title(score.game) for score in scores}))
         title = f"{games}: diagnostics of each update ({log.parent.name})"
         with writing_results():
-            for path in save_diagnostics_plot(diagnostics, title, plots_dir, formats, dpi or 300):
+            for path in save_diagnostics_plot(diagnostics, title, plots_dir, formats, dpi):
                 click.echo(f"wrote {path}")
 
 
