@@ -15,7 +15,7 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from saber.agents.pretrained import PRETRAINED, agent_provenance
 from saber.board.entries import (
@@ -37,8 +37,16 @@ from saber.scoring import list_references, reference_table
 from saber.scoring.csvscores import read_score_csv
 from saber.scoring.references import PAPER_TRAINING_FRAMES
 
-if TYPE_CHECKING:
-    from saber.board.reading import Reader
+
+class Reader(Protocol):
+    """What reads ENTRYs into entries (:class:`saber.board.reading.Reader`), as seen here."""
+
+    def first(self, identity: str, given: str, what: str) -> bool: ...
+
+    def add(self, entry: Entry, identity: str | None = None, given: str | None = None) -> int: ...
+
+    def seen(self, identity: str, given: str, index: int | None = None) -> None: ...
+
 
 RANDOM_PROVENANCE = "saber_random_provenance.json"  # saber-random's, in saber/data
 
