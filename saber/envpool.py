@@ -1,49 +1,13 @@
 """envpool's Python API over SABER: ``from saber import envpool`` in place of ``import envpool``.
 
 ``envpool.make("Pong-v5", env_type="gym", num_envs=8, seed=1, reward_clip=True)`` gives
-an object with envpool 1.x's interface (``reset``, ``step``, ``async_reset``, ``send``,
-``recv``, ``observation_space``, ``action_space``, ``config``) whose games are
-``gymnasium.make_vec("SABER/Pong")``'s: the emulation and every SABER rule (sticky
-actions, the stuck timeout, the 100-hour cap, rollover correction, the episode records)
-are :class:`saber.envs.vector.SaberVectorEnv`'s; this module only translates.
-
-What it translates (docs/rl-libraries.md, "envpool"):
-
-* Task ids: envpool's (``Pong-v5``) and SABER's (``SABER/Pong``), any spelling of a game.
-* Arguments: ``num_envs``, ``batch_size``, ``num_threads``, ``seed`` (an int: env ``i``
-  gets ``seed + i``, as in envpool; or one per env) and ``reward_clip`` are used. Rules
-  that SABER fixes (``episodic_life``, ``repeat_action_probability``, ``noop_max``,
-  ``use_fire_reset``, ``full_action_space``, ``max_episode_steps``, ``frame_skip``,
-  ``stack_num``, ``img_height``/``img_width``, ``gray_scale``, ``use_inter_area_resize``,
-  ``zero_discount_on_life_loss``) are accepted at SABER's value and refused otherwise,
-  with one line naming the argument and SABER's value. envpool's defaults that differ
-  from SABER (no sticky actions, 30 no-op starts, FIRE at reset, 27,000 steps) are not
-  applied: a script that does not pass them gets SABER's.
-* Results: envpool's shapes and info keys: ``env_id``, ``players["env_id"]``,
-  ``reward`` (the raw reward, rollovers corrected: the step's reward is clipped only with
-  ``reward_clip=True``), ``terminated`` (the game over), ``TimeLimit.truncated`` (the stuck
-  timeout or the cap), ``elapsed_step`` (agent steps into the episode, 0 on the step that
-  starts one: envpool's mark of an autoreset, whose action was ignored) and ``lives``,
-  always 0: SABER gives no life signal (docs/protocol.md says why the key is there);
-  and SABER's own records, ``info["saber"]`` where ``info["_saber"]``.
-* APIs: ``env_type="gymnasium"`` (Gymnasium's spaces; reset gives ``(obs, info)``, step
-  ``(obs, reward, terminated, truncated, info)``) and ``env_type="gym"`` (the old ``gym``
-  package's spaces, with the API of the installed ``gym`` as envpool 0.x gives it: below
-  0.26, reset gives ``obs`` and step ``(obs, reward, done, info)``, what CleanRL's envpool
-  scripts expect; from 0.26 on, Gymnasium's tuples).
-
-Async mode (``batch_size < num_envs``): the envs are split into ``num_envs //
-batch_size`` groups of ``batch_size`` consecutive ids, each a ``SaberVectorEnv``.
-``send`` starts a group's step (``SaberVectorEnv.step_async``: ale-py's engine emulates
-on its own C++ threads, as envpool's do) and returns, so that a group emulates while the
-caller thinks about another; ``recv`` waits for the oldest group sent and applies the
-SABER rules on the caller's thread. No Python thread is involved (a thread per group
-cost a ``Future``, a thread wake-up and the GIL shared with the caller on every batch;
-the engine's own threads give the overlap without them). ``recv`` returns
-the groups in the order they were sent (an order envpool allows: it returns whichever
-batch is ready), and ``send`` takes the ids of one group, as the loops that pass
-``info["env_id"]`` back do. Every env keeps its own rule state, so an async run
-plays exactly the episodes of a synchronous run with the same seeds and actions (tested).
+envpool 1.x's interface (``reset``, ``step``, ``async_reset``, ``send``, ``recv``,
+``config``, the info keys) over :class:`saber.envs.vector.SaberVectorEnv`, whose
+emulation and SABER rules it only translates: envpool's arguments that SABER fixes are
+accepted at SABER's value and refused otherwise, in one line. Async mode
+(``batch_size < num_envs``) is groups of ``SaberVectorEnv``, each stepping on ale-py's own
+threads while the caller works. What is translated and how: docs/rl-libraries.md,
+"envpool and CleanRL's envpool scripts".
 """
 
 from __future__ import annotations

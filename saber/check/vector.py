@@ -1,34 +1,12 @@
 """Vector envs as the probe sees them: one adapter per kind, each driving row 0 (env 0).
 
-Every row gets the probe's action; the probe reads row 0. The kinds differ in how a batch
-is stepped and reported, so each has its adapter with the :class:`~saber.check.subject.Subject`
-interface:
-
-- :class:`VectorSubject`: a Gymnasium ``VectorEnv`` (``gymnasium.make_vec``, a
-  ``SyncVectorEnv``, ``AsyncVectorEnv``, Gymnasium's vector wrappers): ``step`` returns
-  ``(obs, rewards, terminated, truncated, infos)``, infos a dict of arrays with ``_key``
-  masks; the step after an end starts the next episode (``NEXT_STEP`` autoreset).
-- :class:`Sb3VecSubject`: a Stable-Baselines3 ``VecEnv`` (``DummyVecEnv``,
-  ``SubprocVecEnv``, ``make_atari_env``, saber's adapter): ``reset() -> obs``, seeds
-  through ``seed()``, ``step_async``/``step_wait`` returning ``(obs, rewards, dones,
-  infos)``, infos a list of dicts; an ended row is reset at once, its last observation in
-  ``info["terminal_observation"]``, a truncation told by ``info["TimeLimit.truncated"]``.
-- :class:`EnvpoolSubject`: envpool's API (envpool 1.x, ``saber.envpool``): ``reset() ->
-  (obs, info)`` without a seed, ``send(actions, env_id)``/``recv()`` returning the rows
-  of one batch (``batch_size`` of them, possibly fewer than ``num_envs``: asynchronous)
-  with their ids in ``info["env_id"]``; the adapter keeps sending until env 0's result
-  comes back.
-
-How the rules are measured depends on what is under the batch, not on its kind:
-
-- row 0's emulator, reachable (a ``SyncVectorEnv``'s or ``DummyVecEnv``'s first env):
-  every probe as for a single env (``emulator``, ``step_counters``);
-- a ``SaberVectorEnv`` (``gymnasium.make_vec("SABER/<Game>")``, under any of the three
-  kinds): its emulators run in ale-py's C++ engine, so row 0 is followed on a twin
-  (:mod:`saber.check.follow`) and what play cannot reach is provoked through the env's
-  engine seam (:class:`SaberVectorSeams`), as for saber's JAX envs;
-- neither (envpool, an ``AsyncVectorEnv``): what the API shows (action space, ``lives``,
-  the frame stack); the other rules are unknown, with that reason.
+Every row gets the probe's action; the probe reads row 0. :class:`VectorSubject` drives
+a Gymnasium ``VectorEnv``, :class:`Sb3VecSubject` a Stable-Baselines3 ``VecEnv``,
+:class:`EnvpoolSubject` envpool's API, each with the
+:class:`~saber.check.subject.Subject` interface. What is under the batch decides how the
+rules are measured: row 0's emulator when it is reachable, a twin followed beside a
+``SaberVectorEnv`` (:mod:`saber.check.follow`, :class:`SaberVectorSeams`), otherwise only
+what the API shows. docs/check.md describes each case.
 """
 
 from __future__ import annotations

@@ -12,11 +12,8 @@ rounds, and OpenCV has two ways of rounding it:
 * ``"scalar"``: its C++ reference (``FixedPtCast<int, uchar, 22>``):
   ``(b0 * r0 + b1 * r1 + 2**21) >> 22``.
 
-The opencv-python-headless 5.0 wheel on x86-64 (tested on an AVX-512 machine) gives
-``"simd"`` for every pixel, at every output size tried
-(tested against ``cv2.resize`` on real frames of several games in
-``tests/envs/test_bilinear.py``, and with jax.numpy in ``tests/jax``), which is
-what :func:`resize_bilinear` defaults to.
+OpenCV's x86-64 wheels give ``"simd"``, which :func:`resize_bilinear` defaults to
+(``tests/envs/test_bilinear.py`` holds it to ``cv2.resize`` on real frames).
 
 The functions take the array namespace ``xp`` (``numpy`` or ``jax.numpy``), so this one
 definition serves both; the tables are computed once, with numpy, as OpenCV computes them

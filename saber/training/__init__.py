@@ -1,25 +1,10 @@
 """Tools for training loops: episode recorders and live metrics, videos, the SB3 callback.
 
-These are what a user puts in their own training code (the evaluation engine is
-:mod:`saber.harness`):
-
-* :mod:`saber.training.recorders`: :class:`TrainingRecorder` and
-  :class:`VectorTrainingRecorder` log every training episode with the cumulative training
-  frames, and give SABER's training-time metrics; with
-  ``replays=True`` they keep every episode's replay (:mod:`saber.training.replays`), so
-  that ``saber verify LOG`` checks them;
-* :mod:`saber.training.video`: :class:`VideoRecorder` and :class:`VectorVideoRecorder`
-  (extra ``video``), and the films of ``saber eval --video``;
-* :mod:`saber.training.sb3`: Stable-Baselines3 (extra ``sb3``; imported from its module,
-  not here): :func:`~saber.training.sb3.make_sb3_vec_env` (raw scores in SB3's logs under
-  ``clip_rewards``), the ``VecEnv`` adapter :class:`~saber.training.sb3.SaberVecEnv`,
-  :class:`~saber.training.sb3.SaberMetricsCallback`;
-* :mod:`saber.training.zoo`: RL Zoo's Atari hyperparameters for SABER
-  (``--conf-file saber.training.zoo``; extra ``zoo``).
-
-The training log's readers (:func:`training_scores`) are defined beside the reports
-(:mod:`saber.reports.training_log`); this package is their public home. Before saber 0.3 these lived in ``saber.harness.training``,
-``saber.harness.video`` and ``saber.harness.sb3`` (removed in saber 0.4).
+What a user puts in their own training code (the evaluation engine is
+:mod:`saber.harness`): the recorders (:mod:`saber.training.recorders`), videos
+(:mod:`saber.training.video`, extra ``video``), Stable-Baselines3 (:mod:`saber.training.sb3`,
+extra ``sb3``) and RL Zoo (:mod:`saber.training.zoo`). The training log's readers
+(:func:`training_scores`) are defined beside the reports and exported here.
 """
 
 from __future__ import annotations

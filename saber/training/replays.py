@@ -1,24 +1,11 @@
 """Replays of training episodes: what the training recorders keep when asked (``replays=True``).
 
-An episode of SABER replays from its seed and its actions alone only if it *started* from
-a seed. By default a training env does not start its episodes so: after a game over, an
-unseeded reset (and a vector env's autoreset) keeps the emulator's random stream going, as
-ale-py does, so the episode's start depends on every frame the sub-env played since its
-last seeded reset; after a truncation it reloads the ROM with an ALE seed that no
-``reset(seed=...)`` gives. Recording the actions alone would not make such an episode
-checkable. So a recorder that records replays turns on the env's per-episode seeds
-(``seed_each_episode`` of :class:`saber.envs.core.SaberAtariEnv` and
-:class:`saber.envs.vector.SaberVectorEnv`): each episode a (sub-)env starts without a
-given seed takes a fresh seed from its seed stream, still determined by the seed of the
-first reset, and resets exactly as ``reset(seed=...)`` with it would. The episodes are as
-random as before (sticky actions still draw from the emulator's generator), but each one
-is its seed and its actions, as in ``saber eval``.
-
 Each finished episode's replay (:mod:`saber.protocol.replay`) is written next to the
 training log, ``<log stem>.replays/<game>/episode-<n>.saber-replay``, before the log line
-that names it; the line gains ``seed``, ``steps``, ``replay`` (relative to the log's
-directory) and ``replay_sha256``. ``saber verify LOG`` (:func:`saber.replay.verify_training_log`)
-plays them again and checks every line.
+that names it; the line gains ``seed``, ``steps``, ``replay`` and ``replay_sha256``, and
+``saber verify LOG`` plays them again. An episode replays from its seed and actions only
+if it started from a seed, hence the env's ``seed_each_episode`` that the recorders ask
+for: docs/verify.md, "Training episodes".
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Stable-Baselines3 on SABER (extra ``sb3``): envs that log raw scores, and SABER's metrics.
 
-* :func:`make_sb3_vec_env`: SB3's ``make_vec_env`` (same signature) for SABER envs. With
-  ``env_kwargs={"clip_rewards": True}`` the agent learns from clipped rewards while SB3's
-  ``Monitor`` (hence ``rollout/ep_rew_mean``, ``evaluate_policy``, ``EvalCallback``) sums
-  SABER's raw scores: the clipping sits above ``Monitor``
-  (:class:`~saber.envs.ClipRewardKeepRaw`), not inside the SABER env.
-* :class:`SaberVecEnv`: SB3's ``VecEnv`` interface on ``gymnasium.make_vec("SABER/<Game>",
-  n, autoreset_mode=AutoresetMode.DISABLED)`` (ale-py's threaded engine, one process).
-* :func:`check_sb3_env`: refuses, in one line, SB3's Atari wrappers and ``VecFrameStack``
-  over a SABER env (a second preprocessing, 16 stacked frames); the two above and
-  :class:`SaberMetricsCallback` call it.
-* :class:`SaberMetricsCallback` reads every sub-env's ``info`` at every step, counts the
-  training's emulator frames, and records :class:`~saber.training.metrics.TrainingMetrics`'
-  ``saber/...`` numbers with ``self.logger.record``: they reach TensorBoard
-  (``tensorboard_log=...``), CSV, stdout or W&B, wherever SB3's logger is configured to
-  write, at SB3's own dump points (PPO: every rollout; DQN: every ``log_interval`` episodes).
+:func:`make_sb3_vec_env` (SB3's ``make_vec_env`` with the reward clipping above
+``Monitor``, so SB3's logs sum raw scores), :class:`SaberVecEnv` (SB3's ``VecEnv`` on the
+SABER vector env), :func:`check_sb3_env` (refuses SB3's Atari wrappers over a SABER env,
+in one line) and :class:`SaberMetricsCallback` (SABER's ``saber/...`` numbers through
+SB3's logger). How to use them: docs/rl-libraries.md, "Stable-Baselines3".
 
 Example (illustration, not run as a doctest)::
 
@@ -23,11 +13,6 @@ Example (illustration, not run as a doctest)::
     venv = make_sb3_vec_env("SABER/Pong", n_envs=8, seed=0, env_kwargs={"clip_rewards": True})
     model = PPO("CnnPolicy", venv, tensorboard_log="runs/tb")
     model.learn(10_000_000, callback=SaberMetricsCallback("runs/pong/training.jsonl"))
-
-The callback needs SABER's episode record in each ``info``: a ``VecEnv`` of
-``gymnasium.make("SABER/<Game>")`` envs (``DummyVecEnv``, ``SubprocVecEnv``,
-``make_vec_env``; SB3's ``Monitor`` may be there) or a :class:`SaberVecEnv`. The training
-log it writes (optional) is the recorders' format, for ``saber training LOG``.
 """
 
 from __future__ import annotations

@@ -1,40 +1,18 @@
 """Episode videos: the emulator's colour frames, streamed to MP4 (extra ``video``).
 
-Three ways in, one writer (:class:`VideoWriter`, of :mod:`saber.training.video_writer`,
-importable from here too; frames piped to ffmpeg one at a time:
-memory stays bounded whatever the episode's length, 100 hours included):
+Three ways in, one writer (:class:`VideoWriter`, of :mod:`saber.training.video_writer`;
+frames piped to ffmpeg one at a time, so memory stays bounded whatever the episode's
+length):
 
-* ``saber eval --video K`` / ``evaluate(..., recording=Recording(video=K))``: the first K episodes of every
-  game, as ``OUT/videos/<game>/episode-<n>.mp4``, **every emulator frame** at 60 fps
-  (real time), 160 x 210 colour (the ALE's full screen). Every frame, not every agent
-  step, because that is what a human player sees: many Atari games draw some objects
-  only on alternate frames (flicker), and a video of every 4th frame can miss them
-  entirely. Video frame ``i`` is the screen after emulator frame ``i + 1``, so a video
-  holds exactly the episode's ``frames``.
+* ``saber eval --video K``: the first K episodes of every game, every emulator frame,
+  re-simulated from their replays (:mod:`saber.replay`) after they end, so that the run
+  itself is untouched; a video that cannot be made is listed in ``run.json``;
+* :class:`VideoRecorder`: a single env made with ``render_mode="rgb_array"``, one frame
+  per agent step;
+* :class:`VectorVideoRecorder`: one sub-env of a ``SaberVectorEnv``, mirrored on a single
+  SABER env that plays the same episodes.
 
-  How, without changing what is played: the harness plays on ale-py's threaded vector
-  engine, which returns grayscale only, and records every episode's replay (its seed and
-  actions, :mod:`saber.protocol.replay`); when an episode to film ends, its replay is
-  re-simulated on a fresh SABER env (:mod:`saber.replay`, the one replay mechanism of
-  saber: ``saber verify`` and ``saber replay --video`` use it too), taking
-  ``getScreenRGB`` after every emulator frame. The emulator is deterministic given the
-  seed and the actions, and the film checks that the replay reproduces the record
-  (score, time-limit scores, frames, steps, end). The run's own env, seeds and policy
-  calls are untouched, so ``episodes.jsonl`` is the same with or without videos
-  (tested). A video that cannot be made is listed with its reason in ``run.json``
-  (``video_errors``); it never fails an episode. Any recorded episode can be filmed
-  later: ``saber replay RUN --game G --episode N --video FILE``.
-
-* :class:`VideoRecorder`: a wrapper of a single env made with ``render_mode="rgb_array"``,
-  one frame per agent step (``env.render()`` after each step, as Gymnasium's
-  ``RecordVideo`` does), streamed. Gymnasium's ``RecordVideo`` works too (with
-  ``moviepy``), but it keeps the whole episode in memory until it ends: 100 KB per
-  step, 2.7 GB for a 30-minute episode.
-
-* :class:`VectorVideoRecorder`: for ``SaberVectorEnv`` (``gymnasium.make_vec``), which
-  has no colour frames to render: it mirrors one sub-env on a single SABER env, which
-  plays exactly the same episodes for the same seeds and actions (by design, tested),
-  and records that.
+Why every frame, and what each costs: docs/rl-libraries.md, "Watching the agent: videos".
 """
 
 from __future__ import annotations
