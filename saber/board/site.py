@@ -354,24 +354,11 @@ class Site:
             for entry, row in rows
         ]
         title = game_title(game)
-        body = (
-            f"<p>Every entry's mean score on {esc(title)} (<code>{esc(game)}</code>) at the "
-            f"{esc(time_limit(LIMIT).title)} time limit: ranked entries (verified or "
-            "published) first, the best first.</p>"
-            + table(
-                f"{title}: every entry's score",
-                [
-                    "Entry",
-                    "Status",
-                    "Score",
-                    "World-record-normalized",
-                    "Class",
-                    "Episodes",
-                    "Runs",
-                ],
-                cells,
-            )
-        )
+        header = ["Entry", "Status", "Score", "World-record-normalized", "Class", "Episodes",
+                  "Runs"]  # fmt: skip
+        scores = table(f"{title}: every entry's score", header, cells)
+        body = render("game.html", title=title, game=game, limit=time_limit(LIMIT).title,
+                      scores=Markup(scores))  # fmt: skip
         return page(title, f"games/{game}.html", body, self.footer)
 
     # Downloads and about -----------------------------------------------------------------
