@@ -283,15 +283,33 @@ _OMITTED_NAMES = {
 }
 
 
+def _listed(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else words[0]
+
+
 def _group_words(group: list[str]) -> str:
-    titles = [limits.time_limit(limit).title for limit in group]
-    return ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else titles[0]
+    return _listed([limits.time_limit(limit).title for limit in group])
 
 
-def _who(report: Report, agent: str, title: str) -> str:
-    """An agent in a note, and its time limits unless they are all the report's, grouped."""
+def _who(report: Report, found: list[tuple[str | None, str]]) -> str:
+    """Who a note is about, each agent once: ``(agent, group title)`` pairs (agent None: a
+    comparison's group) as ``mine, SABER (unlimited); rainbow@saber-paper, every time
+    limit``; an agent alone when the report is one group of several limits."""
     groups = time_limit_groups(report)
-    return agent if len(groups) == 1 and len(groups[0]) > 1 else f"{agent}, {title}"
+    titles: dict[str | None, list[str]] = {}
+    for agent, title in found:
+        titles.setdefault(agent, []).append(title)
+    said = []
+    for agent, where in titles.items():
+        if agent is not None and len(groups) == 1 and len(groups[0]) > 1:
+            said.append(agent)
+        elif agent is not None and len(where) == len(groups) > 1:
+            said.append(f"{agent}, every time limit")
+        else:
+            place = _listed(where)
+            said.append(place if agent is None else f"{agent}, {place}")
+    return "; ".join(said)
 
 
 def _flat(omitted: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -301,22 +319,19 @@ def _flat(omitted: dict[str, dict[str, str]]) -> dict[str, str]:
 
 def _omitted(report: Report) -> list[str]:
     """One note per statistic and reason left out: who, and why."""
-    found: dict[tuple[str, str], list[str]] = {}
+    found: dict[tuple[str, str], list[tuple[str | None, str]]] = {}
     for group in time_limit_groups(report):
         title = group_title(group)
         for agent, sections in report.agents.items():
             if group[0] in sections:
                 for key, why in _flat(sections[group[0]].omitted).items():
-                    found.setdefault((key, why), []).append(_who(report, agent, title))
+                    found.setdefault((key, why), []).append((agent, title))
         comparison = report.comparisons.get(group[0])
         if comparison:
             for key, why in _flat(comparison.omitted).items():
-                found.setdefault((key, why), []).append(title)
-    groups = time_limit_groups(report)
-    if len(groups) == 1 and len(groups[0]) > 1:  # every note is about the one group
-        found = {k: [w for w in who if w != title] or [title] for k, who in found.items()}
+                found.setdefault((key, why), []).append((None, title))
     return [
-        f"{_OMITTED_NAMES.get(key, key)} not shown ({'; '.join(who)}): {why}."
+        f"{_OMITTED_NAMES.get(key, key)} not shown ({_who(report, who)}): {why}."
         for (key, why), who in found.items()
     ]
 
@@ -344,8 +359,8 @@ def notes(report: ReportLike, atari5: bool = True) -> list[str]:
 def _left_out_notes(report: Report, with_atari5: bool) -> list[str]:
     notes: dict[str, set[str]] = {note: set() for note in _LEFT_OUT_NOTES.values()}
     infinite = "infinite gameplay, left out of the human-normalized mean"
-    atari5: dict[str, list[str]] = {}
-    no_interval: dict[str, list[str]] = {}  # why (a section's interval_note) -> who
+    atari5: dict[str, list[tuple[str | None, str]]] = {}
+    no_interval: dict[str, list[tuple[str | None, str]]] = {}  # why (interval_note) -> who
     for agent, sections in report.agents.items():
         for group in time_limit_groups(report):
             if group[0] not in sections:
@@ -353,7 +368,7 @@ def _left_out_notes(report: Report, with_atari5: bool) -> list[str]:
             s, title = sections[group[0]], group_title(group)
             if not _has_interval(s):
                 why = s.interval_note or NO_INTERVAL_NOTE.split(": ", 1)[1]
-                no_interval.setdefault(why, []).append(_who(report, agent, title))
+                no_interval.setdefault(why, []).append((agent, title))
             for block, missing in (
                 (s.world_record, "no world record"),
                 (s.human, "no human score"),
@@ -365,9 +380,10 @@ def _left_out_notes(report: Report, with_atari5: bool) -> list[str]:
             notes.setdefault(infinite, set()).update(s.human.left_out_of_mean)
             if s.atari5.estimate is None and s.atari5.missing:
                 needs = f"needs {_titles(s.atari5.missing)}"
-                atari5.setdefault(needs, []).append(_who(report, agent, title))
+                atari5.setdefault(needs, []).append((agent, title))
     lines = [
-        f"{NO_INTERVAL} No interval ({'; '.join(who)}): {why}." for why, who in no_interval.items()
+        f"{NO_INTERVAL} No interval ({_who(report, who)}): {why}."
+        for why, who in no_interval.items()
     ]
     lines += [
         f"{note[0].upper()}{note[1:]}: {_titles(list(games))}."
@@ -376,7 +392,8 @@ def _left_out_notes(report: Report, with_atari5: bool) -> list[str]:
     ]
     if with_atari5:
         lines += [
-            f"Atari-5 estimate empty ({'; '.join(who)}): {needs}." for needs, who in atari5.items()
+            f"Atari-5 estimate empty ({_who(report, who)}): {needs}."
+            for needs, who in atari5.items()
         ]
         caveat = next(iter(next(iter(report.agents.values())).values())).atari5.caveat
         lines.append(f"Atari-5: {caveat}")

@@ -276,7 +276,7 @@ def test_markdown_says_what_was_resampled_and_why_a_comparison_is_missing(tmp_pa
     table = merge_tables([read_scores(tmp_path / "s.csv"), reference_table("saber-paper")])
     text = to_markdown(make_report(table, n_resamples=30).to_dict())
     assert "resampling runs: over runs within each game" in text
-    assert "† No interval (rainbow@saber-paper, 5 minutes;" in text
+    assert "† No interval (rainbow@saber-paper, every time limit;" in text
     assert "published per-game means only (one number per game, no runs or episodes)" in text
     assert (
         "- rainbow-iqn@saber-paper, rainbow@saber-paper: published per-game means only, with "
