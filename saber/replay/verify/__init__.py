@@ -33,19 +33,13 @@ episodes that are not in the directory (it counts them).
 
 from __future__ import annotations
 
-from saber.replay.verify.episode import CHECKED_FIELDS, why_unproven
-from saber.replay.verify.result import EpisodeCheck, Failure, VerifyResult, Wholeness
-from saber.replay.verify.run import verify_run, versions_here
-from saber.replay.verify.training import verify_training_log
-
-__all__ = [
-    "CHECKED_FIELDS",
-    "EpisodeCheck",
-    "Failure",
-    "VerifyResult",
-    "Wholeness",
-    "verify_run",
-    "verify_training_log",
-    "versions_here",
-    "why_unproven",
-]
+# The names of saber verify, at this package (redundant aliases: re-exported).
+from saber.replay.verify.episode import CHECKED_FIELDS as CHECKED_FIELDS
+from saber.replay.verify.episode import why_unproven as why_unproven
+from saber.replay.verify.result import EpisodeCheck as EpisodeCheck
+from saber.replay.verify.result import Failure as Failure
+from saber.replay.verify.result import VerifyResult as VerifyResult
+from saber.replay.verify.result import Wholeness as Wholeness
+from saber.replay.verify.run import verify_run as verify_run
+from saber.replay.verify.run import versions_here as versions_here
+from saber.replay.verify.training import verify_training_log as verify_training_log

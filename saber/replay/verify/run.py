@@ -205,7 +205,8 @@ def run_json_failures(
     ]  # fmt: skip
     claimed = sorted(map(str, run.deviations))
     flag = on_disk.get("non_saber")
-    if claimed != sorted(result.deviations) or flag is not bool(result.deviations):
+    flag_differs = flag is not None and flag is not bool(result.deviations)  # None: unsaid
+    if claimed != sorted(result.deviations) or flag_differs:
         played = _said({k: v for k, (_, v) in result.deviations.items()})
         found.append(Failure("run.json", f"run.json says the run deviates from SABER in "
                              f"{', '.join(map(shown, claimed)) or 'nothing'} (non_saber "
