@@ -19,6 +19,7 @@ import gymnasium
 import numpy as np
 
 from saber.envs.factory import resolve_rom_id
+from saber.envs.infos import place_rows
 from saber.envs.vector import SaberVectorEnv
 from saber.envs.wrappers import RAW_REWARD
 from saber.errors import EnvPoolError, ProtocolError, UnknownSettingError
@@ -268,7 +269,7 @@ class SaberEnvPool:
         obs = obs[order]
         if self._old_api:
             return obs
-        info = _select_info(_merge_infos([r[4] for r in results]), order)
+        info = _placed_info([r[4] for r in results], ids)
         return obs, info
 
     def async_reset(self) -> None:
@@ -498,14 +499,17 @@ def _positions(order: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return np.array([where[int(env)] for env in ids], dtype=np.intp)
 
 
-def _merge_infos(infos: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = [key for key in infos[0] if key not in ("players", "saber", "_saber")]
-    merged = {key: np.concatenate([info[key] for info in infos]) for key in keys}
-    merged["players"] = {"env_id": merged["env_id"]}
-    return merged
-
-
-def _select_info(info: dict[str, Any], order: np.ndarray) -> dict[str, Any]:
-    selected = {key: value[order] for key, value in info.items() if key != "players"}
-    selected["players"] = {"env_id": selected["env_id"]}
-    return selected
+def _placed_info(infos: list[dict[str, Any]], ids: np.ndarray) -> dict[str, Any]:
+    """The groups' reset infos as one: the rows of ``ids``, in their order."""
+    position = {int(env): index for index, env in enumerate(ids)}
+    parts = []
+    for info in infos:
+        kept = np.array([int(env) in position for env in info["env_id"]], dtype=bool)
+        rows = np.array([position[int(env)] for env in info["env_id"][kept]], dtype=np.intp)
+        skipped = ("players", "saber", "_saber")
+        parts.append(
+            (rows, {key: value[kept] for key, value in info.items() if key not in skipped})
+        )
+    placed: dict[str, Any] = place_rows(parts, len(ids))
+    placed["players"] = {"env_id": placed["env_id"]}
+    return placed

@@ -26,6 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from saber.envs.emulator import refuse_pickling
+from saber.envs.infos import place_rows
 from saber.envs.vector import SaberVectorEnv
 from saber.envs.vector_args import checked_actions, per_row_seeds, reset_mask
 from saber.envs.wrappers import RAW_REWARD
@@ -244,21 +245,14 @@ class SaberMultiGameVectorEnv(VectorEnv):
         """The games' ``info["saber"]`` as one dict of (num_envs,) arrays and its mask.
 
         Records of different games hold the same keys (the same checkpoints for all)."""
-        template = next(i["saber"] for i in infos if "saber" in i)
         count = len(self.games)
-        records = {
-            key: np.full(self.num_envs, "", dtype=object)
-            if value.dtype == object
-            else np.zeros(self.num_envs, dtype=value.dtype)
-            for key, value in template.items()
-        }
-        mask = np.zeros(self.num_envs, dtype=bool)
-        for g, info in enumerate(infos):
-            if "saber" not in info:
-                continue
-            for key, values in info["saber"].items():
-                records[key][g::count] = values
-            mask[g::count] = info["_saber"]
+        parts = [
+            (slice(g, None, count), {**info["saber"], "_saber": info["_saber"]})
+            for g, info in enumerate(infos)
+            if "saber" in info
+        ]
+        records = place_rows(parts, self.num_envs)
+        mask = records.pop("_saber")
         return records, mask
 
     def _check_ready(self) -> None:

@@ -24,6 +24,7 @@ from saber.envs.emulator import SeedStream, legal_action_count, refuse_pickling
 from saber.envs.engines import SequentialEngine, ThreadedEngine
 from saber.envs.factory import resolve_rom_id
 from saber.envs.framestack import RingFrameStack
+from saber.envs.infos import place_rows
 from saber.envs.vector_args import checked_actions, per_row_seeds, reset_mask
 from saber.envs.wrappers import RAW_REWARD
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
@@ -375,17 +376,7 @@ class SaberVectorEnv(VectorEnv):
                 rollovers=self._rollovers[row],
                 seconds=now - self._start_time[row],
             ).to_dict()
-        template = next(iter(records.values()))
-        episode = {
-            key: np.full(self.num_envs, "", dtype=object)
-            if isinstance(value, str)
-            else np.zeros(self.num_envs, dtype=type(value))
-            for key, value in template.items()
-        }
-        for row, record in records.items():
-            for key, value in record.items():
-                episode[key][row] = value
-        info["saber"] = episode
+        info["saber"] = place_rows(list(records.items()), self.num_envs)
         info["_saber"] = ended.copy()
 
     def _check_open(self) -> None:
