@@ -376,8 +376,13 @@ def _summary(records: list[dict[str, Any]], run: RunFile) -> tuple[dict[str, Any
         "recovered": len(failures.recovered),
         "failure_reasons": failures.reasons,
     }
-    asked = {(game, episode) for game in run.games for episode in range(run.episodes)}
-    return summary, len(asked - finished)
+    games = set(run.games)  # counted, not listed: a run.json may ask for billions
+    done = sum(
+        1
+        for game, episode in finished
+        if game in games and isinstance(episode, int) and 0 <= episode < run.episodes
+    )
+    return summary, max(len(games) * max(run.episodes, 0) - done, 0)
 
 
 def repair_run(

@@ -356,3 +356,10 @@ def test_saber_replay_reads_no_hostile_replay_path_either(run: Path) -> None:
     )
     assert result.exit_code == 3 and "Traceback" not in result.output, result.output
     assert "a symbolic link out of the run directory, to /dev/zero" in result.output
+
+
+def test_a_request_of_a_billion_episodes_is_refused_in_one_line(run: Path) -> None:
+    edit_run_json(run, episodes=10**9)
+    code, output = _verify(run)
+    assert code == 3, output
+    assert "asks for 1 game(s) x 1,000,000,000 episodes, more than any run saber verifies" in output

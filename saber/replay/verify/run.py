@@ -30,6 +30,8 @@ from saber.rundir.runfile import RunFile
 from saber.version import __version__, installed_version
 
 Records = dict[tuple[str, int], tuple[int, dict[str, Any]]]
+# The most episodes a request may define: 61 games x 100 episodes is 6,100.
+MAX_REQUESTED = 100_000
 
 
 def versions_here() -> dict[str, str]:
@@ -65,7 +67,17 @@ def _rom(game: str) -> str | None:
 
 def sort_records(found: EpisodeLines, run: RunFile | None) -> tuple[Records, Wholeness]:
     """The first finished record of each episode of the request, by ``(game, episode)``
-    with its line number, and the records against the request (``run``; None: none)."""
+    with its line number, and the records against the request (``run``; None: none).
+
+    Raises:
+        RunDirectoryError: a request of more than :data:`MAX_REQUESTED` episodes.
+    """
+    if run is not None and len(set(run.games)) * max(run.episodes, 0) > MAX_REQUESTED:
+        raise RunDirectoryError(
+            f"{shown(found.path.with_name(RUN_FILE))} asks for {len(set(run.games))} game(s) x "
+            f"{run.episodes:,} episodes, more than any run saber verifies "
+            f"({MAX_REQUESTED:,} episodes); it was not written by saber eval"
+        )
     first: Records = {}
     lines: dict[tuple[str, int], list[int]] = {}
     outside = []
@@ -85,9 +97,10 @@ def sort_records(found: EpisodeLines, run: RunFile | None) -> tuple[Records, Who
     duplicates = tuple((g, e, tuple(n)) for (g, e), n in sorted(lines.items()) if len(n) > 1)
     if run is None:
         return first, Wholeness(duplicates=duplicates, outside=tuple(outside))
-    asked = [(game, episode) for game in run.games for episode in range(run.episodes)]
+    games = tuple(dict.fromkeys(run.games))
+    asked = [(game, episode) for game in games for episode in range(run.episodes)]
     return first, Wholeness(
-        requested=len(asked), games=tuple(run.games), episodes=run.episodes,
+        requested=len(asked), games=games, episodes=run.episodes,
         missing=tuple(sorted(key for key in asked if key not in first)),
         duplicates=duplicates, outside=tuple(outside),
     )  # fmt: skip
