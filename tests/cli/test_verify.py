@@ -324,3 +324,25 @@ def test_ctrl_c_or_sigterm_end_verify_with_workers_within_seconds(
     assert said in stderr and "Traceback" not in stderr, stderr
     time.sleep(0.5)
     assert _alive_in_group(process.pid) == []  # no worker is left playing
+
+
+def test_a_worker_killed_by_the_system_ends_verify_in_one_line(run: Path, tmp_path: Path) -> None:
+    """A worker killed outright (the OOM killer, a crash) is noticed: exit status 4 and
+    one line, not a wait for ever on the episode it played."""
+    directory = _hours_of_play(run, tmp_path)
+    command = [sys.executable, "-m", "saber.cli", "verify", str(directory), "--workers", "2"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_restore_sigint, start_new_session=True)  # fmt: skip
+    assert process.stderr is not None
+    process.stderr.readline()
+    time.sleep(8)
+    children = [pid for pid in _alive_in_group(process.pid) if pid != process.pid
+                and b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]  # fmt: skip
+    assert children, _alive_in_group(process.pid)
+    os.kill(children[0], signal.SIGKILL)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == ExitCode.UNFINISHED, stderr
+    assert "A worker process playing replays ended abruptly" in stderr, stderr
+    assert "Traceback" not in stderr
+    time.sleep(0.5)
+    assert _alive_in_group(process.pid) == []

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from saber.errors import BackendError
+
 T = TypeVar("T")
 REPORT_STEPS = 10_000  # agent steps between two reports of a playing episode
 _POLL_SECONDS = 0.25  # how often the main process looks at the workers' progress
@@ -50,6 +52,17 @@ def _quiet_emulator() -> None:
     import ale_py
 
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
+
+
+def _check_alive(workers: set[int | None]) -> None:
+    """Raise if a worker of ``workers`` (process ids) has ended: a pool's workers never
+    end on their own, and the episode it played would be waited on for ever."""
+    alive = {child.pid for child in multiprocessing.active_children()}
+    if workers - alive:
+        raise BackendError(
+            "A worker process playing replays ended abruptly (killed by the system, or the "
+            "emulator crashed): verify again with --workers 0 to see which episode"
+        )
 
 
 def _indexed(call: tuple[Callable[[Any], T], int, Any]) -> tuple[int, T]:
@@ -99,8 +112,10 @@ def play_all(
             return found
         context = multiprocessing.get_context("spawn")
         counter = context.Value("q", 0)
+        before = {child.pid for child in multiprocessing.active_children()}
         pool = context.Pool(min(workers, len(jobs)), _worker_start, (counter,))
         try:
+            started = {child.pid for child in multiprocessing.active_children()} - before
             results = pool.imap_unordered(_indexed, [(function, i, j) for i, j in enumerate(jobs)])
             for _ in jobs:
                 while True:
@@ -109,6 +124,7 @@ def play_all(
                         break
                     except multiprocessing.TimeoutError:
                         bar.update(counter.value - bar.n)
+                        _check_alive(started)
                 found[index] = value
                 bar.update(counter.value - bar.n)
             pool.close()
