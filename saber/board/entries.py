@@ -41,7 +41,9 @@ METADATA_FILE = "board.json"  # in a run directory; a CSV's is <name>.board.json
 METADATA_KEYS = ("name", "citation", "training_frames", "date")
 METADATA_BYTES = 64_000  # a board.json is a few lines: more is refused
 TABLE_BYTES = 64_000_000  # a score table: 57 games x 100 episodes x 3 limits is 2 MB
-RECORDS_BYTES = 256_000_000  # run.json and episodes.jsonl, hashed for the run's identity (57 x 100: 3 MB)
+RECORDS_BYTES = (
+    256_000_000  # run.json and episodes.jsonl, hashed for the run's identity (57 x 100: 3 MB)
+)
 REPLAY_BYTES = 64_000_000  # a replay hashed for the run's identity (verify bounds them too)
 _REPLAY = re.compile(rb'"replay": *"((?:[^"\\]|\\.)*)"')
 

@@ -12,7 +12,7 @@ games and the bootstrap's settings.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from saber.board.cache import Cache, digest
@@ -48,7 +48,7 @@ class GameSet:
         return f"{self.title} ({count} game{'s' * (count != 1)})"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Ranking:
     """The ranking on one set of games.
 
@@ -59,8 +59,8 @@ class Ranking:
     """
 
     game_set: GameSet
-    rows: list[tuple[Entry, Section]] = field(default_factory=list)
-    lacking: list[tuple[Entry, list[str]]] = field(default_factory=list)
+    rows: tuple[tuple[Entry, Section], ...] = ()
+    lacking: tuple[tuple[Entry, tuple[str, ...]], ...] = ()
 
 
 def games_at_limit(entry: Entry) -> set[str]:
@@ -196,17 +196,16 @@ def _median_key(section: Section) -> tuple[float, float]:
 
 def rank(entries: list[Entry], game_set: GameSet, reports: Reports) -> Ranking:
     """The ranking of the ranked entries on ``game_set`` (see the module docstring)."""
-    ranking = Ranking(game_set)
     if not game_set.games:
-        return ranking
+        return Ranking(game_set)
+    rows, left_out = [], []
     for entry in entries:
         if not entry.ranked:
             continue
-        lacking = sorted(set(game_set.games) - games_at_limit(entry))
+        lacking = tuple(sorted(set(game_set.games) - games_at_limit(entry)))
         if lacking:
-            ranking.lacking.append((entry, lacking))
+            left_out.append((entry, lacking))
             continue
-        section = reports.of(entry, game_set.games).agents[entry.label][LIMIT]
-        ranking.rows.append((entry, section))
-    ranking.rows.sort(key=lambda row: _median_key(row[1]))
-    return ranking
+        rows.append((entry, reports.of(entry, game_set.games).agents[entry.label][LIMIT]))
+    rows.sort(key=lambda row: _median_key(row[1]))
+    return Ranking(game_set, tuple(rows), tuple(left_out))
