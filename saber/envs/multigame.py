@@ -256,10 +256,10 @@ class SaberMultiGameVectorEnv(VectorEnv):
         return records, mask
 
     def _check_ready(self) -> None:
-        if not all(env._all_started for env in self.vector_envs):
+        if not all(env.started for env in self.vector_envs):
             raise ResetNeeded("Cannot call step() before reset(): call env.reset() first.")
         if self.autoreset_mode == AutoresetMode.DISABLED:
-            ended = self._gather([env._ended for env in self.vector_envs])
+            ended = self._gather([env.needs_reset for env in self.vector_envs])
             if ended.any():
                 raise ResetNeeded(
                     f"Sub-envs {np.flatnonzero(ended).tolist()} have ended: reset them with "

@@ -379,6 +379,16 @@ class SaberVectorEnv(VectorEnv):
         info["saber"] = place_rows(list(records.items()), self.num_envs)
         info["_saber"] = ended.copy()
 
+    @property
+    def started(self) -> bool:
+        """Every sub-env has been reset since the env was made (a step may come)."""
+        return self._all_started
+
+    @property
+    def needs_reset(self) -> np.ndarray:
+        """The sub-envs that ended (or never started) and are not reset yet (bool, (num_envs,))."""
+        return self._ended.copy()
+
     def _check_open(self) -> None:
         if self._engine is None:
             raise RuntimeError(f"{type(self).__name__} is closed: make a new one to play on.")
