@@ -9,7 +9,7 @@ import importlib
 import importlib.metadata
 
 #: saber's version (what ``saber --version`` prints and ``run.json`` records).
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 
 @functools.cache  # read once a process: the probe's key and run.json both ask
