@@ -4,26 +4,13 @@
 
     python -m rl_zoo3.train --algo ppo --env SABER/Pong --gym-packages saber \\
         --conf-file saber.training.zoo
-    python -m rl_zoo3.enjoy --algo ppo --env SABER/Pong --gym-packages saber -f logs/
 
-RL Zoo reads ``hyperparams`` from this module (``--conf-file`` takes a module name), a dict
-keyed by env id. Each ``SABER/<Game>`` id gets RL Zoo 2.9.2's ``atari:`` block of the
-algorithm being trained (ppo, a2c, dqn, qrdqn: ``rl_zoo3/hyperparams/<algo>.yml``), adapted:
-
-* no ``AtariWrapper`` and no ``frame_stack``: the SABER env is the whole preprocessing
-  (``AtariWrapper`` crashes on SABER's stack, ``VecFrameStack`` would stack 16 frames);
-* the reward clipping that ``AtariWrapper`` did, as ``env_wrapper``:
-  :class:`saber.envs.ClipRewardKeepRaw`, which RL Zoo (through SB3's ``make_vec_env``)
-  puts above ``Monitor``: the agent learns from clipped rewards, ``Monitor``, hence
-  ``rollout/ep_rew_mean``, the ``EvalCallback`` and ``enjoy``'s "Atari Episode Score",
-  sum SABER's raw scores;
-* ``callback``: :class:`saber.training.sb3.SaberMetricsCallback` (the ``saber/...``
-  metrics in the zoo's logs; it refuses ``VecFrameStack`` and SB3's Atari wrappers).
-
-One module serves every algorithm, so each block of ``hyperparams`` is made when RL Zoo
-reads it: the algorithm comes from the ``ExperimentManager`` reading it (``self.algo``),
-else from ``--algo`` on the command line. :data:`ATARI_HYPERPARAMS` holds the blocks
-themselves; :func:`saber_hyperparams` gives them for an algorithm named in code.
+``hyperparams`` gives each ``SABER/<Game>`` id RL Zoo's ``atari:`` block of the algorithm
+being trained, adapted to an env that is its own preprocessing (no ``AtariWrapper``, no
+``frame_stack``; the clipping above ``Monitor`` by :class:`saber.envs.ClipRewardKeepRaw`;
+:class:`saber.training.sb3.SaberMetricsCallback`). :data:`ATARI_HYPERPARAMS` holds the
+blocks, :func:`saber_hyperparams` gives them for an algorithm named in code. Why each
+change: docs/rl-libraries.md, "RL Zoo".
 """
 
 from __future__ import annotations
