@@ -102,6 +102,19 @@ def test_the_help_states_the_budget_and_the_sample_seed() -> None:
     assert "drawn at build time" in output
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
 @pytest.mark.parametrize(
     ("signal_number", "status"),
     [(signal.SIGTERM, ExitCode.TERMINATED), (signal.SIGINT, ExitCode.INTERRUPTED)],
@@ -123,7 +136,10 @@ def test_a_stop_ends_the_build_within_seconds_and_writes_nothing(
          str(tmp_path / "cache")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    time.sleep(4)  # imported, and verifying
+    deadline = time.monotonic() + 60
+    while len(_children(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the worker processes verify the runs
+    time.sleep(0.5)
     sent = time.monotonic()
     process.send_signal(signal_number)
     output, _ = process.communicate(timeout=60)
