@@ -14,9 +14,10 @@ self-contained HTML page in :mod:`saber.reports.html` (``to_html``, with the fig
 
 from __future__ import annotations
 
+from saber.reports.markdown import to_markdown
 from saber.reports.model import Report
 from saber.reports.report import make_report
-from saber.reports.tables import to_csv, to_json, to_markdown
+from saber.reports.tables import to_csv, to_json
 
 __all__ = [
     "Report",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import textwrap
 from dataclasses import dataclass
 
 from saber.games import BASELINE_SOURCES, get_game
@@ -178,7 +177,7 @@ def _median(block: Aggregates) -> str:
     return "∞" if block.median_infinite else _pct(block.median)
 
 
-def _table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
+def markdown_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
     """A Markdown table whose columns line up, so it reads in a terminal as well."""
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
 
@@ -482,50 +481,3 @@ def intro(report: ReportLike) -> str:
         "superhuman ≥ 100%, fair ≥ 50%, medium ≥ 10%, poor ≥ 1%, failing < 1%. "
         "Human-normalized: 100% = the beginner human of Mnih et al. (2015)."
     )
-
-
-def to_markdown(report: ReportLike) -> str:
-    """The report as Markdown: the summary, then one per-game table per time limit.
-
-    Laid out as the SABER paper: world-record-normalized median and mean, games per
-    class from superhuman to failing, then raw scores beside the reference scores. The
-    columns line up, so the same text reads in a terminal (``saber report DIR``). Time
-    limits with identical results share one table (``time_limit_groups``).
-    """
-    report = as_report(report)
-    lines = ["# SABER report", ""]
-    warning, warnings, sources = top_lines(report)
-    if warning:
-        bold, rest = warning.split(". ", 1)
-        lines += [f"> **{bold}.** {rest}", ""]
-    lines += [f"> {w}" for w in warnings]
-    lines += [""] if warnings else []
-    lines += ["Scores: " + ", ".join(f"`{s}`" for s in sources), ""]
-    summary = []
-    for table in summary_tables(report):
-        summary += [*_table(table.header, table.rows, table.align), ""]
-    lines += [
-        "## Summary",
-        "",
-        textwrap.fill(intro(report), width=90),  # reads in a terminal; Markdown joins the lines
-        "",
-        *summary,
-        *(f"- {line}" for line in notes(report)),
-    ]
-    from saber.reports.comparisons import comparison_blocks, comparison_notes  # it uses Table
-
-    for block in comparison_blocks(report):
-        lines += ["", f"### Comparisons, {block.title}", ""]
-        for matrix in (block.improvement, block.welch):
-            if matrix is not None:
-                lines += [*_table(matrix.header, matrix.rows, matrix.align), ""]
-        lines += block.lines
-    compared = comparison_notes(report)
-    if compared:
-        lines += ["", *(f"- {line}" for line in compared)]
-    for group in time_limit_groups(report):
-        table = per_game_table(report, group[0])
-        lines += ["", f"## Per-game scores, {group_title(group)}", ""]
-        lines += _table(table.header, table.rows, table.align)
-    lines += ["", SOURCES_TITLE, "", *(f"- {line}" for line in source_lines(report))]
-    return "\n".join(lines) + "\n"
