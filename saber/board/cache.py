@@ -99,7 +99,7 @@ class Cache:
             return None
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             self.hits -= 1
             self.misses += 1
             return None

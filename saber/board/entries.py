@@ -188,7 +188,7 @@ def metadata(path: Path) -> tuple[dict[str, Any], str | None]:
     except RunDirectoryError as error:
         reason = str(error) if str(error).startswith(shown(path)) else f"{shown(path)}: {error}"
         return {}, reason
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:  # Recursion: nested thousands deep
         return {}, f"{shown(path)}: not readable JSON ({one_line(error)})"
     if not isinstance(found, dict):
         return {}, f"{shown(path)}: not a JSON object"

@@ -37,7 +37,7 @@ def _manifest(folder: Path) -> set[str] | None:
     """The files a site saber wrote lists, or None when ``folder`` holds no such list."""
     try:
         found = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(found, dict) or found.get("format") != MANIFEST_FORMAT:
         return None

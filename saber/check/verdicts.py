@@ -99,7 +99,7 @@ def was_passed(key: str | None) -> bool:
         return False
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(kept, dict) and kept.get("key") == key and kept.get("verdict") == "passed"
 

@@ -122,7 +122,7 @@ def _not_json_lines(path: Path, text: str, first: str) -> str:
     """What a file whose first line is not a JSON object is, for people."""
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
         document = None
     if isinstance(document, dict):
         kind = str(document.get("format", ""))

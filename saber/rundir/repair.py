@@ -178,7 +178,7 @@ def salvage_json_object(text: str) -> dict[str, Any] | None:
     for end, closing in reversed(candidates):
         try:
             found = json.loads(text[:end] + closing)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(found, dict):
             return found
@@ -204,7 +204,8 @@ def _read_run(run_path: Path) -> tuple[dict[str, Any] | None, bytes | None]:
         raise RunDirectoryError(f"Cannot read {run_path}: {error.strerror or error}") from None
     try:
         run = json.loads(data.decode("utf-8"))
-    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+    # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError), or nested thousands deep
+    except (ValueError, RecursionError):
         salvaged = salvage_json_object(data.decode("utf-8", errors="replace"))
         if salvaged is None or not salvaged.keys() >= _WHOLE_RUN_KEYS:
             raise RunDirectoryError(

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from saber.agents.convnet import read_policy_file
+from saber.board.entries import metadata as board_metadata
 from saber.cli import main
 from saber.errors import ExitCode, PolicyFileError, ReplayError, SaberError, ScoreFileError
 from saber.protocol.replay import decode_replay
@@ -29,6 +30,7 @@ from saber.rundir import (
     read_episode_lines,
     read_run_file,
 )
+from saber.rundir.repair import salvage_json_object
 from saber.scoring import read_scores
 from tests.robustness.valid_files import reseal, small_policy_layers
 
@@ -177,6 +179,33 @@ def test_training_log_line_not_as_written_is_refused(tmp_path: Path, line: str) 
     with pytest.raises(SaberError, match=refused) as error:
         read_training_log(log)
     _one_line(error)
+
+
+def test_training_log_whose_first_line_is_nested_thousands_deep_is_refused(
+    tmp_path: Path,
+) -> None:
+    # Was RecursionError: saying what a file that is no training log is read it whole as JSON.
+    log = tmp_path / "training.jsonl"
+    log.write_text('{"game": ' + DEEP + ', "frames": 5, "score": 1, "episode": 0}\n')
+    with pytest.raises(SaberError, match=r"training.jsonl:1: not a training log") as error:
+        read_training_log(log)
+    _one_line(error)
+
+
+def test_salvage_of_a_run_json_nested_thousands_deep_keeps_what_precedes() -> None:
+    # Was RecursionError: saber repair closes a cut run.json at each candidate end and
+    # parses it again; the ends inside the nesting fail, the one before it holds.
+    cut = '{"format": "saber-run/1", "x": ' + "[" * 100_000 + "1, 2"
+    assert salvage_json_object(cut) == {"format": "saber-run/1"}
+
+
+def test_board_json_nested_thousands_deep_is_a_reason_not_a_crash(tmp_path: Path) -> None:
+    # Was RecursionError: a submitter's board.json is read before any replay.
+    path = tmp_path / "board.json"
+    path.write_text('{"agent": ' + "[" * 20_000 + "]" * 20_000 + "}")  # under the size cap
+    found, reason = board_metadata(path)
+    assert found == {}
+    assert reason is not None and "board.json: not readable JSON" in reason
 
 
 def test_verify_training_log_with_an_infinite_episode_names_the_line(tmp_path: Path) -> None:
