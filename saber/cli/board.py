@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from saber.cli.errors import saber_errors_as_messages, writing_results
+from saber.cli.options import sample_option, workers_option
 from saber.errors import ExitCode
 
 DEFAULT_BUDGET = 20_000_000  # saber.board.status.DEFAULT_BUDGET (not imported: a fast --help)
@@ -26,11 +27,8 @@ DEFAULT_BUDGET = 20_000_000  # saber.board.status.DEFAULT_BUDGET (not imported: 
     help="Add the entries saber ships: the SABER paper's agents, its random agent, its "
     "trained agents.",
 )
-@click.option(
-    "--sample",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Play N episodes of each run again, drawn at random with --sample-seed; every "
+@sample_option(
+    "Play N episodes of each run again, drawn at random with --sample-seed; every "
     "replay's file, hash and header is checked whatever N is; each entry's page shows the "
     "sample, its seed, the command that repeats it and the one that checks every replay "
     "[default: every episode].",
@@ -50,11 +48,8 @@ DEFAULT_BUDGET = 20_000_000  # saber.board.status.DEFAULT_BUDGET (not imported: 
     help="Agent steps of play each run may cost (0: no limit); a run that needs more is "
     "shown 'not verified within the budget', with the saber verify that finishes the job.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Worker processes that verify runs, compute reports and draw figures [default: one "
+@workers_option(
+    "Worker processes that verify runs, compute reports and draw figures [default: one "
     "per core]; 0 does it all in this process.",
 )
 @click.option(

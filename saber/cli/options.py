@@ -1,5 +1,6 @@
 """Options and checks that several ``saber`` commands share: files they write, ``--force``,
-the figure options, number bounds, and flags that moved or were renamed."""
+the figure options, ``--sample`` and ``--workers``, number bounds, and flags that moved or
+were renamed."""
 
 from __future__ import annotations
 
@@ -40,6 +41,17 @@ def force_option(command: F) -> F:
         help="Replace output files that exist already (without it, an existing file is an "
         "error and nothing is written).",
     )(command)
+
+
+def sample_option(help: str) -> Callable[[F], F]:
+    """``--sample N``: play N episodes of a run drawn at random (None: every one)."""
+    return click.option("--sample", type=click.IntRange(min=1), default=None, help=help)
+
+
+def workers_option(help: str) -> Callable[[F], F]:
+    """``--workers N``: worker processes that verify runs, 0 for none (all in this
+    process); None: one per core."""
+    return click.option("--workers", type=click.IntRange(min=0), default=None, help=help)
 
 
 def plot_options(what: str) -> Callable[[F], F]:

@@ -7,27 +7,19 @@ from pathlib import Path
 import click
 
 from saber.cli.errors import saber_errors_as_messages
-from saber.cli.options import renamed_seed
+from saber.cli.options import renamed_seed, sample_option, workers_option
 
 
 @click.command("verify")
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--sample",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Play N episodes drawn at random (the same --sample-seed draws the same ones); "
+@sample_option(
+    "Play N episodes drawn at random (the same --sample-seed draws the same ones); "
     "every replay is checked statically all the same [default: play every finished "
     "episode].",
 )
 @click.option("--sample-seed", default=0, show_default=True, help="Seed of the --sample draw.")
 @renamed_seed("verify", "--sample-seed", "the seed of the --sample draw")
-@click.option(
-    "--workers",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Worker processes [default: one per core]; 0 verifies in this process.",
-)
+@workers_option("Worker processes [default: one per core]; 0 verifies in this process.")
 @saber_errors_as_messages
 def verify_command(
     run_dir: Path, sample: int | None, sample_seed: int, workers: int | None
