@@ -80,23 +80,22 @@ def plot_options(what: str) -> Callable[[F], F]:
     )
 
 
-def check_plot_options(plots_dir: Path | None, plot_format: str | None, dpi: int | None) -> None:
-    """--plot-format and --dpi need --plots; with --plots, matplotlib must be there."""
+def plot_formats(
+    plots_dir: Path | None, plot_format: str | None, dpi: int | None
+) -> tuple[str, ...]:
+    """The figure formats of ``--plot-format`` (png when not given), each once, in the
+    order given, once the figure options are checked: --plot-format and --dpi need
+    --plots, and with --plots matplotlib must be there."""
+    from saber.reports.figures.style import FORMATS, require_matplotlib
+
     if plots_dir is None and (plot_format is not None or dpi is not None):
         flag = "--plot-format" if plot_format is not None else "--dpi"
         raise click.UsageError(f"{flag} needs --plots DIRECTORY")
     if dpi is not None and dpi < 1:
         raise click.BadParameter(f"must be >= 1, got {dpi}", param_hint="--dpi")
     if plots_dir is not None:
-        from saber.reports.figures.style import require_matplotlib
-
         require_matplotlib()
-
-
-def plot_formats(text: str) -> tuple[str, ...]:
-    """The figure formats of ``--plot-format``, each once, in the order given."""
-    from saber.reports.figures.style import FORMATS
-
+    text = plot_format or "png"
     formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:

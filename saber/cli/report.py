@@ -14,7 +14,6 @@ from saber.cli.errors import (
     writing_results,
 )
 from saber.cli.options import (
-    check_plot_options,
     force_option,
     moved_to_training,
     output_file,
@@ -155,8 +154,7 @@ def report(
         raise click.BadParameter(
             f"must be >= 0, got {bootstrap_seed}", param_hint="--bootstrap-seed"
         )
-    check_plot_options(plots_dir, plot_format, dpi)
-    formats = plot_formats(plot_format or "png")
+    formats = plot_formats(plots_dir, plot_format, dpi)
     if html_out is not None:
         from saber.reports.figures.style import require_matplotlib
 

@@ -15,7 +15,6 @@ from saber.cli.errors import (
     writing_results,
 )
 from saber.cli.options import (
-    check_plot_options,
     force_option,
     output_file,
     plot_formats,
@@ -82,8 +81,7 @@ def training(
 
     if reference is not None:
         check_training_reference(reference)  # an unknown name fails before any work
-    check_plot_options(plots_dir, plot_format, dpi)
-    formats = plot_formats(plot_format or "png")
+    formats = plot_formats(plots_dir, plot_format, dpi)
     checkpoints = _checkpoints(at_frames)
     scores = training_scores(log, checkpoints)
     if not scores:
