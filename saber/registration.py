@@ -40,36 +40,41 @@ def register_saber_envs() -> None:
     Safe to call more than once. The 61 games of the SABER paper are among them; the
     others (ale-py ships more ROMs) run under the same protocol but have no SABER baseline.
     """
-    import gymnasium as gym
-
     for rom_id in supported_rom_ids():
-        name = env_id(rom_id)
-        if name in gym.registry:
-            continue
-        gym.register(
-            id=name,
-            # make_env under a name RL Zoo recognizes as Atari (see saber.envs.factory).
-            entry_point="saber.envs.factory:make_AtariEnv",
-            vector_entry_point="saber.envs.vector:SaberVectorEnv",
-            kwargs={"game": rom_id},
-            # Episodes end at game over or by SABER's own frame-based limits, not steps.
-            max_episode_steps=None,
-            nondeterministic=False,
+        # make_env under a name RL Zoo recognizes as Atari (see saber.envs.factory).
+        _register(
+            env_id(rom_id),
+            "saber.envs.factory:make_AtariEnv",
+            "saber.envs.vector:SaberVectorEnv",
+            {"game": rom_id},
         )
     # Many games in one vector env (saber.envs.multigame): a named set's id
     # (SABER/Atari5, ..., SABER/Saber61) and SABER/Games, whose games the caller gives.
     # gymnasium.make on them is refused in one line (a set is not one env).
     for name, game_set in [("SABER/Games", None), *((env_id(s), s) for s in game_sets())]:
-        if name in gym.registry:
-            continue
-        gym.register(
-            id=name,
-            entry_point="saber.envs.multigame:_no_single_env",
-            vector_entry_point="saber.envs.multigame:SaberMultiGameVectorEnv",
-            kwargs={} if game_set is None else {"game_set": game_set},
-            max_episode_steps=None,
-            nondeterministic=False,
+        _register(
+            name,
+            "saber.envs.multigame:_no_single_env",
+            "saber.envs.multigame:SaberMultiGameVectorEnv",
+            {} if game_set is None else {"game_set": game_set},
         )
+
+
+def _register(name: str, entry_point: str, vector_entry_point: str, kwargs: dict[str, str]) -> None:
+    """Register one SABER id, unless it is registered already."""
+    import gymnasium as gym
+
+    if name in gym.registry:
+        return
+    gym.register(
+        name,
+        entry_point,
+        vector_entry_point=vector_entry_point,
+        kwargs=kwargs,
+        # Episodes end at game over or by SABER's own frame-based limits, not steps.
+        max_episode_steps=None,
+        nondeterministic=False,
+    )
 
 
 class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
