@@ -35,7 +35,7 @@ from saber.reports.tables import (
     group_title,
     intro,
     notes,
-    per_game_table,
+    per_game_tables,
     source_lines,
     summary_tables,
     time_limit_groups,
@@ -290,9 +290,8 @@ def to_html(
             "</section>",
         ]
     parts.append('<section id="per-game"><h2>Per-game scores</h2>')
-    for group in time_limit_groups(report):
-        title = group_title(group)
-        parts += [f"<h3>{_e(title)}</h3>", _table(per_game_table(report, group[0]), title)]
+    for title, table in per_game_tables(report):
+        parts += [f"<h3>{_e(title)}</h3>", _table(table, title)]
     parts += ["</section>", '<section id="sources"><h2>Sources</h2>']
     parts += [f"<p>{_e(SOURCES_TITLE)}</p>", _list(source_lines(report), "sources"), "</section>"]
     parts.append("</main></body></html>")

@@ -10,14 +10,12 @@ from saber.reports.comparisons import comparison_blocks, comparison_notes
 from saber.reports.model import ReportLike, as_report
 from saber.reports.tables import (
     SOURCES_TITLE,
-    group_title,
     intro,
     markdown_table,
     notes,
-    per_game_table,
+    per_game_tables,
     source_lines,
     summary_tables,
-    time_limit_groups,
     top_lines,
 )
 
@@ -59,9 +57,8 @@ def to_markdown(report: ReportLike) -> str:
     compared = comparison_notes(report)
     if compared:
         lines += ["", *(f"- {line}" for line in compared)]
-    for group in time_limit_groups(report):
-        table = per_game_table(report, group[0])
-        lines += ["", f"## Per-game scores, {group_title(group)}", ""]
+    for title, table in per_game_tables(report):
+        lines += ["", f"## Per-game scores, {title}", ""]
         lines += markdown_table(table.header, table.rows, table.align)
     lines += ["", SOURCES_TITLE, "", *(f"- {line}" for line in source_lines(report))]
     return "\n".join(lines) + "\n"

@@ -420,10 +420,15 @@ def source_lines(report: ReportLike) -> list[str]:
 SOURCES_TITLE = "Sources of the reference scores (cite these):"
 
 
-def per_game_table(report: ReportLike, time_limit: str) -> Table:
-    """Raw scores beside the Random, Human and World-record columns, each agent's cell with
-    its world-record-normalized score: "21.0 (100.0%)", "∞", "not run"."""
+def per_game_tables(report: ReportLike) -> list[tuple[str, Table]]:
+    """The per-game tables, one per group of identical time limits, each with its group's
+    title: raw scores beside the Random, Human and World-record columns, each agent's cell
+    with its world-record-normalized score: "21.0 (100.0%)", "∞", "not run"."""
     report = as_report(report)
+    return [(group_title(g), _per_game_table(report, g[0])) for g in time_limit_groups(report)]
+
+
+def _per_game_table(report: Report, time_limit: str) -> Table:
     agents = [a for a, sections in report.agents.items() if time_limit in sections]
     games = sorted(
         {g for a in agents for g in report.agents[a][time_limit].per_game},
