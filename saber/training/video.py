@@ -52,29 +52,8 @@ def replay_to_video(
 ) -> Path:
     """Replay an episode from its seed and actions, writing every emulator frame in colour.
 
-    :func:`replay_in_steps` with the heartbeats ignored; same arguments.
-    """
-    for _ in replay_in_steps(game, seed, actions, record, path, settings):
-        pass
-    return Path(path)
-
-
-HEARTBEAT_FRAMES = 1_800  # 30 s of play: about a second of replay and encoding
-
-
-def replay_in_steps(
-    game: str,
-    seed: int,
-    actions: Iterable[int],
-    record: dict[str, Any],
-    path: str | Path,
-    settings: SaberSettings | None = None,
-) -> Iterator[int]:
-    """Replay an episode from its seed and actions, writing every emulator frame in colour;
-    yields the frames written so far every ``HEARTBEAT_FRAMES`` frames.
-
     :func:`film_replay` of the replay these make (the actions after the record's
-    ``steps`` are left out).
+    ``steps`` are left out), its heartbeats ignored.
 
     Args:
         game: ale id.
@@ -92,7 +71,12 @@ def replay_in_steps(
         game, int(record.get("episode", 0)), seed, str(record.get("agent", "")), None,
         (settings or SaberSettings()).as_dict(), "", {}, len(kept),
     )  # fmt: skip
-    yield from film_replay(Replay(header, kept), path, record)
+    for _ in film_replay(Replay(header, kept), path, record):
+        pass
+    return Path(path)
+
+
+HEARTBEAT_FRAMES = 1_800  # 30 s of play: about a second of replay and encoding
 
 
 def film_replay(
