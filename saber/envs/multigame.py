@@ -28,7 +28,7 @@ from gymnasium.vector.utils import batch_space
 from saber.envs.emulator import refuse_pickling
 from saber.envs.infos import place_rows
 from saber.envs.vector import SaberVectorEnv
-from saber.envs.vector_args import checked_actions, per_row_seeds, reset_mask
+from saber.envs.vector_args import ResetSeed, checked_actions, per_row_seeds, reset_mask
 from saber.envs.wrappers import RAW_REWARD
 from saber.errors import SaberError, UnknownGameError
 from saber.games import GameInfo, game_sets, resolve_games
@@ -160,10 +160,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ reset
     def reset(
-        self,
-        *,
-        seed: int | np.ndarray | list[int] | None = None,
-        options: dict[str, Any] | None = None,
+        self, *, seed: ResetSeed = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
         self._check_open()

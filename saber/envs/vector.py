@@ -25,7 +25,7 @@ from saber.envs.engines import SequentialEngine, ThreadedEngine
 from saber.envs.factory import resolve_rom_id
 from saber.envs.framestack import RingFrameStack
 from saber.envs.infos import place_rows
-from saber.envs.vector_args import checked_actions, per_row_seeds, reset_mask
+from saber.envs.vector_args import ResetSeed, checked_actions, per_row_seeds, reset_mask
 from saber.envs.wrappers import RAW_REWARD
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
@@ -151,10 +151,7 @@ class SaberVectorEnv(VectorEnv):
 
     # ----------------------------------------------------------------- reset
     def reset(
-        self,
-        *,
-        seed: int | np.ndarray | list[int] | None = None,
-        options: dict[str, Any] | None = None,
+        self, *, seed: ResetSeed = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset all sub-envs, or those of ``options["reset_mask"]`` (bool, (num_envs,))."""
         self._check_open()

@@ -5,11 +5,15 @@ one line that says what was expected.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from saber.protocol.settings import NUM_ACTIONS
+
+# A vector reset's ``seed``: one int (the k-th row reset gets seed + k), one per row
+# reset, or None.
+ResetSeed: TypeAlias = int | np.ndarray | list[int] | None
 
 
 def reset_mask(options: dict[str, Any] | None, num_envs: int) -> np.ndarray | None:
@@ -43,7 +47,7 @@ def checked_actions(actions: Any, num_envs: int) -> np.ndarray:
     return array
 
 
-def per_row_seeds(seed: int | np.ndarray | list[int] | None, count: int) -> list[int | None]:
+def per_row_seeds(seed: ResetSeed, count: int) -> list[int | None]:
     """A vector reset's ``seed`` as one seed (or None) per row reset: an int gives
     ``seed + i``, as Gymnasium's vector envs do."""
     if seed is None:
