@@ -35,7 +35,6 @@ FAILED = "failed"
 STATUSES = (VERIFIED, PUBLISHED, NOT_SABER, INCOMPLETE, UNVERIFIED, CONFLICT, FAILED)
 RANKED = (VERIFIED, PUBLISHED)
 PASSING = (VERIFIED, PUBLISHED, NOT_SABER)  # saber board exits 0 when every entry has one
-PROTOCOL_EPISODES = 100  # episodes per game of a SABER evaluation (protocol.md)
 
 METADATA_FILE = "board.json"  # in a run directory; a CSV's is <name>.board.json beside it
 METADATA_KEYS = ("name", "citation", "training_frames", "date")

@@ -28,7 +28,6 @@ from saber.board.entries import (
     FAILED,
     INCOMPLETE,
     NOT_SABER,
-    PROTOCOL_EPISODES,
     PUBLISHED,
     STATUSES,
     UNVERIFIED,
@@ -54,6 +53,7 @@ from saber.board.pages import (
 from saber.board.ranking import LIMIT, Ranking, Reports
 from saber.games import game_title
 from saber.protocol.limits import time_limit
+from saber.protocol.settings import EVALUATION_EPISODES
 from saber.version import __version__
 
 RANKING_COLUMNS = (
@@ -393,7 +393,7 @@ def _games_cell(entry: Entry, games: int, of: int) -> Cell:
     """``5 of 5``; a verified run of fewer than the protocol's episodes per game says so."""
     text = f"{games} of {of}"
     if entry.status == VERIFIED and entry.short:
-        text += f" ({entry.short} episodes each, fewer than {PROTOCOL_EPISODES})"
+        text += f" ({entry.short} episodes each, fewer than {EVALUATION_EPISODES})"
     return Cell(text, sort=games)
 
 
@@ -409,7 +409,7 @@ def _footnotes(ranking: Ranking) -> list[str]:
     if short:
         notes.append(
             f"<p>{len(short)} verified entr{'y' if len(short) == 1 else 'ies'} evaluated fewer "
-            f"than the protocol's {PROTOCOL_EPISODES} episodes per game (the Games "
+            f"than the protocol's {EVALUATION_EPISODES} episodes per game (the Games "
             "column says how many): ranked beside complete ones, their means rest on fewer episodes.</p>"
         )
     return notes

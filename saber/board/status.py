@@ -24,13 +24,13 @@ from saber.board.entries import (
     FAILED,
     INCOMPLETE,
     NOT_SABER,
-    PROTOCOL_EPISODES,
     UNVERIFIED,
     VERIFIED,
     Entry,
 )
 from saber.board.parallel import run_all
 from saber.errors import SaberError, shown
+from saber.protocol.settings import EVALUATION_EPISODES
 
 SHOWN_PROBLEMS = 20  # failure lines kept per run; past that, counted
 # Agent steps of play a run may cost a build (saber board --budget): about an hour of one
@@ -183,7 +183,7 @@ def judged(entry: Entry, found: list[Mapping[str, Any]], draw: tuple[Any, ...]) 
         reason,
         verification=verification,
         deviations=_deviations(runs),
-        short=short if 0 < short < PROTOCOL_EPISODES else None,
+        short=short if 0 < short < EVALUATION_EPISODES else None,
     )
 
 

@@ -19,6 +19,8 @@ FRAMES_PER_SECOND = 60
 NUM_ACTIONS = 18
 #: 100 hours at 60 frames per second: an episode that reaches it is infinite gameplay.
 SABER_CAP_FRAMES = 21_600_000
+#: Evaluation episodes per game, each with its own seed (protocol.md section 4).
+EVALUATION_EPISODES = 100
 
 ROLLOVER_MODES = ("correct", "ignore", "off")
 RolloverMode = Literal["correct", "ignore", "off"]
