@@ -20,19 +20,22 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 from gymnasium.error import ResetNeeded
-from gymnasium.spaces import Discrete
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
 
 from saber.envs.emulator import refuse_pickling
 from saber.envs.infos import place_rows
 from saber.envs.vector import SaberVectorEnv
-from saber.envs.vector_args import ResetSeed, checked_actions, per_row_seeds, reset_mask
+from saber.envs.vector_args import (
+    ResetSeed,
+    checked_actions,
+    per_row_seeds,
+    reset_mask,
+    set_spaces,
+)
 from saber.envs.wrappers import RAW_REWARD
 from saber.errors import SaberError, UnknownGameError
 from saber.games import GameInfo, game_sets, resolve_games
-from saber.protocol.settings import NUM_ACTIONS
 from saber.registration import env_id
 
 _StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
@@ -130,10 +133,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
         self.metadata = {"autoreset_mode": self.autoreset_mode}
         self.saber_settings = first.saber_settings
         self.checkpoint_frames = first.checkpoint_frames
-        self.single_observation_space = first.single_observation_space
-        self.single_action_space = Discrete(NUM_ACTIONS)
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
+        set_spaces(self, self.saber_settings, num_envs)
         self.row_games = np.array([self.games[i % count] for i in range(num_envs)], dtype=object)
         self.row_games.flags.writeable = False
         # Threaded engines last: a step waits first on the engines that run in this

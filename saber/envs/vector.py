@@ -14,10 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.error import ResetNeeded
-from gymnasium.spaces import Box, Discrete
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
 
 from saber.envs import rules
 from saber.envs.emulator import SeedStream, legal_action_count, refuse_pickling
@@ -25,7 +23,13 @@ from saber.envs.engines import SequentialEngine, ThreadedEngine
 from saber.envs.factory import resolve_rom_id
 from saber.envs.framestack import RingFrameStack
 from saber.envs.infos import place_rows
-from saber.envs.vector_args import ResetSeed, checked_actions, per_row_seeds, reset_mask
+from saber.envs.vector_args import (
+    ResetSeed,
+    checked_actions,
+    per_row_seeds,
+    reset_mask,
+    set_spaces,
+)
 from saber.envs.wrappers import RAW_REWARD
 from saber.protocol.limits import checkpoint_frames as resolve_checkpoints
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
@@ -113,13 +117,8 @@ class SaberVectorEnv(VectorEnv):
             if self.uses_threads
             else SequentialEngine(self.rom_id, num_envs, settings)
         )
+        set_spaces(self, settings, num_envs)
         size = settings.screen_size
-        self.single_observation_space = Box(
-            0, 255, (settings.stack_size, size, size), dtype=np.uint8
-        )
-        self.single_action_space = Discrete(NUM_ACTIONS)
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
 
         self._stack = RingFrameStack(num_envs, settings.stack_size, size)
         self._no_rows = np.zeros(num_envs, dtype=bool)  # a rule that is off flags no row

@@ -1,6 +1,6 @@
-"""The arguments every SABER vector env checks alike (the single-game and the multi-game
-one): the actions of a step, a reset's ``reset_mask`` and its seeds, each refused with
-one line that says what was expected.
+"""What every SABER vector env does alike (the single-game and the multi-game one, numpy
+and saber.jax): its spaces, and the arguments it checks (the actions of a step, a reset's
+``reset_mask`` and its seeds), each refused with one line that says what was expected.
 """
 
 from __future__ import annotations
@@ -8,12 +8,25 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import numpy as np
+from gymnasium.spaces import Box, Discrete
+from gymnasium.vector.utils import batch_space
 
-from saber.protocol.settings import NUM_ACTIONS
+from saber.protocol.settings import NUM_ACTIONS, SaberSettings
 
 # A vector reset's ``seed``: one int (the k-th row reset gets seed + k), one per row
 # reset, or None.
 ResetSeed: TypeAlias = int | np.ndarray | list[int] | None
+
+
+def set_spaces(env: Any, settings: SaberSettings, num_envs: int) -> None:
+    """Give ``env`` its spaces: each row's observation (``uint8`` (stack, size, size)) and
+    its 18 actions, and both batched over ``num_envs`` rows as make_vec batches them
+    (``Box`` (n, 4, 84, 84), ``MultiDiscrete([18] * n)``)."""
+    size = settings.screen_size
+    env.single_observation_space = Box(0, 255, (settings.stack_size, size, size), dtype=np.uint8)
+    env.single_action_space = Discrete(NUM_ACTIONS)
+    env.observation_space = batch_space(env.single_observation_space, num_envs)
+    env.action_space = batch_space(env.single_action_space, num_envs)
 
 
 def reset_mask(options: dict[str, Any] | None, num_envs: int) -> np.ndarray | None:

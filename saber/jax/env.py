@@ -20,13 +20,12 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from gymnasium.spaces import Box, Discrete
-from gymnasium.vector.utils import batch_space
 
 from saber.envs import env_id, rules
 from saber.envs.bilinear import bilinear_tables, resize_bilinear
 from saber.envs.emulator import legal_action_count
 from saber.envs.factory import resolve_rom_id
+from saber.envs.vector_args import set_spaces
 from saber.envs.wrappers import RAW_REWARD
 from saber.jax import engine
 from saber.jax.seeding import ale_seeds
@@ -129,12 +128,7 @@ class SaberJaxEnv:
             0.0, dict.fromkeys(self.checkpoint_frames, 0.0), 0, 0, EpisodeEnd.GAME_OVER
         )
         self.record_keys = tuple(template.to_dict())  # make_vec's info["saber"] keys, in order
-        size, stack = settings.screen_size, settings.stack_size
-        self.single_observation_space = Box(0, 255, (stack, size, size), dtype=np.uint8)
-        self.single_action_space = Discrete(NUM_ACTIONS)
-        # Batched as make_vec batches them: MultiDiscrete([18] * n), Box (n, 4, 84, 84).
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
+        set_spaces(self, settings, num_envs)  # make_vec's
 
     def __repr__(self) -> str:
         return f"SaberJaxEnv({self.rom_id!r}, num_envs={self.num_envs})"

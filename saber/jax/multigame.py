@@ -16,11 +16,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from gymnasium.spaces import Discrete
-from gymnasium.vector.utils import batch_space
 
 from saber.envs.emulator import legal_action_count
 from saber.envs.multigame import dealt_games, one_per_game, threads_per_game
+from saber.envs.vector_args import set_spaces
 from saber.games import game_sets
 from saber.jax.env import EnvState, SaberJaxEnv, check_seed, checked_actions
 from saber.protocol import NUM_ACTIONS
@@ -84,10 +83,7 @@ class SaberJaxMultiGameEnv:
         self.row_games = np.array([self.games[i % count] for i in range(num_envs)], dtype=object)
         self.row_games.flags.writeable = False
         self._game_codes = np.arange(num_envs, dtype=np.int32) % count
-        self.single_observation_space = first.single_observation_space
-        self.single_action_space = Discrete(NUM_ACTIONS)
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
+        set_spaces(self, self.saber_settings, num_envs)
 
     def __repr__(self) -> str:
         return f"SaberJaxMultiGameEnv({list(self.games)!r}, num_envs={self.num_envs})"
