@@ -332,7 +332,7 @@ def test_a_frame_skip_past_the_cap_is_refused_before_play(run: Path) -> None:
 
 
 def test_observations_of_any_size_asked_by_a_header_cost_nothing(run: Path) -> None:
-    """A header asking for 100,000 x 100,000 observations: played at SABER's size (the
+    """A header asking for 100,000 x 100,000 observations: played with the smallest (the
     observations change nothing of a record), and the settings named."""
     lines = records(run)
     for index, line in enumerate(lines):

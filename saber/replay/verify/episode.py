@@ -25,7 +25,6 @@ from saber.protocol.replay import (
     sha256_of,
 )
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
-from saber.protocol.settings import SaberSettings
 from saber.replay.simulate import Resimulation
 from saber.replay.verify.pool import REPORT_STEPS, report
 from saber.replay.verify.result import EpisodeCheck, Failure
@@ -109,7 +108,14 @@ def static_check(
     record. Returns the check and the file's bytes (None when it cannot be played)."""
     game, episode = str(record["game"]), int(record["episode"])
     failures: list[Failure] = []
-    check = EpisodeCheck(game, episode, line, claimed=dict(record))
+
+    # Every replay of a run is checked so, sampled or not: the check is made once, at the
+    # end, rather than copied field by field (dataclasses.replace) at each step.
+    def checked(data: bytes | None = None, **read: Any) -> tuple[EpisodeCheck, bytes | None]:
+        found = EpisodeCheck(game, episode, line, claimed=dict(record), failures=tuple(failures),
+                             **read)  # fmt: skip
+        return found, data
+
     seed = record.get("seed")
     if claims.base_seed is not None:
         expected = episode_seed(claims.base_seed, game, episode)
@@ -120,13 +126,13 @@ def static_check(
     if not relative:
         failures.append(Failure("replay", "no replay recorded (a run with --no-replays, or a "
                                 "training log recorded without replays=True)"))  # fmt: skip
-        return replace(check, failures=tuple(failures)), None
+        return checked()
     named = shown(relative)
     try:
         data = read_contained(directory, relative, MAX_REPLAY_BYTES)
     except RunDirectoryError as why:
         failures.append(Failure("replay", f"replay file {named}: {why}"))
-        return replace(check, failures=tuple(failures)), None
+        return checked()
     if sha256_of(data) != record.get("replay_sha256"):
         failures.append(Failure("replay", f"replay file {named} is not the one the record names "
                                 "(its SHA-256 is not the record's replay_sha256): changed or "
@@ -135,18 +141,17 @@ def static_check(
         header, _ = decode_replay_header(data, named)
     except ReplayError as error:
         failures.append(Failure("replay", f"replay file {error}"))
-        return replace(check, failures=tuple(failures)), None
-    check = replace(check, steps=header.steps, settings=dict(header.settings),
-                    frames=header.steps * frame_skip(header.settings),
-                    agent=header.agent, run=header.run, versions=dict(header.versions),
-                    rom_sha256=header.rom_sha256)  # fmt: skip
+        return checked()
+    read = dict(steps=header.steps, settings=dict(header.settings),
+                frames=header.steps * frame_skip(header.settings), agent=header.agent,
+                run=header.run, versions=dict(header.versions), rom_sha256=header.rom_sha256)  # fmt: skip
     if (header.game, header.episode) != (game, episode):
         failures.append(Failure("replay", f"replay file {named} is the replay of "
                                 f"{shown(header.game)} episode {header.episode} (seed "
                                 f"{header.seed}), not of this episode (seed {shown(repr(seed))})"))  # fmt: skip
-        return replace(check, failures=tuple(failures)), None
+        return checked(**read)
     failures += _header_failures(header, record, claims)
-    return replace(check, failures=tuple(failures)), data
+    return checked(data, **read)
 
 
 def proven_record(
@@ -163,12 +168,11 @@ def proven_record(
     return proven
 
 
-def _observing_as_saber(replay: Replay) -> Replay:
-    """``replay`` with SABER's observation settings (screen size, frames stacked): they
-    change nothing of a record, and a header may ask for observations of any size."""
-    saber = SaberSettings()
-    settings = {**replay.header.settings, "screen_size": saber.screen_size,
-                "stack_size": saber.stack_size}  # fmt: skip
+def _observing_least(replay: Replay) -> Replay:
+    """``replay`` with the smallest observations (one frame of one pixel): they change
+    nothing of a record, a header may ask for observations of any size, and frames that
+    nobody looks at need not be resized and stacked at every step."""
+    settings = {**replay.header.settings, "screen_size": 1, "stack_size": 1}
     return Replay(replace(replay.header, settings=settings), replay.actions)
 
 
@@ -201,7 +205,7 @@ def play_check(
         return replace(check, failures=(*check.failures, Failure("replay", f"replay file {error}")))
     failures = list(check.failures)
     try:
-        simulation = Resimulation(_observing_as_saber(replay))
+        simulation = Resimulation(_observing_least(replay))
         played = _played(simulation)
     except SaberError as error:
         failures.append(Failure("replay", f"cannot be replayed here: {error}"))
