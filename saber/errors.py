@@ -1,5 +1,7 @@
-"""Exceptions raised by saber and its exit codes (standard library only, so every module
-can import them)."""
+"""Exceptions raised by saber, its exit codes, and the words of its messages: a value shown
+on one line (:func:`shown`), a count that agrees with its noun (:func:`counted`: ``1
+episode``, ``2 episodes``), a word after its article (:func:`with_article`: ``an int``).
+Standard library only, so every module can import them."""
 
 from __future__ import annotations
 
@@ -35,6 +37,41 @@ def shown(value: object) -> str:
     """
     text = str(value)
     return text if text.isprintable() else repr(text)
+
+
+# Words that start with a vowel letter but a consonant sound ("a uniform", "a one-off").
+_CONSONANT_SOUNDS = ("uni", "use", "usu", "uti", "eu", "one", "once")
+# Words that start with a consonant letter but a vowel sound, as Python types are read
+# aloud ("an ndarray", "an hour").
+_VOWEL_SOUNDS = ("nd", "hour", "honest", "honour")
+
+
+def _plural(noun: str) -> str:
+    """The plural of an English ``noun`` (its last word): ``entry`` -> ``entries``,
+    ``worker process`` -> ``worker processes``, ``episode`` -> ``episodes``."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def counted(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``count`` and ``noun`` in agreement: ``counted(1, "episode")`` is ``1 episode``,
+    ``counted(3, "entry")`` is ``3 entries``; ``plural_form`` for an irregular noun."""
+    return f"{count} {noun if count == 1 else plural_form or _plural(noun)}"
+
+
+def with_article(word: str) -> str:
+    """``word`` after ``a`` or ``an``, by how it is read: ``an int``, ``a float``,
+    ``an ndarray``, ``a NoneType``."""
+    lower = word.lower()
+    vowel = lower[:1] in ("a", "e", "i", "o", "u")
+    if lower.startswith(_CONSONANT_SOUNDS):
+        vowel = False
+    elif lower.startswith(_VOWEL_SOUNDS):
+        vowel = True
+    return f"{'an' if vowel else 'a'} {word}"
 
 
 class SaberError(Exception):

@@ -24,7 +24,7 @@ from saber.board.reading import Reader
 from saber.board.shipped import SHIPPED
 from saber.board.site import Site
 from saber.board.status import DEFAULT_BUDGET, build_seed, decide
-from saber.errors import ScoreFileError, shown
+from saber.errors import ScoreFileError, counted, shown
 
 FIGURE_DPI = 100  # the report pages' figures: sharp enough on a screen, a tenth of print's bytes
 # The report pages' figures: at the limit the board ranks on (and the one across limits);
@@ -82,7 +82,8 @@ class Board:
             f"{n} {s}" for s in STATUSES if (n := sum(e.status == s for e in self.entries))
         )
         return (
-            f"wrote {shown(self.out)}: {len(self.entries)} entries ({counts}), {self.files} files, "
+            f"wrote {shown(self.out)}: {counted(len(self.entries), 'entry')} ({counts}), "
+            f"{counted(self.files, 'file')}, "
             f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s; runs verified now: "
             f"{self.verified_now}, reports computed: {self.reports_computed}"
             + ("" if self.figures else "; report pages without figures")

@@ -15,6 +15,7 @@ from markupsafe import Markup
 from saber.board.entries import STATUSES, Entry
 from saber.board.pages import Cell, esc, frames, listing, page, render, status_cell, table
 from saber.board.ranking import LIMIT, Reports
+from saber.errors import counted
 from saber.reports import to_csv
 
 ENTRY_COLUMNS = (
@@ -98,7 +99,7 @@ class EntryPages:
             for entry, row in zip(self.entries, rows, strict=True)
         ]
         counts = ", ".join(f"{sum(e.status == s for e in self.entries)} {s}" for s in STATUSES)
-        body = f"<p>{len(self.entries)} entries: {esc(counts)}.</p>" + table(
+        body = f"<p>{counted(len(self.entries), 'entry')}: {esc(counts)}.</p>" + table(
             "Every entry and its status", ["Entry", "Status", "Kind", "Games", "Why"], cells
         )
         if self.notes:

@@ -25,7 +25,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from saber.errors import PolicyError, SaberError
+from saber.errors import PolicyError, SaberError, counted
 from saber.harness.executor_base import Executor
 from saber.harness.local_executors import InlineExecutor, LocalExecutor
 from saber.harness.options import Recording, check_count
@@ -170,18 +170,20 @@ class Processes(_Options):
             )
 
     def workers_line(self) -> str | None:
-        """``2 worker processes, 1 thread(s) each for the policy (OMP_NUM_THREADS, ...)``."""
+        """``2 worker processes, 1 thread each for the policy (OMP_NUM_THREADS, ...)``."""
         workers = self.parallelism
         if self.policy_process:
             return (
-                f"{workers} worker processes and one policy process, which acts for all of "
-                f"them on batches of {workers * self.envs_per_worker}"
+                f"{counted(workers, 'worker process')} and one policy process, which acts for "
+                f"{'it' if workers == 1 else 'all of them'} on batches of "
+                f"{workers * self.envs_per_worker}"
             )
         threads = policy_threads(workers)
         chosen = ", ".join(sorted(thread_variables(threads))) or "none: you set them all"
+        each = " each" if workers > 1 else ""
         return (
-            f"{workers} worker processes, {threads} thread(s) each for the policy ({chosen}; "
-            "a variable you set wins)"
+            f"{counted(workers, 'worker process')}, {counted(threads, 'thread')}{each} for the "
+            f"policy ({chosen}; a variable you set wins)"
         )
 
     def start(self, job: Job) -> Executor:

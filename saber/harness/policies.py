@@ -50,7 +50,14 @@ import numpy as np
 from saber.agents.convnet import ConvActorPolicy
 from saber.agents.generators import PerEpisodeGenerators
 from saber.agents.pretrained import PRETRAINED, pretrained_policy
-from saber.errors import PolicyCallError, PolicyError, PolicyFileError, SaberError
+from saber.errors import (
+    PolicyCallError,
+    PolicyError,
+    PolicyFileError,
+    SaberError,
+    counted,
+    with_article,
+)
 from saber.protocol.settings import NUM_ACTIONS
 
 # Agent specs ``saber eval --agent`` takes, with what each plays (``saber list`` prints them).
@@ -225,8 +232,8 @@ def _import_attribute(spec: str) -> Any:
             ) from None
     if not callable(target):
         raise PolicyError(
-            f"Agent spec {spec!r}: {attribute!r} is a {type(target).__name__}, not a policy, "
-            "a policy class or a factory"
+            f"Agent spec {spec!r}: {attribute!r} is {with_article(type(target).__name__)}, not a "
+            "policy, a policy class or a factory"
         )
     return target
 
@@ -412,7 +419,7 @@ def build_policy(factory: Callable[[], Any], what: str) -> Policy:
         raise PolicyError(f"{what}: building the policy failed: {describe_error(error)}") from error
     if not callable(policy):
         raise PolicyError(
-            f"{what}: the factory returned a {type(policy).__name__}, not a policy "
+            f"{what}: the factory returned {with_article(type(policy).__name__)}, not a policy "
             "(a callable mapping observations (n, 4, 84, 84) to n actions)"
         )
     return policy  # type: ignore[no-any-return]
@@ -424,7 +431,10 @@ def check_actions(actions: Any, count: int) -> np.ndarray:
     Accepts any integer array-like of the right shape (a list, a torch tensor on the CPU),
     and floats that are whole numbers (some frameworks return those).
     """
-    expected = f"Expect the policy to return {count} integer actions (shape ({count},)) in 0..{NUM_ACTIONS - 1}"
+    expected = (
+        f"Expect the policy to return {counted(count, 'integer action')} (shape ({count},)) "
+        f"in 0..{NUM_ACTIONS - 1}"
+    )
     try:
         array = np.asarray(actions)
     except Exception as error:

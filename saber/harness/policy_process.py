@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from saber.errors import PolicyCallError, PolicyError
+from saber.errors import PolicyCallError, PolicyError, counted
 from saber.harness.child import become_child_process
 from saber.harness.policies import check_actions, describe_error, policy_of
 from saber.protocol.settings import SaberSettings
@@ -166,7 +166,7 @@ class RemotePolicy:
     def __call__(self, observations: np.ndarray) -> np.ndarray:
         count = len(observations)
         if count > len(self._observations):
-            raise PolicyError(f"{count} observations for {len(self._observations)} rows")
+            raise PolicyError(f"{count} observations for {counted(len(self._observations), 'row')}")
         self._observations[:count] = observations
         self._send((_ACT, count))
         kind, message = self._receive()

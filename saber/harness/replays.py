@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from saber.envs.emulator import rom_sha256
+from saber.errors import counted
 from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of
 from saber.protocol.settings import SaberSettings
 from saber.replay.verify import versions_here
@@ -72,9 +73,10 @@ class ReplayRecorder:
         """
         log = self._logs[row]
         if log is None or len(log) != steps:
+            recorded = "no actions" if log is None else counted(len(log), "action")
             raise RuntimeError(
-                f"Recorded {None if log is None else len(log)} actions for {self.game} "
-                f"episode {episode}, whose record has {steps} steps: please report this"
+                f"Recorded {recorded} for {self.game} episode {episode}, whose record has "
+                f"{counted(steps, 'step')}: please report this"
             )
         header = ReplayHeader(
             self.game, episode, seed, self.agent, self.run, self.settings, self.rom_sha256,

@@ -19,7 +19,13 @@ import sys
 import time
 from collections.abc import Sequence
 
-from saber.errors import BackendError, PolicyOutputError, RepeatedFailureError, SaberError
+from saber.errors import (
+    BackendError,
+    PolicyOutputError,
+    RepeatedFailureError,
+    SaberError,
+    counted,
+)
 from saber.harness.executor_base import Executor
 from saber.harness.store import ResultsStore
 from saber.harness.work import (
@@ -109,9 +115,10 @@ class RunLoop:
 
     def _on_disk(self) -> str:
         failed = len(self.store.log.unresolved())
+        finished = len(self.store.finished)
         return (
-            f"{len(self.store.finished)} finished episodes are on disk in "
-            f"{self.store.directory}" + (f", {failed} failed" if failed else "")
+            f"{counted(finished, 'finished episode')} {'is' if finished == 1 else 'are'} on "
+            f"disk in {self.store.directory}" + (f", {failed} failed" if failed else "")
         )
 
     def _failed(self, event: UnitFailed) -> None:

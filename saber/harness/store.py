@@ -53,6 +53,7 @@ from saber.errors import (
     RunMismatchError,
     SaberError,
     StoreWriteError,
+    counted,
     os_error_remedy,
 )
 from saber.rundir.damage import read_checked
@@ -385,15 +386,19 @@ class ResultsStore:
         record = dict(line) if isinstance(line, Mapping) else line.to_dict()
         before = appender.size()
         try:
-            appender.append(
-                record, on_disk=f"{len(self.finished)} finished episodes are safely on disk; "
-            )
+            appender.append(record, on_disk=f"{self.safely_on_disk()}; ")
         finally:
             # A Ctrl-C or SIGTERM can land just after the record reached the disk; what is
             # known in memory (the summary of an interrupted session) still follows the file.
             if appender.size() > before:
                 self.log.add(record)
                 self.new_finished += not is_failure(record)
+
+    def safely_on_disk(self) -> str:
+        """``12 finished episodes are safely on disk``, for a message about a write."""
+        count = len(self.finished)
+        verb = "is" if count == 1 else "are"
+        return f"{counted(count, 'finished episode')} {verb} safely on disk"
 
     def write_replay(self, relative: str, data: bytes) -> None:
         """Write an episode's replay file (whole or not at all), before its record.
@@ -406,8 +411,8 @@ class ResultsStore:
         except OSError as error:
             raise StoreWriteError(
                 f"Cannot write {self.directory / relative}: {error.strerror or error}. "
-                f"{len(self.finished)} finished episodes are safely on disk; free some space "
-                "and run the same command again to resume."
+                f"{self.safely_on_disk()}; free some space and run the same command again "
+                "to resume."
             ) from error
 
     def end_session(

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from saber.errors import counted
 from saber.protocol.seeds import SEED_SCHEME, episode_seed
 from saber.rundir.records import IDENTITY_KEYS, RUN_FORMAT, SESSION_STATUSES, SessionStatus
 
@@ -197,7 +198,7 @@ class RunFile:
             return None
         games = ",".join(dict.fromkeys([*self.games, *session.games]))
         return (
-            f"the directory holds a run of {self.episodes} episodes per game of "
+            f"the directory holds a run of {counted(self.episodes, 'episode')} per game of "
             f"{', '.join(self.games)}; this call asks for {session.episodes} of "
             f"{', '.join(session.games)}. A call's result and the directory's report cover "
             f"the whole run, so ask for all of it (--games {games} --episodes "

@@ -51,6 +51,15 @@ def test_bad_entries_are_shown_with_their_status(tmp_path: Path) -> None:
     assert (site / "index.html").is_file()
 
 
+def test_one_entry_is_counted_in_the_singular(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    site = tmp_path / "site"
+    code, output = _board(str(tmp_path / "empty"), "--out", str(site))
+    assert code == ExitCode.FAILED, output
+    assert output.splitlines()[-1].startswith(f"wrote {site}: 1 entry (1 failed), "), output
+    assert "<p>1 entry: " in (site / "entries" / "index.html").read_text()
+
+
 def test_a_folder_of_someone_elses_files_is_refused_in_one_line(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()

@@ -203,7 +203,7 @@ def test_hung_worker_that_nothing_replaces_ends_the_run_in_bounded_time(tmp_path
     assert last.startswith(f"Error: No Dask worker at the scheduler {cluster.address} for "
                            f"{wait} s (--unit-timeout plus --dask-timeout)"), last  # fmt: skip
     assert "run the same command to resume" in last, last
-    assert last.endswith(f"1 finished episodes are on disk in {out}, 1 failed."), last
+    assert last.endswith(f"1 finished episode is on disk in {out}, 1 failed."), last
     records = read_records(out)
     assert [(r["episode"], r.get("kind")) for r in records] == [(0, None), (1, "timeout")]
     assert _last_session(out)["status"] == "failed"

@@ -219,7 +219,7 @@ def test_policy_breaking_the_protocol_stops_the_run_keeping_finished_episodes(
             progress=False,
         )
     assert "out-of-range actions [18]" in str(error.value)
-    assert "1 finished episodes are on disk" in str(error.value)
+    assert "1 finished episode is on disk" in str(error.value)
     assert [(r["episode"], r.get("kind")) for r in read_records(tmp_path)] == [
         (0, None),
         (1, "policy"),

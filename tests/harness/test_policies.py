@@ -73,7 +73,7 @@ def test_a_class_spec_is_instantiated() -> None:
         ("epsilon-constant:1:2", "Expect epsilon in [0, 1]"),
         ("no_such_module_xyz:policy", "no module named 'no_such_module_xyz': run from the"),
         ("tests.harness.helpers:missing", "has no attribute 'missing'"),
-        ("tests.harness.helpers:NOT_CALLABLE", "is a int, not a policy"),
+        ("tests.harness.helpers:NOT_CALLABLE", "is an int, not a policy"),
         (
             "tests.harness.helpers:broken_factory",
             "building the policy failed: RuntimeError: cannot load the weights",
@@ -101,6 +101,11 @@ def test_check_actions_errors(actions: object, message: str) -> None:
         check_actions(actions, 3)
     assert "Expect the policy to return 3 integer actions (shape (3,)) in 0..17" in str(error.value)
     assert message in str(error.value)
+
+
+def test_check_actions_says_one_action_in_the_singular() -> None:
+    with pytest.raises(PolicyError, match=r"return 1 integer action \(shape \(1,\)\) in 0\.\.17"):
+        check_actions([1, 2], 1)
 
 
 def test_check_actions_accepts_lists_and_whole_floats() -> None:
