@@ -29,8 +29,9 @@ built-in's arguments and policy files; for ``module:attr``, that the module is t
 that it defines the attribute with a usable signature. This process does not import the
 module where workers play it (``import_module=False``: it may import PyTorch, seconds on
 the run's critical path): it reads the module's source instead, and imports it only when
-the source does not show the attribute (a misspelt name, a name made at run time), so a
-misspelt attribute is refused here and a correct one costs no import. The first local
+the source does not show the attribute (a misspelt name, a name made at run time) or
+shows it bound to what can be no policy (``x = 42``), so a misspelt or non-callable
+attribute is refused here and a correct one costs no import. The first local
 worker still imports and builds the policy before any episode is stored
 (:meth:`saber.harness.local_executors.LocalExecutor.check_policy`).
 """
@@ -123,6 +124,8 @@ def _shown_in_source(spec: str) -> bool:
     node = bound.get(first)
     if node is None:
         return False
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and _never_callable(node.value):
+        return False  # nor is an attribute of it, most likely: the import tells
     if rest:
         return True
     if isinstance(node, ast.ClassDef):  # built without arguments: its own __init__ says so
@@ -135,6 +138,21 @@ def _shown_in_source(spec: str) -> bool:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         required, keywords = _required(node)
         return required <= 1 and not keywords
+    return True
+
+
+def _never_callable(value: ast.expr | None) -> bool:
+    """Whether an assigned value can be no policy: a literal (``x = 42``, ``[1]``,
+    ``"text"``), an f-string, a comprehension, or no value at all (``x: int``). Such an
+    attribute is refused here, by importing, not by the workers after they start."""
+    if value is None or isinstance(
+        value, (ast.JoinedStr, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    ):
+        return True
+    try:
+        ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
     return True
 
 
