@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from saber.cli.errors import CommandLineError
 from saber.cli.options import at_least, bounded_number, stacked
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,13 +47,28 @@ class EvalOptions:
     replays: bool
 
 
+def _episodes_in_bounds(context: click.Context, parameter: click.Parameter, value: int) -> int:
+    """``--episodes`` from 1 to :data:`~saber.harness.options.MAX_EPISODES`, else one line
+    (``ExitCode.USAGE``) before anything is planned."""
+    from saber.harness.options import MAX_EPISODES  # the harness loads numpy: only here
+
+    at_least(1)(context, parameter, value)
+    if value > MAX_EPISODES:
+        raise CommandLineError(
+            f"--episodes must be <= {MAX_EPISODES:,} (every episode is planned in memory "
+            f"before any plays; the protocol asks for 100), actually: {value:,}"
+        )
+    return value
+
+
 _what_to_play = stacked(
     click.option(
         "--agent",
         required=True,
-        help="random, noop, constant:K, epsilon-constant:K[:EPS], ppo-pong (the shipped trained "
-        "agent), conv-actor:PATH, or module:attr (a policy, a policy class, or a factory; the "
-        "module may be in the current directory). See saber list.",
+        help="random, noop, constant:K, epsilon-constant:K[:EPS], a trained agent saber ships "
+        "(ppo-pong, ppo-breakout, ppo-qbert and more: saber list names every one), "
+        "conv-actor:PATH, or module:attr (a policy, a policy class, or a factory; the module "
+        "may be in the current directory).",
     ),
     click.option(
         "--agent-name",
@@ -66,11 +82,14 @@ _what_to_play = stacked(
         help="Comma-separated game names (any single-player ROM of ale-py; outside the 61 SABER "
         "games, no SABER baseline), or all (the 61), atari57, atari5, atari10. See saber list.",
     ),
-    bounded_number(
+    click.option(
         "--episodes",
         default=100,
-        minimum=1,
-        help="Episodes per game.",
+        show_default=True,
+        callback=_episodes_in_bounds,
+        # The bound is saber.harness.options.MAX_EPISODES (a test holds the two together).
+        help="Episodes per game, 1 to 10,000 (every episode is planned in memory before "
+        "any plays).",
     ),
     click.option(
         "--out",

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from saber.errors import SaberError
+from saber.errors import SaberError, counted
 from saber.games import resolve_games
 from saber.harness.agent_forms import resolve_agent
 from saber.harness.backends import Backend, backend_or_default, capped_to_work
 from saber.harness.executor_base import Executor
-from saber.harness.options import EnvOptions, Recording, check_count
+from saber.harness.options import EnvOptions, Recording, check_count, check_episodes
 from saber.harness.policies import Policy
 from saber.harness.policy_process import remove_orphaned_blocks
 from saber.harness.result import EvaluationResult
@@ -106,7 +106,7 @@ def _resume_message(store: ResultsStore, requested: Iterable[tuple[str, int]]) -
     if not done and not failed:
         return None
     again = f"; {failed} that failed before run again" if failed else ""
-    return f"resuming: {done} of {len(requested)} episodes already done{again}"
+    return f"resuming: {done} of {counted(len(requested), 'episode')} already done{again}"
 
 
 @dataclass
@@ -269,7 +269,9 @@ def evaluate(
         games: any single-player ROM of ale-py, in any spelling (games outside the 61
             SABER games have no baseline: reports leave them out of the aggregates), or
             ``all`` (the 61 SABER games), ``atari57``, ``atari5``, ``atari10``.
-        episodes: episodes per game (the protocol: 100).
+        episodes: episodes per game (the protocol: 100; at most
+            :data:`~saber.harness.options.MAX_EPISODES`, 10,000: every episode is planned
+            in memory before any plays).
         out: the run directory; created, or resumed when it holds the same run (asked for
             whole: every game of it and at least its episodes; more extends it). None: a
             new temporary directory.
@@ -311,7 +313,7 @@ def evaluate(
         (1, True)
     """
     started = time.monotonic()
-    check_count("episodes", episodes)
+    check_episodes(episodes)
     check_count("base_seed", base_seed, minimum=0)
     if run is not None and (not isinstance(run, str) or not run.strip()):
         raise SaberError(f"Expect `run` to be a non-empty name, actually: {run!r}")

@@ -20,11 +20,29 @@ from typing import Any
 from saber.errors import ProtocolError, SaberError
 from saber.protocol.settings import SaberSettings
 
+# The most episodes per game a call plans. Every episode of a run is planned before any
+# plays (its seed, its work unit: about 200 bytes of memory each), so the plan must fit:
+# 10,000 episodes of all 61 games is about 120 MB and seconds of planning, 100 times the
+# protocol's 100 episodes; 10**9 would be a MemoryError, not a run.
+MAX_EPISODES = 10_000
+
 
 def check_count(name: str, value: object, minimum: int = 1) -> None:
     """Raise :class:`SaberError` unless ``value`` is an integer (not a bool) >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise SaberError(f"Expect `{name}` to be an integer >= {minimum}, actually: {value!r}")
+
+
+def check_episodes(episodes: object) -> None:
+    """Raise :class:`SaberError` unless ``episodes`` is an integer from 1 to
+    :data:`MAX_EPISODES`."""
+    check_count("episodes", episodes)
+    if episodes > MAX_EPISODES:  # type: ignore[operator]  # an int, checked above
+        raise SaberError(
+            f"Expect `episodes` to be at most {MAX_EPISODES:,} per game (every episode is "
+            f"planned in memory before any plays; the protocol asks for 100), actually: "
+            f"{episodes:,}"
+        )
 
 
 @dataclass(frozen=True)

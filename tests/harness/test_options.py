@@ -10,6 +10,7 @@ import pytest
 from saber.errors import ProtocolError, SaberError
 from saber.harness import Dask, EnvOptions, Inline, Processes, Recording, evaluate
 from saber.harness.backends import backend_for
+from saber.harness.options import MAX_EPISODES
 
 
 def test_a_plain_dict_of_settings_is_refused_with_the_object_to_use(tmp_path: Path) -> None:
@@ -67,3 +68,15 @@ def test_the_cli_options_map_to_one_backend_object() -> None:
     )
     with pytest.raises(SaberError, match="Expect a backend `processes` or `dask`, actually: 'ray'"):
         backend_for("ray", 1)
+
+
+def test_episodes_beyond_the_bound_are_refused_before_anything_is_planned(tmp_path: Path) -> None:
+    # 10**9 episodes planned at once would be a MemoryError after minutes of swapping.
+    with pytest.raises(
+        SaberError,
+        match=rf"Expect `episodes` to be at most {MAX_EPISODES:,} per game \(every episode is "
+        r"planned in memory before any plays; the protocol asks for 100\), actually: "
+        r"1,000,000,000$",
+    ):
+        evaluate("random", "pong", 10**9, out=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
