@@ -37,6 +37,14 @@ __all__ = ["ExitCode", "main"]
 class _Commands(click.Group):
     """The ``saber`` group: what happens around every command."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from saber.cli.errors import COMMAND_LINE
+
+        # The command line as given, for a command that says how to run it again
+        # (saber eval's "To resume, run the same command: ...").
+        ctx.meta[COMMAND_LINE] = ["saber", *args]
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         from saber.cli.errors import stop_said
         from saber.stop_signals import stop_signals_as_interrupts

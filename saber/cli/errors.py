@@ -31,6 +31,11 @@ from saber.errors import (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# The key of ``click.Context.meta`` under which the ``saber`` group keeps the command line
+# as given (``["saber", "eval", ...]``): what a stopped command says to run again.
+COMMAND_LINE = "saber.command_line"
+
+
 def stop_said(stop: KeyboardInterrupt) -> tuple[str, ExitCode]:
     """What a command says when ``stop`` ends it (``Interrupted``, or ``Terminated
     (SIGTERM)`` for :class:`saber.stop_signals.Terminated`), and its exit status."""

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from saber.cli.errors import CommandLineError, saber_errors_as_messages, stop_said
+from saber.cli.errors import COMMAND_LINE, CommandLineError, saber_errors_as_messages, stop_said
 from saber.cli.eval_options import EvalOptions, eval_options
 from saber.cli.streams import prints_to_stderr
 from saber.cli.user_code import import_from_working_directory
@@ -18,10 +18,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _says_where_the_episodes_are(command: F) -> F:
-    """Ctrl-C and SIGTERM end the command with one line that says where the finished
-    episodes are, and 130 or 143 (128 + the signal). The signals' handlers are the ``saber``
-    group's (:mod:`saber.stop_signals`), installed for the whole command, the
-    report included, not only while ``evaluate()`` runs."""
+    """Ctrl-C and SIGTERM end the command with one line that says how many episodes are
+    finished on disk, where, and the command that resumes the run, and 130 or 143 (128 +
+    the signal). The signals' handlers are the ``saber`` group's
+    (:mod:`saber.stop_signals`), installed for the whole command, the report included,
+    not only while ``evaluate()`` runs."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -31,14 +32,68 @@ def _says_where_the_episodes_are(command: F) -> F:
             return command(*args, **kwargs)
         except KeyboardInterrupt as interrupt:
             said, status = stop_said(interrupt)
+            episodes = kwargs["out"] / "episodes.jsonl"
             click.echo(
-                f"\n{said}. Finished episodes are in {kwargs['out'] / 'episodes.jsonl'}; "
-                "run the same command to resume.",
+                f"\n{said}. Finished episodes are in {episodes}: {_on_disk(episodes, kwargs)}; "
+                f"run the same command to resume: {_this_command()}",
                 err=True,
             )
             sys.exit(status)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _on_disk(episodes: Path, options: dict[str, Any]) -> str:
+    """``12 of the 200 episodes asked for``: how many are finished on disk, read from
+    the file itself: a stop can land anywhere, before the run directory was even read."""
+    from saber.errors import SaberError, counted
+    from saber.games import resolve_games
+    from saber.rundir.reading import read_episode_lines
+
+    try:
+        finished = read_episode_lines(episodes).finished()
+        games = [game.ale_id for game in resolve_games(options["games"])]
+    except (SaberError, OSError, ValueError):
+        return "how many cannot be read now"  # the resume reads the file and says
+    count = sum(game in games and index < options["episodes"] for game, index in finished)
+    return f"{count} of the {counted(len(games) * options['episodes'], 'episode')} asked for"
+
+
+def _this_command() -> str:
+    """The command line that ran, as a shell reads it: ``saber eval --agent random ...``.
+
+    As the ``saber`` group read it, whether saber was started as the console script,
+    ``python -m saber.cli`` or a test's runner; where this command runs outside that
+    group, rebuilt from the options the user gave (click's record of where each value
+    came from)."""
+    import shlex
+
+    from click.core import ParameterSource
+
+    context = click.get_current_context()
+    as_given = context.meta.get(COMMAND_LINE)
+    if as_given:
+        return shlex.join(as_given)
+    given = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    words = ["saber", "eval"]
+    for parameter in context.command.params:
+        name = parameter.name or ""
+        if context.get_parameter_source(name) in given:
+            words += _option_words(parameter, context.params[name])
+    return shlex.join(words)
+
+
+def _option_words(parameter: click.Parameter, value: Any) -> list[str]:
+    """One option and its value as the command line gives it (each value of a repeated
+    option; a flag by the name that gives its value)."""
+    if not isinstance(parameter, click.Option):
+        return [str(value)]
+    if parameter.is_flag:
+        if parameter.secondary_opts and not value:
+            return [parameter.secondary_opts[0]]
+        return [parameter.opts[0]] if value else []
+    values = value if parameter.multiple else (value,)
+    return [word for item in values for word in (parameter.opts[0], str(item))]
 
 
 @click.command("eval")
@@ -166,10 +221,12 @@ def _import_in_background(module: str) -> None:
 
 def _finish_eval(result: Any, out: Path, write_report: bool) -> None:
     """What ``saber eval`` says and writes once the episodes are done."""
+    from saber.errors import counted
+
     rate = result.frames / result.seconds if result.seconds else 0.0
     click.echo(
-        f"{result.new_episodes} new episodes in {result.seconds:,.1f} s ({rate:,.0f} frames/s); "
-        f"{len(result.records)} episodes in {out}",
+        f"{counted(result.new_episodes, 'new episode')} in {result.seconds:,.1f} s "
+        f"({rate:,.0f} frames/s); {counted(len(result.records), 'episode')} in {out}",
         err=True,
     )
     if write_report and result.finished:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,8 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from saber.agents.pretrained import PRETRAINED
 from saber.cli import main
+from saber.cli.eval import eval_command
 from saber.errors import ExitCode
+from saber.harness.options import MAX_EPISODES
 from tests.harness.helpers import read_records
 
 EVAL = [sys.executable, "-m", "saber.cli", "eval"]
@@ -89,6 +94,87 @@ def test_eval_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+def test_episodes_beyond_the_bound_are_one_line_before_anything_is_planned(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "x"
+    args = ["eval", "--agent", "random", "--games", "all", "--episodes", "1000000000",
+            "--out", str(out)]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == ExitCode.USAGE
+    assert result.output == (
+        f"Error: --episodes must be <= {MAX_EPISODES:,} (every episode is planned in memory "
+        "before any plays; the protocol asks for 100), actually: 1,000,000,000\n"
+    )
+    assert not out.exists()
+
+
+def _help(*command: str) -> str:
+    """A command's help on one line (no wrapping inside a name such as ppo-breakout)."""
+    result = CliRunner().invoke(main, [*command, "--help"], terminal_width=10_000,
+                                max_content_width=10_000)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def test_help_names_the_shipped_agents_where_they_are_all_listed_and_the_bound() -> None:
+    text = _help("eval")
+    named = set(re.findall(r"\bppo-[a-z0-9-]*[a-z0-9]", text))
+    assert {"ppo-pong", "ppo-breakout", "ppo-qbert"} <= named <= set(PRETRAINED)
+    assert "saber list names every one" in text
+    listed = CliRunner().invoke(main, ["list"]).output
+    assert all(name in listed for name in PRETRAINED)
+    assert f"Episodes per game, 1 to {MAX_EPISODES:,} (" in text
+
+
+NO_POLICIES = """
+count = 42
+names = ["a", "b"]
+greeting = f"hello {count}"
+hint: int
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "said"),
+    [
+        ("count", "'count' is an int, not a policy, a policy class or a factory"),
+        ("names", "'names' is a list, not a policy, a policy class or a factory"),
+        ("greeting", "'greeting' is a str, not a policy, a policy class or a factory"),
+        ("hint", "module 'agents_that_are_none' has no attribute 'hint'"),
+    ],
+)
+def test_an_attribute_that_is_no_policy_is_refused_before_any_worker_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attribute: str, said: str
+) -> None:
+    (tmp_path / "agents_that_are_none.py").write_text(NO_POLICIES)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # and sys.path as it was, after the test
+    spec = f"agents_that_are_none:{attribute}"
+    args = ["eval", "--agent", spec, "--games", "pong", "--episodes", "1", "--workers", "2",
+            "--out", "run"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == ExitCode.BAD_INPUT
+    # The one line; no "2 worker processes, ..." before it: none started.
+    assert result.output == f"Error: Agent spec {spec!r}: {said}\n"
+    assert not (tmp_path / "run").exists()
+
+
+def test_counts_agree_in_number(tmp_path: Path) -> None:
+    args = ["eval", "--agent", "constant:1", "--games", "breakout", "--episodes", "1",
+            "--workers", "1", "--envs-per-worker", "1", "--out", str(tmp_path / "run"),
+            "--no-report"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    threads = re.match(r"1 worker process, (\d+) (threads?) for the policy \(", lines[0])
+    assert threads and (threads[1] == "1") == (threads[2] == "thread"), lines
+    assert lines[1].startswith("1 new episode in ") and lines[1].endswith(
+        f"; 1 episode in {tmp_path / 'run'}"
+    )
+    assert lines[2] == "1 finished, 0 failed"
+
+
 def _restore_sigint() -> None:
     # Background jobs of a non-interactive shell ignore SIGINT; Python would inherit that.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -124,6 +210,12 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_episodes(
     assert "Error" not in stderr, stderr
     kept = read_records(out)
     assert 2 <= len(kept) < 16 and all("score" in r for r in kept)
+    # How many are on disk, and the command that resumes, as the user gave it.
+    given = ["saber", *command[len(EVAL) - 1 :]]
+    assert stderr.splitlines()[-1] == (
+        f"{said}. Finished episodes are in {episodes}: {len(kept)} of the 16 episodes asked "
+        f"for; run the same command to resume: {shlex.join(given)}"
+    )
     (session,) = json.loads((out / "run.json").read_text())["sessions"]
     assert session["status"] == "interrupted" and "ended" in session
     assert session["counts"] == {"episodes_finished": len(kept), "attempts_failed": 0}
@@ -133,9 +225,52 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_episodes(
     args = ["eval", "--agent", "random", "--games", "breakout", "--episodes", str(wanted),
             "--workers", "0", "--out", str(out), "--no-report"]  # fmt: skip
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0 and f"{wanted - len(kept)} new episodes" in result.output
+    new = wanted - len(kept)
+    said_new = "1 new episode in" if new == 1 else f"{new} new episodes in"
+    assert result.exit_code == 0 and said_new in result.output
     sessions = json.loads((out / "run.json").read_text())["sessions"]
     assert [s["status"] for s in sessions] == ["interrupted", "finished"]
+
+
+STOPS_AT_CALL_200 = """
+import numpy as np
+
+calls = 0
+
+
+def policy(observations):
+    global calls
+    calls += 1
+    if calls == 200:  # after breakout's first episode of constant:1 (122 steps)
+        raise KeyboardInterrupt
+    return np.ones(len(observations), dtype=np.int64)
+"""
+
+
+@pytest.mark.parametrize("through", ["saber", "eval alone"])
+def test_an_interruption_says_how_many_episodes_are_on_disk_and_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str
+) -> None:
+    """The line of a stop, in this process: a policy that raises KeyboardInterrupt as
+    Ctrl-C would, in the saber group or in ``saber eval`` run as a command of its own."""
+    module = f"stops_at_call_200_{through.replace(' ', '_')}"  # a policy of its own, each
+    (tmp_path / f"{module}.py").write_text(STOPS_AT_CALL_200)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ["eval", "--agent", f"{module}:policy", "--games", "breakout", "--episodes", "3",
+            "--envs-per-worker", "1", "--workers", "0", "--out", "run dir"]  # fmt: skip
+    if through == "saber":
+        result = CliRunner().invoke(main, args)
+    else:  # rebuilt from the options given, in the order saber eval --help lists them
+        result = CliRunner().invoke(eval_command, [*args[1:], "--no-progress"])
+        args = [*args[:7], "--out", "run dir", "--workers", "0", "--envs-per-worker", "1",
+                "--no-progress"]  # fmt: skip
+    assert result.exit_code == ExitCode.INTERRUPTED, result.output
+    assert len(read_records(tmp_path / "run dir")) == 1
+    assert result.stderr.splitlines()[-1] == (
+        "Interrupted. Finished episodes are in run dir/episodes.jsonl: 1 of the 3 episodes "
+        f"asked for; run the same command to resume: saber {shlex.join(args)}"
+    )
 
 
 def _limit_file_size() -> None:
