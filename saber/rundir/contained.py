@@ -24,8 +24,18 @@ _KINDS = (
 )
 
 
-def contained_path(directory: str | Path, relative: object) -> Path:
+def real_directory(directory: str | Path) -> str:
+    """``directory``'s real path, to give :func:`contained_path` for each of its files."""
+    return os.path.realpath(directory)
+
+
+def contained_path(
+    directory: str | Path, relative: object, *, real_root: str | None = None
+) -> Path:
     """The real path of ``relative`` (a path a record names) inside ``directory``.
+
+    ``real_root``: ``directory``'s :func:`real_directory`, when the caller reads many of
+    its files (it is then resolved once, not once a file).
 
     Raises:
         RunDirectoryError: its reason for people (``an absolute path``, ``outside the run
@@ -43,11 +53,28 @@ def contained_path(directory: str | Path, relative: object) -> Path:
         )
     if ".." in pure.parts:
         raise RunDirectoryError("outside the run directory (..)")
-    root = os.path.realpath(directory)
-    real = os.path.realpath(os.path.join(root, relative))
+    root = real_root if real_root is not None else os.path.realpath(directory)
+    joined = os.path.join(root, *pure.parts)
+    if not _has_link(root, pure.parts):  # nothing to resolve: the joined path is real
+        return Path(joined)
+    real = os.path.realpath(joined)
     if os.path.commonpath([root, real]) != root:
         raise RunDirectoryError(f"a symbolic link out of the run directory, to {shown(real)}")
     return Path(real)
+
+
+def _has_link(root: str, parts: tuple[str, ...]) -> bool:
+    """Whether a component of ``root/parts`` below ``root`` is a symbolic link (or cannot
+    be looked at: the caller then resolves the whole path, as for a link)."""
+    path = root
+    for part in parts:
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def read_regular(path: str | Path, limit: int) -> bytes:
@@ -95,7 +122,9 @@ def _read_fd(fd: int, limit: int) -> bytes:
     return data
 
 
-def read_contained(directory: str | Path, relative: object, limit: int) -> bytes:
+def read_contained(
+    directory: str | Path, relative: object, limit: int, *, real_root: str | None = None
+) -> bytes:
     """The bytes of ``relative`` (a path a record names) in ``directory``: a regular file
     inside it (:func:`contained_path`) of at most ``limit`` bytes. Opening never blocks (a
     FIFO swapped in is refused, not waited on) nor follows a link swapped in meanwhile.
@@ -104,7 +133,7 @@ def read_contained(directory: str | Path, relative: object, limit: int) -> bytes
         RunDirectoryError: why not, for people (``missing``, ``a FIFO, not a regular
             file``, ``12,345 bytes, more than ...``), without the path itself.
     """
-    path = contained_path(directory, relative)
+    path = contained_path(directory, relative, real_root=real_root)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
