@@ -51,6 +51,7 @@ from saber.board.pages import (
     with_interval,
 )
 from saber.board.ranking import LIMIT, Ranking, Reports
+from saber.errors import counted
 from saber.games import game_title
 from saber.protocol.limits import time_limit
 from saber.protocol.settings import EVALUATION_EPISODES
@@ -393,7 +394,7 @@ def _games_cell(entry: Entry, games: int, of: int) -> Cell:
     """``5 of 5``; a verified run of fewer than the protocol's episodes per game says so."""
     text = f"{games} of {of}"
     if entry.status == VERIFIED and entry.short:
-        text += f" ({entry.short} episodes each, fewer than {EVALUATION_EPISODES})"
+        text += f" ({counted(entry.short, 'episode')} each, fewer than {EVALUATION_EPISODES})"
     return Cell(text, sort=games)
 
 

@@ -29,7 +29,7 @@ from saber.board.entries import (
     Entry,
 )
 from saber.board.parallel import run_all
-from saber.errors import SaberError, shown
+from saber.errors import SaberError, counted, shown
 from saber.protocol.settings import EVALUATION_EPISODES
 
 SHOWN_PROBLEMS = 20  # failure lines kept per run; past that, counted
@@ -218,7 +218,7 @@ def _verdict(runs: list[dict[str, Any]], verification: dict[str, Any]) -> tuple[
         count = sum(doc["missing"] for doc in missing)
         requested = sum(doc["requested"] or 0 for doc in missing)
         return INCOMPLETE, (
-            f"not whole: {count} of the {requested} episodes its request defines have no "
+            f"not whole: {count} of the {counted(requested, 'episode')} its request defines have no "
             "finished record (a run is ranked only when every episode is there)"
             if requested
             else "not whole: its run.json defines no request to hold its records to"

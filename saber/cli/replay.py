@@ -8,6 +8,7 @@ import click
 
 from saber.cli.errors import refuse_overwrite, saber_errors_as_messages, writing_results
 from saber.cli.options import force_option, output_file
+from saber.errors import counted
 
 
 @click.command("replay")
@@ -39,7 +40,7 @@ def replay_command(
     header = recorded.replay.header
     record = recorded.record
     click.echo(
-        f"{header.game} episode {header.episode}: seed {header.seed}, {header.steps} steps, "
+        f"{header.game} episode {header.episode}: seed {header.seed}, {counted(header.steps, 'step')}, "
         f"score {record.get('score')}, {record.get('frames')} frames, end {record.get('end')} "
         f"(recorded with saber {header.versions.get('saber', '?')}, ale-py "
         f"{header.versions.get('ale_py', '?')})"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.envs.emulator import rom_sha256
-from saber.errors import SaberError
+from saber.errors import SaberError, counted
 from saber.protocol.replay import ReplayHeader, encode_replay, replay_path, sha256_of
 from saber.replay.verify import versions_here
 from saber.rundir.durable import write_replay
@@ -81,8 +81,8 @@ class TrainingReplays:
             )
         if len(log) != steps:
             raise RuntimeError(
-                f"Recorded {len(log)} actions for {self.game} training episode {episode}, "
-                f"whose record has {steps} steps: please report this"
+                f"Recorded {counted(len(log), 'action')} for {self.game} training episode {episode}, "
+                f"whose record has {counted(steps, 'step')}: please report this"
             )
         header = ReplayHeader(
             self.game, episode, seed, TRAINING_AGENT, self.run, self.settings,
