@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import html
 import importlib.util
 import re
 import time
@@ -17,6 +16,7 @@ from saber.board import copies
 from saber.board.cache import Cache, default_cache_dir, digest
 from saber.board.entries import FAILED, PASSING, STATUSES, Entry, renamed
 from saber.board.figures import FOLDER, linked_figures, split_figures
+from saber.board.pages import render
 from saber.board.parallel import run_all
 from saber.board.publish import check_out, publish
 from saber.board.ranking import Ranking, Reports, game_sets, games_at_limit, rank
@@ -285,7 +285,7 @@ def _report_pages(
     jobs = [(reports.of(entry).to_dict(), figures) for entry in missing]
     for entry, made in zip(missing, run_all(report_page, jobs, workers), strict=True):
         if isinstance(made, BaseException):  # not even without figures: a line saying so
-            text = f"<!DOCTYPE html><p>This report cannot be shown: {html.escape(str(made))}</p>"
+            text = str(render("unshown_report.html", error=str(made)))
         else:
             text, drawn = made
             for name, data in drawn.items():

@@ -13,11 +13,12 @@ from typing import Any
 from markupsafe import Markup
 
 from saber.board.entries import STATUSES, Entry
-from saber.board.pages import Cell, esc, frames, listing, page, render, status_cell, table
+from saber.board.pages import Cell, frames, page, render, status_cell, table
 from saber.board.ranking import LIMIT, Reports
 from saber.errors import counted
 from saber.reports import to_csv
 
+MAIN = "<main>"  # where a report page's content starts (saber.reports.html)
 ENTRY_COLUMNS = (
     "entry", "entry_id", "kind", "status", "reason", "games", "episodes", "training_frames",
     "date", "citation", "command", "given",
@@ -44,7 +45,7 @@ class EntryPages:
     Args:
         entries: every entry, statuses decided; notes: lines about ENTRYs counted once.
         reports: each entry's reports; report_page: entry -> its report as one HTML page.
-        footer: the pages' footer (HTML).
+        footer: the pages' footer (a rendered template).
     """
 
     def __init__(
@@ -53,7 +54,7 @@ class EntryPages:
         notes: list[str],
         reports: Reports,
         report_page: Callable[[Entry], str],
-        footer: str,
+        footer: Markup,
     ) -> None:
         self.entries, self.notes, self.reports = entries, notes, reports
         self.report_page, self.footer = report_page, footer
@@ -99,11 +100,15 @@ class EntryPages:
             for entry, row in zip(self.entries, rows, strict=True)
         ]
         counts = ", ".join(f"{sum(e.status == s for e in self.entries)} {s}" for s in STATUSES)
-        body = f"<p>{counted(len(self.entries), 'entry')}: {esc(counts)}.</p>" + table(
-            "Every entry and its status", ["Entry", "Status", "Kind", "Games", "Why"], cells
+        body = render(
+            "entries.html",
+            count=counted(len(self.entries), "entry"),
+            counts=counts,
+            entries=table(
+                "Every entry and its status", ["Entry", "Status", "Kind", "Games", "Why"], cells
+            ),
+            notes=self.notes,
         )
-        if self.notes:
-            body += "<h2>Given twice, or copied</h2>" + listing(self.notes)
         self.files["entries/index.html"] = page("Entries", "entries/index.html", body, self.footer)
         for entry in self.entries:
             self._entry_files(entry)
@@ -150,8 +155,8 @@ class EntryPages:
             about=about,
             verification=_verification(entry) if entry.verification is not None else "",
             warnings=entry.table.warnings if entry.table is not None else [],
-            settings=Markup(settings) if entry.settings else "",
-            versions=Markup(versions) if entry.versions else "",
+            settings=settings if entry.settings else "",
+            versions=versions if entry.versions else "",
         )
         self.files[f"{folder}/index.html"] = page(
             entry.label, f"{folder}/index.html", body, self.footer
@@ -159,13 +164,9 @@ class EntryPages:
 
     def _report_page(self, entry: Entry) -> str:
         """The entry's report page (``saber report --html``, a page of its own) with a way
-        back to the entry's page and the board."""
-        back = (
-            '<nav aria-label="SABER board"><p><a href="index.html">'
-            f'{esc(entry.label)} on the SABER board</a> · <a href="../../index.html">the '
-            "ranking</a></p></nav>"
-        )
-        return self.report_page(entry).replace("<main>", f"<main>\n{back}", 1)
+        back to the entry's page and the board, at the start of its main element."""
+        main = render("report_back.html", label=entry.label)  # "<main>", then the way back
+        return self.report_page(entry).replace(MAIN, str(main), 1)
 
 
 def _declared(entry: Entry) -> str:

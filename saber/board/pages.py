@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from saber.board.entries import (
     CONFLICT,
@@ -66,38 +66,27 @@ _TEMPLATES = jinja2.Environment(
 
 def render(template: str, **values: Any) -> Markup:
     """A template of ``saber/board/templates`` filled with ``values`` (escaped, unless
-    :class:`~markupsafe.Markup`)."""
+    :class:`~markupsafe.Markup`, which only this function makes: every fragment of HTML is
+    a template's, never text formatted in Python)."""
     return Markup(_TEMPLATES.get_template(template).render(**values))
-
-
-def esc(text: Any) -> str:
-    """Text as HTML."""
-    return str(escape(str(text)))
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell: its text, the value it sorts by (None: its text), a link, or raw HTML."""
+    """One cell: its text, the value it sorts by (None: its text), a link, or a rendered
+    template (:func:`render`) in place of its text."""
 
     text: str
     sort: float | str | None = None
     href: str | None = None
-    markup: str | None = None
+    markup: Markup | None = None
 
     def inner(self) -> Markup:
-        """The cell's HTML content."""
+        """The cell's HTML content: its text may wrap before an interval in brackets
+        (``19.5%`` over ``[18.0%, 20.7%]``), never inside it (cell.html)."""
         if self.markup is not None:
-            return Markup(self.markup)
-        return render("cell.html", text=_breakable(self.text), href=self.href)
-
-
-def _breakable(text: str) -> Markup:
-    """Text that may wrap before an interval in brackets (``19.5%`` over ``[18.0%, 20.7%]``),
-    never inside it: a table narrows this way before it overflows."""
-    value, bracket, rest = text.partition(" [")
-    if not bracket:
-        return escape(text)
-    return Markup('{} <span class="nb">[{}</span>').format(value, rest)
+            return self.markup
+        return render("cell.html", text=self.text, href=self.href)
 
 
 def table(
@@ -106,14 +95,14 @@ def table(
     rows: Sequence[Sequence[Cell]],
     sortable: bool = True,
     stacked: bool = True,
-) -> str:
+) -> Markup:
     """A captioned table; the first cell of each row is its row header. ``stacked``: on a
     phone, one box per row (a wide table); else it stays a table (two columns fit)."""
     for row in rows:
         if len(row) != len(header):
             raise ValueError(f"a row of {len(row)} cells under {len(header)} headers")
-    return str(render("table.html", caption=caption, header=header, rows=rows,
-                      sortable=sortable, stacked=stacked, sort_value=_sort_value))  # fmt: skip
+    return render("table.html", caption=caption, header=header, rows=rows,
+                      sortable=sortable, stacked=stacked, sort_value=_sort_value)  # fmt: skip
 
 
 def _sort_value(value: float | str) -> str:
@@ -138,13 +127,13 @@ NAV = (
 )
 
 
-def page(title: str, path: str, body: str, footer: str) -> str:
+def page(title: str, path: str, body: Markup, footer: Markup) -> str:
     """A whole page at ``path`` (relative to the site's root), linking the site's style,
     script and navigation relatively, so the site opens from a folder as from a server.
-    ``body`` and ``footer`` are HTML (built from escaped parts); ``title`` is text."""
+    ``body`` and ``footer`` are rendered templates (:func:`render`); ``title`` is text."""
     root = "../" * path.count("/")
     shell = render("page.html", title=title, path=path, root=root, nav=NAV, style=STYLE_FILE,
-                   script=SCRIPT_FILE, body=Markup(body), footer=Markup(footer))  # fmt: skip
+                   script=SCRIPT_FILE, body=body, footer=footer)  # fmt: skip
     return str(shell) + "\n"
 
 
@@ -176,14 +165,3 @@ def frames(value: int | None) -> str:
         millions = value / 1_000_000
         return f"{millions:.0f}M" if millions == round(millions) else f"{millions:.1f}M"
     return f"{value:,}"
-
-
-def listing(items: Sequence[str]) -> str:
-    """A bulleted list of text items."""
-    return str(render("listing.html", items=items))
-
-
-def facts(pairs: Sequence[tuple[str, str]]) -> str:
-    """Label: value pairs as a description list (the values HTML, built from escaped
-    parts; no table: they are not a grid of data)."""
-    return str(render("facts.html", pairs=[(name, Markup(value)) for name, value in pairs]))

@@ -41,7 +41,6 @@ from saber.board.pages import (
     STYLE,
     STYLE_FILE,
     Cell,
-    esc,
     frames,
     page,
     pct,
@@ -121,10 +120,8 @@ class Site:
         self.entries, self.notes, self.rankings = entries, notes, rankings
         self.default = default
         self.reports, self.report_page = reports, report_page
-        self.footer = (
-            f"Built by saber {esc(__version__)} on {esc(built)} with saber board: every "
-            "entry's status decided at build time. Scores are world-record-normalized "
-            f"(percent) at the {esc(time_limit(LIMIT).title)} time limit."
+        self.footer = render(
+            "footer.html", version=__version__, built=built, limit=time_limit(LIMIT).title
         )
         self.files: dict[str, str] = {}
 
@@ -211,8 +208,9 @@ class Site:
             limit=time_limit(LIMIT).title,
             sets=sets,
             no_games=not game_set.games,
-            ranking_table=Markup(self._ranking_table(ranking, rows, root)) if rows else "",
-            footnotes=[Markup(n) for n in self._without_record(ranking) + _footnotes(ranking)],
+            ranking_table=self._ranking_table(ranking, rows, root) if rows else "",
+            no_record=self._without_record(ranking),
+            **_footnotes(ranking),
             games=[(f"{root}games/{g}.html", game_title(g)) for g in game_set.games]
             if len(game_set.games) <= 10 else [],
             lacking=[
@@ -220,18 +218,18 @@ class Site:
                 "games" + (f" ({', '.join(lacking)})" if len(lacking) <= 5 else "")
                 for entry, lacking in ranking.lacking
             ],
-            unranked=Markup(table(
+            unranked=table(
                 "Entries not ranked, with the reason",
                 ["Entry", "Status", "Reason"],
                 [[Cell(e.label, href=f"{root}entries/{e.id}/index.html"), status_cell(e),
                   Cell(e.reason)] for e in unranked],
-            )) if unranked else "",
+            ) if unranked else "",
             notes=self.notes,
         )  # fmt: skip
         title = "SABER board" if front else f"Ranking on {game_set.title}"
         return page(title, path, body, self.footer)
 
-    def _ranking_table(self, ranking: Ranking, rows: list[dict[str, Any]], root: str) -> str:
+    def _ranking_table(self, ranking: Ranking, rows: list[dict[str, Any]], root: str) -> Markup:
         header = [
             "Entry", "Rank", "Status", "Median [95% CI]", "IQM [95% CI]", "Mean [95% CI]",
             *CLASS_HEADERS, "Training frames", "Games", "Runs", "Date",
@@ -268,20 +266,17 @@ class Site:
         return table(caption, header, cells)
 
     @staticmethod
-    def _without_record(ranking: Ranking) -> list[str]:
-        """A sentence naming the set's games that have no world record, which no
-        world-record-normalized statistic counts (the Games column's "4 of 5")."""
+    def _without_record(ranking: Ranking) -> dict[str, Any] | None:
+        """The set's games that have no world record, which no world-record-normalized
+        statistic counts (the Games column's "4 of 5"), for ranking.html's sentence."""
         left = sorted({g for _, section in ranking.rows for g in section.world_record.left_out})
         if not left:
-            return []
+            return None
         names = [game_title(g) for g in left]
         named = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         counted = len(ranking.game_set.games) - len(left)
         verb = "has" if len(left) == 1 else "have"
-        return [
-            f"<p>{esc(named)} {verb} no world record: the statistics are over the other "
-            f"{counted} games of the set (the Games column).</p>"
-        ]
+        return {"named": named, "verb": verb, "counted": counted}
 
     # Games -------------------------------------------------------------------------------
 
@@ -359,7 +354,7 @@ class Site:
                   "Runs"]  # fmt: skip
         scores = table(f"{title}: every entry's score", header, cells)
         body = render("game.html", title=title, game=game, limit=time_limit(LIMIT).title,
-                      scores=Markup(scores))  # fmt: skip
+                      scores=scores)  # fmt: skip
         return page(title, f"games/{game}.html", body, self.footer)
 
     # Downloads and about -----------------------------------------------------------------
@@ -398,22 +393,16 @@ def _games_cell(entry: Entry, games: int, of: int) -> Cell:
     return Cell(text, sort=games)
 
 
-def _footnotes(ranking: Ranking) -> list[str]:
-    """What the ranking's marks mean: a value without an interval, a run of few episodes."""
-    notes = []
-    if any(None in (*section.world_record.median_ci, None)[:2] for _, section in ranking.rows):
-        notes.append(
-            f'<p>A statistic marked "{NO_INTERVAL}" is a published table\'s: per-game means '
-            "without per-episode scores, so there is nothing to bootstrap an interval from.</p>"
-        )
-    short = [entry for entry, _ in ranking.rows if entry.short]
-    if short:
-        notes.append(
-            f"<p>{len(short)} verified entr{'y' if len(short) == 1 else 'ies'} evaluated fewer "
-            f"than the protocol's {EVALUATION_EPISODES} episodes per game (the Games "
-            "column says how many): ranked beside complete ones, their means rest on fewer episodes.</p>"
-        )
-    return notes
+def _footnotes(ranking: Ranking) -> dict[str, Any]:
+    """What the ranking's marks mean, for ranking.html's notes: a value without an interval
+    (``no_interval``, its mark), verified runs of fewer episodes than the protocol's."""
+    return {
+        "no_interval": NO_INTERVAL
+        if any(None in (*section.world_record.median_ci, None)[:2] for _, section in ranking.rows)
+        else "",
+        "short": sum(1 for entry, _ in ranking.rows if entry.short),
+        "protocol_episodes": EVALUATION_EPISODES,
+    }
 
 
 def _num(value: float | int | None) -> float | str:
