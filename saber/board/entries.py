@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from saber.errors import RunDirectoryError, shown
-from saber.rundir.contained import read_contained, real_directory
+from saber.rundir.contained import read_contained
 from saber.rundir.records import EPISODES_FILE, RUN_FILE
 from saber.scoring import ScoreTable
 
@@ -214,7 +214,7 @@ def run_content(run: Path) -> bytes:
             replays.add(json.loads(b'"' + found + b'"'))
         except ValueError:
             continue
-    root = real_directory(run)
+    root = os.path.realpath(run)
     for relative in sorted(replays):
         try:
             parts.append(read_contained(run, relative, REPLAY_BYTES, real_root=root))

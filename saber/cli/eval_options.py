@@ -50,13 +50,12 @@ class EvalOptions:
 def _episodes_in_bounds(context: click.Context, parameter: click.Parameter, value: int) -> int:
     """``--episodes`` from 1 to :data:`~saber.harness.options.MAX_EPISODES`, else one line
     (``ExitCode.USAGE``) before anything is planned."""
-    from saber.harness.options import MAX_EPISODES  # the harness loads numpy: only here
+    from saber.harness.options import MAX_EPISODES, MAX_EPISODES_WHY  # loads numpy: here
 
     at_least(1)(context, parameter, value)
     if value > MAX_EPISODES:
         raise CommandLineError(
-            f"--episodes must be <= {MAX_EPISODES:,} (every episode is planned in memory "
-            f"before any plays; the protocol asks for 100), actually: {value:,}"
+            f"--episodes must be <= {MAX_EPISODES:,} ({MAX_EPISODES_WHY}), actually: {value:,}"
         )
     return value
 

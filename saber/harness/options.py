@@ -25,6 +25,8 @@ from saber.protocol.settings import SaberSettings
 # 10,000 episodes of all 61 games is about 120 MB and seconds of planning, 100 times the
 # protocol's 100 episodes; 10**9 would be a MemoryError, not a run.
 MAX_EPISODES = 10_000
+#: Why :data:`MAX_EPISODES` bounds a run, as the refusals of a larger count say it.
+MAX_EPISODES_WHY = "every episode is planned in memory before any plays; the protocol asks for 100"
 
 
 def check_count(name: str, value: object, minimum: int = 1) -> None:
@@ -39,9 +41,8 @@ def check_episodes(episodes: object) -> None:
     check_count("episodes", episodes)
     if episodes > MAX_EPISODES:  # type: ignore[operator]  # an int, checked above
         raise SaberError(
-            f"Expect `episodes` to be at most {MAX_EPISODES:,} per game (every episode is "
-            f"planned in memory before any plays; the protocol asks for 100), actually: "
-            f"{episodes:,}"
+            f"Expect `episodes` to be at most {MAX_EPISODES:,} per game ({MAX_EPISODES_WHY}), "
+            f"actually: {episodes:,}"
         )
 
 

@@ -24,18 +24,13 @@ _KINDS = (
 )
 
 
-def real_directory(directory: str | Path) -> str:
-    """``directory``'s real path, to give :func:`contained_path` for each of its files."""
-    return os.path.realpath(directory)
-
-
 def contained_path(
     directory: str | Path, relative: object, *, real_root: str | None = None
 ) -> Path:
     """The real path of ``relative`` (a path a record names) inside ``directory``.
 
-    ``real_root``: ``directory``'s :func:`real_directory`, when the caller reads many of
-    its files (it is then resolved once, not once a file).
+    ``real_root``: ``os.path.realpath(directory)``, when the caller reads many of its
+    files (it is then resolved once, not once a file).
 
     Raises:
         RunDirectoryError: its reason for people (``an absolute path``, ``outside the run
