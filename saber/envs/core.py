@@ -65,7 +65,7 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
     is the game's own game over; the core never truncates (the rule wrappers do).
     ``info["episode_frame_number"]`` counts emulator frames since the reset (0 right after
     it: there are no no-op or FIRE starts). ``info`` has no ``lives``: SABER gives the
-    agent no life signal.
+    agent no life signal (``life_signal=True``, not SABER, adds the ALE's count).
 
     Seeding: ``reset(seed=s)`` reloads the ROM with the first ALE seed of the stream
     derived from ``s`` (and seeds Gymnasium's ``np_random``, which SABER does not use).
@@ -159,7 +159,10 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
         self._started = True
         self._stack.fill(0)
         resize_bilinear(frame, self.saber_settings.screen_size, self._stack[-1])
-        return self._stack.copy(), {"episode_frame_number": 0}
+        info: dict[str, Any] = {"episode_frame_number": 0}
+        if self.saber_settings.life_signal:  # not SABER (SaberSettings.life_signal)
+            info["lives"] = int(self.ale.lives())
+        return self._stack.copy(), info
 
     def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         """Play ``action`` for ``frame_skip`` frames; the reward is the sum of raw rewards."""
@@ -168,7 +171,9 @@ class SaberAtariEnv(gym.Env[np.ndarray, int]):
         stack = self._stack
         stack[:-1] = stack[1:]
         resize_bilinear(repeater.pooled, self.saber_settings.screen_size, stack[-1])
-        info = {"episode_frame_number": repeater.episode_frame}
+        info: dict[str, Any] = {"episode_frame_number": repeater.episode_frame}
+        if self.saber_settings.life_signal:  # not SABER (SaberSettings.life_signal)
+            info["lives"] = int(self.ale.lives())
         return stack.copy(), float(reward), repeater.game_over, False, info
 
     def watch_frames(self, callback: Callable[[Any], None] | None) -> None:

@@ -66,6 +66,11 @@ class ThreadedEngine:
         # about 130, varying with sticky actions) and the engine counts them; the single
         # env counts from 0 at the reset, and so do SABER's limits and records here.
         self._start_frames = np.zeros(num_envs, dtype=np.int64)
+        self._lives = np.zeros(num_envs, dtype=np.int32)  # the engine's, at the last result
+
+    def lives(self) -> np.ndarray:
+        """Each row's ALE lives count after the last reset or step (a fresh int32 array)."""
+        return self._lives.copy()
 
     def close(self) -> None:
         """Stop the engine's threads: ale-py has no stop call, its destructor joins them,
@@ -86,6 +91,7 @@ class ThreadedEngine:
         # With batch_size == num_envs the engine writes each result at its env id
         # (ale-py 0.12 result_staging.hpp, "ordered mode"): rows come back in order.
         self._start_frames[rows] = info["episode_frame_number"][rows]
+        self._lives[rows] = info["lives"][rows]
         return obs[rows, 0]
 
     def step(
@@ -101,6 +107,7 @@ class ThreadedEngine:
         frames = obs[:, 0]
         rewards = rewards.astype(np.float64)
         episode_frames = info["episode_frame_number"].astype(np.int64)
+        self._lives[:] = info["lives"]  # before self.reset, which sets the reloaded rows'
         if len(reset_rows):
             # Rows the engine reset itself start their episode at this step's counter;
             # rows reloaded here, at their reset's (self.reset, which comes after).
@@ -131,6 +138,10 @@ class SequentialEngine:
         height, width = self.repeaters[0].pooled.shape
         self._frames = np.zeros((num_envs, height, width), dtype=np.uint8)
         self._sent: np.ndarray | None = None  # send()'s actions, until step()
+
+    def lives(self) -> np.ndarray:
+        """Each row's ALE lives count now (a fresh int32 array)."""
+        return np.fromiter((r.ale.lives() for r in self.repeaters), np.int32, len(self.repeaters))
 
     def close(self) -> None:
         """Release the emulators."""

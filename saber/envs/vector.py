@@ -47,7 +47,9 @@ class SaberVectorEnv(VectorEnv):
     (num_envs,). ``info["episode_frame_number"]`` (num_envs,) counts emulator frames; when
     sub-envs end, ``info["saber"]`` holds arrays of the :class:`EpisodeRecord` fields with
     the mask ``info["_saber"]`` (Gymnasium's vector-info convention). With ``clip_rewards``,
-    ``info["raw_reward"]`` (float64, (num_envs,)) holds every row's unclipped reward.
+    ``info["raw_reward"]`` (float64, (num_envs,)) holds every row's unclipped reward. With
+    ``life_signal`` (not SABER), ``info["lives"]`` (int32, (num_envs,)) holds each row's
+    ALE lives count after every reset and step.
 
     Seeding: ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (an array gives one seed
     per sub-env reset); sub-env ``i`` then plays exactly the episodes of
@@ -176,6 +178,8 @@ class SaberVectorEnv(VectorEnv):
         self._episode_frames[rows] = 0
         # Rows not reset keep their frame count, so per-row frame accounting stays right.
         info = {"episode_frame_number": self._episode_frames.copy()}
+        if self.saber_settings.life_signal:  # not SABER (SaberSettings.life_signal)
+            info["lives"] = self._engine.lives()
         return self._stack.observation(), info
 
     def _ale_seeds(self, rows: np.ndarray, seeds: list[int | None]) -> list[int | None]:
@@ -274,6 +278,8 @@ class SaberVectorEnv(VectorEnv):
         if self.saber_settings.clip_rewards:
             info[RAW_REWARD] = rewards  # both engines return a fresh array each step
             rewards = np.minimum(np.maximum(rewards, -1.0), 1.0)  # np.clip's values, half its time
+        if self.saber_settings.life_signal:  # not SABER (SaberSettings.life_signal)
+            info["lives"] = self._engine.lives()
         return self._stack.observation(), rewards, game_over.copy(), truncated, info
 
     def _apply_rules(

@@ -47,6 +47,9 @@ class SaberSettings:
         stack_size: number of most recent frames stacked in an observation.
         clip_rewards: clip the rewards the agent sees to [-1, 1]. A training choice: scores
             in ``info["saber"]`` stay raw, so it does not affect compliance.
+        life_signal: give the ALE's lives count as ``info["lives"]`` after reset and every
+            step (not SABER: SABER gives no life signal). For measuring what the life-loss
+            signal is worth to a learner; no episode ends at a life loss.
     """
 
     repeat_action_probability: float = 0.25
@@ -58,6 +61,7 @@ class SaberSettings:
     screen_size: int = 84
     stack_size: int = 4
     clip_rewards: bool = False
+    life_signal: bool = False
 
     def __post_init__(self) -> None:
         p = self.repeat_action_probability
@@ -86,6 +90,10 @@ class SaberSettings:
         if not isinstance(self.clip_rewards, bool):
             raise ProtocolError(
                 f"Expect `clip_rewards` to be a bool, actually: {self.clip_rewards!r}"
+            )
+        if not isinstance(self.life_signal, bool):
+            raise ProtocolError(
+                f"Expect `life_signal` to be a bool, actually: {self.life_signal!r}"
             )
 
     @classmethod
