@@ -80,6 +80,11 @@ def make(task_id: str, env_type: str, **kwargs: Any) -> SaberEnvPool:
             f"saber.envpool makes env_type 'gym' or 'gymnasium', not {env_type!r} "
             "(dm_env is not supported)"
         )
+    if "life_signal" in kwargs:
+        raise ProtocolError(
+            "saber.envpool gives no life signal (life_signal): use saber.make_vec or "
+            "gymnasium.make_vec, whose info['lives'] has it with life_signal=True"
+        )
     for name, value in kwargs.items():
         if name in SABER_VALUES and not _same(value, SABER_VALUES[name]):
             raise ProtocolError(

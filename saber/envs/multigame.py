@@ -175,7 +175,7 @@ class SaberMultiGameVectorEnv(VectorEnv):
         row_seeds = np.full(self.num_envs, -1, dtype=np.int64)
         row_seeds[mask] = [-1 if s is None else s for s in seeds]
         count = len(self.games)
-        observations, frames = [], []
+        observations, frames, lives = [], [], []
         for g, env in enumerate(self.vector_envs):
             game_mask = mask[g::count]
             game_seeds = row_seeds[g::count][game_mask]
@@ -183,7 +183,10 @@ class SaberMultiGameVectorEnv(VectorEnv):
             obs, info = env.reset(seed=None if seed is None else game_seeds, options=env_options)
             observations.append(obs)
             frames.append(info["episode_frame_number"])
+            lives.append(info.get("lives"))
         info = {"episode_frame_number": self._gather(frames), GAME: self.row_games.copy()}
+        if lives[0] is not None:  # life_signal (not SABER): every game's env gives it
+            info["lives"] = self._gather(lives)
         return self._gather(observations), info
 
     # ------------------------------------------------------------------- step
@@ -222,6 +225,8 @@ class SaberMultiGameVectorEnv(VectorEnv):
         }
         if RAW_REWARD in infos[0]:
             info[RAW_REWARD] = self._gather([i[RAW_REWARD] for i in infos])
+        if "lives" in infos[0]:  # life_signal (not SABER)
+            info["lives"] = self._gather([i["lives"] for i in infos])
         if any("saber" in i for i in infos):
             info["saber"], info["_saber"] = self._gather_records(infos)
         return obs, rewards, terminated, truncated, info

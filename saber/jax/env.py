@@ -27,6 +27,7 @@ from saber.envs.emulator import legal_action_count
 from saber.envs.factory import resolve_rom_id
 from saber.envs.vector_args import set_spaces
 from saber.envs.wrappers import RAW_REWARD
+from saber.errors import ProtocolError
 from saber.jax import engine
 from saber.jax.seeding import ale_seeds
 from saber.protocol import NUM_ACTIONS, EpisodeEnd, EpisodeRecord, SaberSettings
@@ -105,6 +106,11 @@ class SaberJaxEnv:
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs <= 0:
             raise ValueError(f"Expect `num_envs` to be a positive int, actually: {num_envs!r}")
         self.saber_settings = settings = SaberSettings.from_overrides(**overrides)
+        if settings.life_signal:
+            raise ProtocolError(
+                "saber.jax gives no life signal (life_signal=True): use saber.make_vec or "
+                "gymnasium.make_vec, whose info['lives'] has it"
+            )
         self.rom_id = resolve_rom_id(game)
         legal = legal_action_count(self.rom_id)
         name = env_id(self.rom_id)
