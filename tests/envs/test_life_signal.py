@@ -116,3 +116,18 @@ def test_many_games_env_gives_each_rows_lives() -> None:
     plain = gym.make_vec("SABER/Atari5", num_envs=5)
     assert "lives" not in plain.reset(seed=0)[1]
     plain.close()
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["make", "make_vec"])
+def test_saber_check_says_lives_are_not_saber(vector: bool) -> None:
+    from saber.check.probes.lives import probe_lives
+    from saber.check.subject import subject_of
+
+    env = (
+        gym.make_vec("SABER/Breakout", num_envs=2, life_signal=True)
+        if vector
+        else gym.make("SABER/Breakout", life_signal=True)
+    )
+    [rule] = probe_lives(subject_of(env))
+    env.close()
+    assert rule.status.value == "fail" and "`lives` in" in rule.measured, rule
