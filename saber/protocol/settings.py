@@ -135,8 +135,21 @@ class SaberSettings:
         return not self.deviations()
 
     def as_dict(self) -> dict[str, Any]:
-        """The settings as a JSON-ready dict (for provenance records)."""
-        return dataclasses.asdict(self)
+        """The settings as a JSON-ready dict (for provenance records).
+
+        ``life_signal``, added after 0.5, is written only when set, so that the settings of
+        every run without it (run.json, replay headers, shipped provenance) read as they did
+        and runs of earlier versions resume; reading a dict without it gives ``False``.
+
+        >>> "life_signal" in SaberSettings().as_dict()
+        False
+        >>> SaberSettings(life_signal=True).as_dict()["life_signal"]
+        True
+        """
+        settings = dataclasses.asdict(self)
+        if not self.life_signal:
+            del settings["life_signal"]
+        return settings
 
 
 def _check_positive_int(name: str, value: object) -> None:

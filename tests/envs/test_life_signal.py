@@ -95,12 +95,6 @@ def test_envpool_refuses_life_signal() -> None:
         saber.envpool.make("Breakout-v5", "gymnasium", life_signal=True)
 
 
-def test_saber_jax_refuses_life_signal() -> None:
-    jax_make = pytest.importorskip("saber.jax").make
-    with pytest.raises(ProtocolError, match=r"saber\.jax gives no life signal.*make_vec"):
-        jax_make("Breakout", 2, life_signal=True)
-
-
 def test_many_games_env_gives_each_rows_lives() -> None:
     envs = gym.make_vec("SABER/Atari5", num_envs=5, life_signal=True)
     _, info = envs.reset(seed=0)

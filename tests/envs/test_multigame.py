@@ -221,7 +221,7 @@ BAD_INPUT = [
         lambda: gym.make_vec("SABER/Games", num_envs=2, games=["pong"], frameskip=5),
         UnknownSettingError,
         "Unknown SABER setting(s): frameskip. Known settings: clip_rewards, frame_skip, "
-        "max_episode_frames, max_frames_without_reward, repeat_action_probability, "
+        "life_signal, max_episode_frames, max_frames_without_reward, repeat_action_probability, "
         "rollover_mode, rollover_threshold, screen_size, stack_size (unexpected keyword "
         "argument 'frameskip')",
     ),

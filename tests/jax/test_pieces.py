@@ -56,6 +56,14 @@ def test_skiing_is_refused_with_the_way_out() -> None:
         make("Skiing", 2)
 
 
+def test_life_signal_is_refused_with_the_way_out() -> None:
+    from saber.errors import ProtocolError
+    from saber.jax import make
+
+    with pytest.raises(ProtocolError, match=r"saber\.jax gives no life signal.*make_vec"):
+        make("Breakout", 2, life_signal=True)
+
+
 def test_bad_actions_and_seeds_are_clear_errors() -> None:
     import jax.numpy as jnp
 
