@@ -6,7 +6,7 @@ Dask has no deadline for a running task, and its worker TTL is the scheduler's s
 keeps the deadline the local workers have. A unit that started counts it from its last
 message; a unit that the scheduler gave to a worker which has not started it counts it
 from the moment it was seen there, or from that worker's last heartbeat. Its task is
-cancelled and its worker killed through its nanny (:func:`stop_worker_in_background`).
+cancelled and its worker restarted by Dask (:func:`stop_worker_in_background`).
 Once the run has stopped a worker, a scheduler left with none at all for
 ``unit_timeout + timeout`` seconds while units wait ends the run (no nanny replaced it).
 """

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import re
-import signal
 import threading
 import time
 from typing import Any
@@ -124,15 +123,6 @@ def _exit_code_from_nanny(client: Any, nanny: str, pid: int | None) -> int | Non
         time.sleep(_LOG_POLL)
 
 
-def _kill_worker_from_its_nanny(dask_worker: Any) -> None:
-    """Run on a nanny (``client.run(..., nanny=True)`` passes it as ``dask_worker``): kill
-    its worker process with SIGKILL, which ends a stopped (SIGSTOP) process too; the
-    nanny then starts a new one."""
-    process = getattr(getattr(dask_worker, "process", None), "process", None)
-    if process is not None and process.pid is not None:
-        os.kill(process.pid, signal.SIGKILL)
-
-
 async def _exit_worker_process() -> None:
     """Run on a Dask worker without a nanny: end its process at once (a coroutine, so
     that the scheduler does not wait for an answer that cannot come)."""
@@ -142,20 +132,22 @@ async def _exit_worker_process() -> None:
 def stop_worker_in_background(client: Any, worker: str) -> None:
     """End the Dask worker at ``worker`` (its unit hung) without waiting for it.
 
-    Its nanny kills it (the scheduler then removes it, and its queued tasks go to other
-    workers); without a nanny it is asked to exit. Either call waits on a machine that
-    may not answer (a stopped worker, a lost network), so it runs in a daemon thread:
-    the run goes on storing the other workers' episodes meanwhile.
+    Dask restarts it (``Client.restart_workers``): its nanny kills the worker process
+    (with SIGKILL once a request to close goes unanswered, so a stopped process too) and
+    starts a new one; a worker whose nanny does not answer either (a frozen machine) is
+    removed by the scheduler at Dask's restart timeout. Either way its queued tasks go to
+    other workers. Dask restarts only workers with a nanny: one without is asked to exit.
+    The calls wait on a machine that may not answer, so they run in a daemon thread: the
+    run goes on storing the other workers' episodes meanwhile.
     """
 
     def stop() -> None:
         try:
-            # Dask asks only the nannies that exist: a worker without one gives no answer.
-            if client.run(_kill_worker_from_its_nanny, workers=[worker], nanny=True):
-                return
-        except Exception:  # its nanny did not answer, or the worker is gone
+            client.restart_workers([worker], raise_for_error=False)
+        except ValueError:  # Dask restarts only a worker that has a nanny
+            with contextlib.suppress(Exception):
+                client.run(_exit_worker_process, workers=[worker], wait=False)
+        except (Exception, asyncio.CancelledError):  # the worker or the scheduler is gone
             pass
-        with contextlib.suppress(Exception):
-            client.run(_exit_worker_process, workers=[worker], wait=False)
 
     threading.Thread(target=stop, name=f"saber-stop-{worker}", daemon=True).start()
