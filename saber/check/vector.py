@@ -11,6 +11,7 @@ what the API shows. docs/check.md describes each case.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ if TYPE_CHECKING:  # the Gymnasium step tuple: one home, saber.envs.wrappers
 # apart, a life is lost within a few hundred steps, and its 20-point shots show whether
 # the score is clipped (Breakout's first bricks score 1: clipping could not be told).
 FOLLOWED_GAME = "seaquest"
+# The game each SaberVectorEnv was made with, before SaberVectorSeams switched it.
+_PLAYED_GAMES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def row_of(infos: dict[str, Any], row: int = 0) -> dict[str, Any]:
@@ -65,27 +68,11 @@ class SaberVectorSeams:
     reward_clock = "SaberVectorEnv._last_reward_frame"
 
     def __init__(self, env: Any) -> None:
-        from saber.envs.engines import SequentialEngine, ThreadedEngine
-
         self.env = env
-        # The game the env was made with (kept on it: each probe makes its own adapter).
-        self.played_game: str = getattr(env, "_check_played_game", env.rom_id)
-        env._check_played_game = self.played_game
-        engine = env._engine
-        if engine is not None and env.rom_id != FOLLOWED_GAME:
-            settings, rows = env.saber_settings, env.num_envs
-            # The same engine as the env's (ale-py's threaded one, or the single env's
-            # code row by row, which a game with fewer than 18 legal actions runs).
-            threaded = isinstance(engine, ThreadedEngine)
-            engine.close()
-            env._engine = (
-                ThreadedEngine(FOLLOWED_GAME, rows, settings, 0)
-                if threaded
-                else SequentialEngine(FOLLOWED_GAME, rows, settings)
-            )
-            env.rom_id = FOLLOWED_GAME
-            env._started[:] = False  # a reset first, as after construction
-            env._all_started = False
+        # The game the env was made with (kept per env: each probe makes its own adapter).
+        self.played_game: str = _PLAYED_GAMES.setdefault(env, env.rom_id)
+        if env.engine is not None and env.rom_id != FOLLOWED_GAME:
+            env.switch_game(FOLLOWED_GAME)
         self.rom_id: str = env.rom_id
 
     def ale_seed(self, seed: int) -> int:
@@ -96,9 +83,7 @@ class SaberVectorSeams:
 
     def advance_reward_clock(self, frames: int) -> bool:
         """Move every row's frame of its last reward ``frames`` back."""
-        env = self.env
-        env._last_reward_frame -= frames
-        env._truncation_frame = env._truncation_frames(env._last_reward_frame)
+        self.env.shift_reward_clock(frames)
         return True
 
     @contextmanager
@@ -106,7 +91,7 @@ class SaberVectorSeams:
         """Within: the engine's output ``(frames, rewards, game_over, episode_frames)``
         passes through ``tamper`` (called with a leading handle, None, as saber.jax's
         engine step has one) before the env's rules read it."""
-        engine = self.env._engine
+        engine = self.env.engine
         engine_step = engine.step
 
         def step(actions: Any, reset_rows: Any, ale_seeds: Any) -> tuple[Any, ...]:
@@ -120,7 +105,7 @@ class SaberVectorSeams:
 
     def episode_frame(self) -> int:
         """Row 0's emulator frames this episode (for adapters whose info lacks them)."""
-        return int(self.env._episode_frames[0])
+        return int(self.env.episode_frames[0])
 
 
 def saber_vector_under(env: Any) -> Any | None:

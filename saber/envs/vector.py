@@ -391,6 +391,41 @@ class SaberVectorEnv(VectorEnv):
         """The sub-envs that ended (or never started) and are not reset yet (bool, (num_envs,))."""
         return self._ended.copy()
 
+    @property
+    def episode_frames(self) -> np.ndarray:
+        """Each sub-env's emulator frames this episode, as the last reset or step's
+        ``info["episode_frame_number"]`` gave them (int64, (num_envs,))."""
+        return self._episode_frames.copy()
+
+    # The seams that ``saber check`` follows and tampers the env through (docs/check.md).
+    @property
+    def engine(self) -> ThreadedEngine | SequentialEngine | None:
+        """The engine that emulates the sub-envs (:mod:`saber.envs.engines`); None once closed."""
+        return self._engine
+
+    def switch_game(self, game: str) -> None:
+        """Play ``game`` from now on: a new engine of the same kind (threaded or
+        sequential) and settings for its ROM; the rules, spaces and wrappers above stay,
+        and every sub-env needs a reset first, as after construction."""
+        self._check_open()
+        threaded = isinstance(self._engine, ThreadedEngine)
+        self._engine.close()
+        self.rom_id = resolve_rom_id(game)
+        settings, rows = self.saber_settings, self.num_envs
+        self._engine = (
+            ThreadedEngine(self.rom_id, rows, settings, 0)
+            if threaded
+            else SequentialEngine(self.rom_id, rows, settings)
+        )
+        self._started[:] = False
+        self._all_started = False
+
+    def shift_reward_clock(self, frames: int) -> None:
+        """Move every sub-env's frame of its last reward ``frames`` back (the stuck
+        timeout then ends an episode ``frames`` emulator frames sooner)."""
+        self._last_reward_frame -= frames
+        self._truncation_frame = self._truncation_frames(self._last_reward_frame)
+
     def _check_open(self) -> None:
         if self._engine is None:
             raise RuntimeError(f"{type(self).__name__} is closed: make a new one to play on.")
