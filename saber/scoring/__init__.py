@@ -1,24 +1,7 @@
-"""Scoring: normalized scores, SABER's aggregates over games, Atari-N estimates.
+"""Scoring: normalized scores, SABER's aggregates over games, Atari-N estimates, references.
 
-Pure numpy (and scipy for the textbook tests); every function states the shapes it takes:
+Pure numpy (and scipy for the textbook tests); docs/reports.md describes each statistic.
 
-- :mod:`~saber.scoring.normalize`: world-record, beginner-human and average-human
-  normalization (percent).
-- :mod:`~saber.scoring.stats`: rliable's aggregates over a (runs x games) matrix (median,
-  mean, IQM, optimality gap, score distributions, probability of improvement), the
-  stratified bootstraps over runs or episodes, Welch t-tests, inter-algorithm normalization.
-- :mod:`~saber.scoring.rules`: SABER's own rules: infinite gameplay at 200% in means, the
-  five classes.
-- :mod:`~saber.scoring.atari5`: Atari-1/3/5/10 estimates of the 57-game median, and
-  per-game predictions.
-- :mod:`~saber.scoring.scorefile`: reading score CSVs and harness results (with runs).
-- :mod:`~saber.scoring.references`: shipped reference agents (the SABER paper's, a
-  measured random agent, Dopamine's).
-- :mod:`~saber.scoring.dopamine`: Dopamine's published training curves (6 agents x 5 runs,
-  every 1M-frame iteration; not SABER, and labelled so).
-
-Example:
-    >>> import numpy as np
     >>> from saber.scoring import aggregate_median, class_counts, normalize
     >>> wr = normalize([21.0, 50000.0], ["pong", "breakout"], "world_record")
     >>> class_counts(wr)["superhuman"], float(aggregate_median(wr[None, :])) > 100

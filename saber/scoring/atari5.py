@@ -1,28 +1,9 @@
-"""Atari-N: estimating the 57-game median human-normalized score from a few games.
+"""Atari-N: estimates of the 57-game median human-normalized score from a few games.
 
-Aitchison, Sweetser and Hutter (2022), "Atari-5: Distilling the Arcade Learning
-Environment down to Five Games". Their code (``atari5.py`` of github.com/maitchison/Atari-5)
-normalizes with the Atari-57 random and average-human scores *in percent*
-(``100 * (score - random) / (human - random)``), transforms with
-``transform(z) = log10(1 + clip(z, 0, inf))``, fits a linear regression without
-intercept to ``transform(median_57)`` and inverts with ``10 ** y - 1``. Hence, with the
-weights of ``saber/data/atari_subsets.csv``::
+The regression of Aitchison et al. (2022) and why it is only a guide under SABER
+(:data:`CAVEAT`) are in docs/reports.md.
 
-    estimate = 10 ** (sum_i w_i * log10(1 + max(0, z_i))) - 1        (percent)
-
-which is ``protocol.md`` section 5 exactly. The per-game models of the paper's appendix
-(``atari5_game_models.csv``, ``atari10_game_models.csv``) use the same transform on both
-sides, with an intercept::
-
-    log10(1 + z_game) = intercept + sum_i x_i * log10(1 + max(0, z_i))
-
-The regressions were fitted on published results taken without sticky actions and with
-a 30-minute cap, so under SABER's settings these numbers are a guide, shown with
-:data:`CAVEAT`.
-
-Example:
-    >>> z = {"battle_zone": 100.0, "double_dunk": 100.0, "name_this_game": 100.0,
-    ...      "phoenix": 100.0, "qbert": 100.0}
+    >>> z = dict.fromkeys(["battle_zone", "double_dunk", "name_this_game", "phoenix", "qbert"], 100.0)
     >>> round(atari_n_estimate(z, "atari5"), 1)  # weights sum to 0.9653
     85.1
 """

@@ -1,39 +1,10 @@
-"""Dopamine's published Atari training curves as references: 6 agents, 5 runs, 60 games.
+"""Dopamine's published Atari training curves as references (6 agents, 5 runs, not SABER).
 
-Dopamine (Castro et al. 2018, arXiv:1812.06110; github.com/google/dopamine, Apache-2.0)
-publishes, for DQN, C51, Rainbow, IQN, QR-DQN and DQN with Adam and MSE, the training
-return of 5 runs on 60 games at every iteration. These are the closest published data to
-SABER with several runs: sticky actions (0.25) as SABER, but **not SABER** otherwise:
+docs/reports.md describes the data, how they deviate from SABER (:func:`deviation_label`)
+and which iteration stands for each checkpoint.
 
-- the minimal action set (SABER: all 18 actions);
-- episodes capped at 27,000 agent steps = 108,000 frames = 30 minutes (SABER: 100 hours),
-  with no 5-minute stuck timeout and no rollover correction;
-- each value is the mean return of all training episodes of one iteration of 1M frames
-  (250,000 agent steps), not the mean of the last 100 episodes.
-
-:func:`deviation_label` says so in the compact form of
-:meth:`saber.protocol.SaberSettings.deviations`; every table and figure that shows these
-numbers prints it. Their scores sit under the ``30min`` time limit (the episodes' cap).
-
-**Iterations and frames.** Iteration k (0-based) covers training frames k*1M to (k+1)*1M
-(nominally: an iteration plays whole episodes, so it ends a little past its 1M frames).
-The checkpoint C stands for the iteration that ends at C (10M: iteration 9, 50M: 49,
-100M: 99). Dopamine ran 200 iterations but published 199 (0..198): 200M stands for
-iteration 198, the last published, covering 198M to 199M frames.
-
-Data (read once, from ``saber/data``, written by ``scripts/release/ship_dopamine_reference.py``):
-``dopamine_checkpoints.csv`` (per game, agent, run and checkpoint),
-``dopamine_iterations.csv.gz`` (every iteration), ``dopamine_provenance.json`` (source
-commit, mappings) and ``dopamine_LICENSE.txt`` (the Apache-2.0 notice).
-
-Example:
-    >>> scores = checkpoint_scores()
-    >>> scores["rainbow"]["10M"]["pong"].shape  # 5 runs
-    (5,)
-    >>> iteration_for(10_000_000), iteration_for(200_000_000), iteration_for(15_500_000)
-    (9, 198, None)
-    >>> iteration_frames(9)
-    (9000000, 10000000)
+    >>> iteration_for(10_000_000), iteration_for(200_000_000), iteration_frames(9)
+    (9, 198, (9000000, 10000000))
 """
 
 from __future__ import annotations
@@ -124,7 +95,7 @@ def deviation_label() -> str:
 
 
 def iteration_frames(iteration: int) -> tuple[int, int]:
-    """The training frames an iteration covers, ``(first, last)`` (nominal: see module doc)."""
+    """The training frames an iteration covers, ``(first, last)`` (nominal: docs/reports.md)."""
     return iteration * FRAMES_PER_ITERATION, (iteration + 1) * FRAMES_PER_ITERATION
 
 
@@ -133,6 +104,10 @@ def iteration_for(frames: int) -> int | None:
 
     The iteration ending at ``frames`` (a whole number of millions, 1M to 199M), and for
     200M the last published one (198). None where the data have no iteration.
+
+    Example:
+        >>> iteration_for(15_500_000) is None  # not a whole number of millions
+        True
     """
     if frames == 200 * FRAMES_PER_ITERATION:
         return LAST_ITERATION
@@ -152,6 +127,10 @@ def checkpoint_scores() -> dict[str, dict[str, dict[str, NDArray]]]:
 
     Checkpoints are ``"10M"``, ``"50M"``, ``"100M"``, ``"200M"``; games are ale ids; the
     arrays are in run order (runs 1..5). Do not modify them (cached).
+
+    Example:
+        >>> checkpoint_scores()["rainbow"]["10M"]["pong"].shape  # 5 runs
+        (5,)
     """
     runs: dict[str, dict[str, dict[str, list[float]]]] = {}
     text = _data(CHECKPOINT_FILE).read_text(encoding="utf-8")

@@ -1,25 +1,8 @@
 """Normalized scores: raw game points to percent of a reference performance.
 
-Three references, all read from ``saber/data`` through :mod:`saber.games`:
+The three references (world record, beginner human, average human) and their formulas
+are in docs/reports.md; a game without the reference gives NaN, never a number.
 
-- ``"world_record"`` (SABER, Toromanoff et al. 2019):
-  ``100 * (agent - random) / |record - random|``, with SABER's random scores and the human
-  world records. 58 of the 61 games have a record (not Double Dunk, Elevator Action,
-  Tennis). The absolute value keeps the sign right in games where the record is below
-  the random score.
-- ``"human"`` (the beginner human of Mnih et al. 2015, as in the SABER table):
-  ``100 * (agent - random) / (human - random)``, with SABER's random scores; 56 games.
-- ``"human_average"`` (the Atari-57 table used by Atari-5, Aitchison et al. 2022):
-  ``100 * (agent - random) / (human_average - random)``, with that table's own random
-  scores, which differ from SABER's; the 57 standard games (Surround included).
-
-Games without the reference give NaN, never a number, so callers must decide to leave
-them out (and list them) rather than count them by accident. An infinite score
-normalizes to ``+inf``.
-
-Example:
-    >>> float(world_record_normalize(1000.0, random=0.0, record=4000.0))
-    25.0
     >>> normalize([[5.0, 5.0]], ["pong", "tennis"], "world_record").round(2).tolist()
     [[61.3, nan]]
 """
@@ -52,6 +35,10 @@ def world_record_normalize(score: ArrayLike, random: ArrayLike, record: ArrayLik
 
     Returns:
         Array of the broadcast shape, percent (100 = the world record).
+
+    Example:
+        >>> float(world_record_normalize(1000.0, random=0.0, record=4000.0))
+        25.0
     """
     score, random, record = (np.asarray(a, dtype=float) for a in (score, random, record))
     # Ratio first, then percent: an agent exactly at the record gives exactly 100.

@@ -1,36 +1,10 @@
-"""Shipped reference agents, to report beside the user's: the SABER paper's, a measured random agent.
+"""Shipped reference agents to report beside the user's (``saber report --reference NAME``).
 
-Each reference is a name (``saber report --reference NAME``) that adds one or more agents,
-named ``<agent>@<source>``, to a :class:`~saber.scoring.scoretable.ScoreTable`:
+Each name adds agents ``<agent>@<source>`` to a score table; docs/reports.md lists them
+and their data in ``saber/data``.
 
-- ``saber-paper``: the SABER paper's Rainbow and Rainbow-IQN (Toromanoff, Wirbel and
-  Moutarde 2019, Table 7: 200M training frames, evaluated at 5 minutes, 30 minutes and
-  SABER), agents ``rainbow@saber-paper`` and ``rainbow-iqn@saber-paper``. Published
-  per-game **means** only (one number per game; for 14 games the mean over 5 training
-  seeds): one run, no episodes, so no intervals and no comparison that needs episodes.
-  The file also holds Rainbow-IQN under SABER at 10M, 50M and 100M training frames
-  (Table 6), for training-time reports (:func:`training_reference`).
-- ``saber-random``: the built-in random agent evaluated by this package under the full
-  protocol (100 episodes per game, ``saber_random_provenance.json``), agent
-  ``random@saber``. Episodes, so intervals over episodes.
-- ``saber-ppo``: saber's PPO baselines (``examples/ppo_saber.py``, 10M training frames
-  under the full protocol, docs/baselines.md), each evaluated by this package for 100
-  episodes, agent ``ppo@saber``; a game trained with several seeds has one run per seed
-  (intervals over runs there, over episodes elsewhere). Listed once its data is shipped.
-- ``dopamine`` and ``dopamine:<agent>``: Dopamine's published training curves of DQN,
-  C51, Rainbow, IQN, QR-DQN and DQN (Adam + MSE), 5 runs each (:mod:`saber.scoring.dopamine`),
-  agents ``<agent>@dopamine-<checkpoint>``; ``@10M``, ``@50M``, ``@100M`` or ``@200M``
-  after the name picks the checkpoint (default 200M). Not SABER (``deviations`` says how);
-  5 runs, so intervals over runs.
-
-The numbers live in ``saber/data`` (read with :mod:`importlib.resources`), never in code.
-
-Example:
     >>> [r.name for r in list_references()][:4]
     ['saber-paper', 'saber-random', 'saber-ppo', 'dopamine']
-    >>> table = reference_table("saber-paper")
-    >>> sorted(table.agents()), sorted(table.mean_only)
-    (['rainbow-iqn@saber-paper', 'rainbow@saber-paper'], ['rainbow-iqn@saber-paper', 'rainbow@saber-paper'])
 """
 
 from __future__ import annotations
@@ -294,6 +268,11 @@ def reference_table(name: str) -> ScoreTable:
 
     Raises:
         UnknownReferenceError: the name is not shipped; the message lists those that are.
+
+    Example:
+        >>> table = reference_table("saber-paper")
+        >>> sorted(table.agents()) == sorted(table.mean_only) == ["rainbow-iqn@saber-paper", "rainbow@saber-paper"]
+        True
     """
     key, at, checkpoint = name.strip().lower().partition("@")
     if key not in _REFERENCES:

@@ -1,20 +1,7 @@
-"""SABER's own aggregation rules, on top of rliable's statistics: infinite gameplay and classes.
+"""SABER's own aggregation rules on top of rliable's statistics: infinite gameplay, classes.
 
-These are the places where a SABER report deliberately differs from rliable
-(``protocol.md``, section 4; Toromanoff et al. 2019):
+docs/reports.md and ``protocol.md`` section 4 give the rules.
 
-- **Infinite gameplay** is ``+inf``. An episode (or a run) that reaches the 100-hour cap
-  while still scoring makes its whole game infinite (:func:`game_mean`).
-- In every **mean** of world-record-normalized scores (the mean and the IQM) an infinite
-  score counts as :data:`INFINITE_MEAN_VALUE` = 200% (:func:`counted_in_means`).
-  Everywhere else it stays ``+inf``: above every threshold of a score distribution,
-  superhuman among the classes, sorted to the top by the median, and 0 shortfall in the
-  optimality gap. rliable has no notion of infinite gameplay; on finite scores the two
-  agree exactly.
-- The **five classes** of a world-record-normalized score: failing < 1% <= poor < 10% <=
-  medium < 50% <= fair < 100% <= superhuman (:func:`classify`). rliable has none.
-
-Example:
     >>> class_counts([0.5, 5.0, 20.0, 80.0, float("inf")])
     {'failing': 1, 'poor': 1, 'medium': 1, 'fair': 1, 'superhuman': 1}
     >>> counted_in_means([10.0, float("inf")]).tolist()

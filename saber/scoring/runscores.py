@@ -1,10 +1,5 @@
 """Reading the harness's results: a run directory (or its ``episodes.jsonl``) as a score
-table (the format: :mod:`saber.scoring.scorefile`).
-
-The records come from the one reader of a run directory
-(:func:`saber.rundir.damage.read_checked`: the damage check and the records in one
-pass), and the rule of which records are the run's from ``run.json``
-(:class:`saber.rundir.runfile.RunRequest`).
+table, through the one reader of a run directory (:func:`saber.rundir.damage.read_checked`).
 """
 
 from __future__ import annotations

@@ -1,39 +1,6 @@
-"""Reading score tables: CSV files written by hand or by other code, and harness results.
+"""Reading score tables (:func:`read_scores`): score CSVs and harness results, either kind.
 
-Both become one tidy :class:`ScoreTable` of :class:`EpisodeScore` rows (one per agent,
-game, time limit and episode), read with the standard library only.
-
-**CSV** (a header, then one row per score)::
-
-    agent,game,time_limit,episode,score
-    my-dqn,pong,saber,0,21
-    my-dqn,pong,saber,1,19
-    my-dqn,Battle Zone,saber,0,inf
-
-Required columns ``game`` and ``score``; optional ``agent`` (default ``"agent"``),
-``episode`` (an integer >= 0; several rows of a game are its episodes, averaged into the
-game's mean), ``run`` (any non-empty text: a seed, a run name; rows of different runs are
-independent training runs of the agent, default ``"default"``), ``time_limit`` (``5min``, ``30min`` or ``saber``; default ``saber``) and
-``infinite`` (``true``/``false``). Column names are case-insensitive; other columns are
-ignored. A score of ``inf`` or ``infinite`` marks infinite gameplay, which only the
-``saber`` limit can have. Without an ``episode`` column a game may appear once per agent,
-run and time limit: a second row is an error, as it usually means that rows of different
-time limits were mixed up.
-
-**Harness results**: a run directory holding ``episodes.jsonl`` (or that file itself),
-one JSON object per finished episode with keys ``game``, ``episode``, ``agent``,
-``score``, ``score_5min``, ``score_30min`` and ``infinite``. Each record becomes three
-rows, one per time limit; records with an ``error`` key are skipped with a warning. A
-``run.json`` beside it with ``"non_saber": true`` marks the table non-compliant. The
-run's name is the record's ``run`` key, else ``run.json``'s ``"run"`` (``saber eval
---run NAME``), else the directory's name; ``run.json``'s ``"games"`` is the game set the
-run was evaluated on, and runs of one agent on different game sets are refused.
-
-Every error names the file and line, and the game where there is one.
-
-This module reads either kind (:func:`read_scores`) and is the public home of the
-readers: the table model is :mod:`saber.scoring.scoretable`, the CSV reader
-:mod:`saber.scoring.csvscores`, the run reader :mod:`saber.scoring.runscores`.
+The public home of the readers; docs/reports.md gives both formats.
 """
 
 from __future__ import annotations

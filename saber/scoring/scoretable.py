@@ -1,9 +1,6 @@
 """The score table: one tidy table of episode scores, whatever file they were read from.
 
-Every reader (:mod:`saber.scoring.csvscores`, :mod:`saber.scoring.runscores`, the shipped
-references) builds a :class:`ScoreTable` of :class:`EpisodeScore` rows (one per agent,
-game, time limit and episode) through one :class:`TableBuilder`, which refuses the same
-score given twice; :func:`merge_tables` joins tables.
+Every reader builds it through one :class:`TableBuilder`, which refuses a score given twice.
 """
 
 from __future__ import annotations

@@ -1,40 +1,11 @@
 """rliable's statistics over a (runs x games) matrix, and the bootstraps that give intervals.
 
-The definitions are those of rliable 1.2 (Agarwal et al. 2021, ``rliable/metrics.py`` and
-``library.py``), computed here without depending on it; ``tests/scoring/test_rliable.py``
-checks them against rliable itself. Conventions:
+rliable's definitions, computed without it (``tests/scoring/test_rliable.py`` compares);
+docs/reports.md describes each. Infinite gameplay is fed in by :mod:`saber.scoring.rules`.
 
-- ``scores`` has shape (..., R, G): R runs (independent training runs, seeds) by G games,
-  each entry the mean normalized score (percent) of one run on one game. Leading axes
-  are bootstrap resamples. With one run, R = 1.
-- These functions know nothing of infinite gameplay: :mod:`saber.scoring.rules` says
-  how SABER feeds it in (200% in the means, ``+inf`` elsewhere). ``+inf`` passes through
-  the median, the optimality gap and the score distribution as "above everything".
-
-Aggregates (rliable's names in brackets):
-
-- median [aggregate_median]: median over games of the per-game mean over runs;
-- mean [aggregate_mean]: mean over games of the per-game mean over runs;
-- IQM [aggregate_iqm]: ``scipy.stats.trim_mean(scores, 0.25)`` over all R x G entries;
-- optimality gap [aggregate_optimality_gap]: ``gamma - mean(min(scores, gamma))`` over all
-  entries, gamma = 100%;
-- score distribution [score_distributions]: the fraction of all R x G entries above each
-  threshold;
-- probability of improvement [probability_of_improvement]: per game, the Mann-Whitney U
-  statistic of X's runs against Y's runs divided by ``R_x * R_y``; averaged over games.
-  When an agent has a single run there is no spread over runs to compare, and
-  :func:`improvement_over_episodes` compares episodes instead (the same statistic).
-
-Intervals: percentile intervals of a stratified bootstrap, over runs within each game
-(:func:`bootstrap_runs`, rliable's ``StratifiedBootstrap``), or, with a single run,
-over the episodes within each game (:func:`bootstrap_episode_means`).
-
-Example:
     >>> scores = np.array([[0.0, 10.0, 50.0, 200.0], [2.0, 20.0, 70.0, 100.0]])  # (R=2, G=4)
-    >>> float(aggregate_median(scores)), float(aggregate_mean(scores)), float(aggregate_iqm(scores))
-    (37.5, 56.5, 37.5)
-    >>> float(aggregate_optimality_gap(scores))
-    56.0
+    >>> float(aggregate_median(scores)), float(aggregate_iqm(scores))
+    (37.5, 37.5)
 """
 
 from __future__ import annotations
@@ -121,6 +92,11 @@ def aggregate_optimality_gap(scores: ArrayLike, gamma: float = OPTIMALITY_TARGET
 
     Returns:
         Shape (...), percent.
+
+    Example:
+        >>> scores = np.array([[0.0, 10.0, 50.0, 200.0], [2.0, 20.0, 70.0, 100.0]])  # (R=2, G=4)
+        >>> float(aggregate_mean(scores)), float(aggregate_optimality_gap(scores))
+        (56.5, 56.0)
     """
     return gamma - np.mean(np.minimum(_matrix(scores), gamma), axis=(-2, -1))
 
