@@ -1,15 +1,7 @@
 """Reports: every statistic of a score table as typed objects (a JSON document), and renderings.
 
-Example (illustration, not run as a doctest)::
-
-    from saber.reports import make_report, to_markdown
-    report = make_report(read_scores("scores.csv"))  # a typed Report
-    print(to_markdown(report))
-    document = report.to_dict()  # its JSON document (saber report --json)
-
-Plots live in :mod:`saber.reports.plots` (matplotlib, the ``plots`` extra), imported
-only when used; LaTeX tables in :mod:`saber.reports.latex` (``to_latex``), the
-self-contained HTML page in :mod:`saber.reports.html` (``to_html``, with the figures).
+docs/reports.md describes the report, its JSON keys and each rendering; the figures
+(:mod:`saber.reports.plots`) need the ``plots`` extra and are imported only when used.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The aggregates of one agent at one time limit, for one normalization, with intervals.
 
-:func:`block_aggregates` computes a section's ``world_record`` or ``human`` block
-(:class:`~saber.reports.model.Aggregates`) from the (runs x games) matrix of per-run,
-per-game mean normalized scores: rliable's median, IQM, mean and optimality gap
-(:mod:`saber.scoring.stats`) under SABER's rules (:mod:`saber.scoring.rules`), their
-percentile intervals from a :class:`Resampler`, and the score distribution
-(:func:`profile`). :mod:`saber.reports.report` builds the rest of the report around it.
+:func:`block_aggregates` gives a report section's ``world_record`` or ``human`` block;
+docs/reports.md describes the statistics.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The report's comparisons as matrices: agents x agents at each time limit, with the notes.
 
-At each group of identical time limits, :func:`comparison_blocks` gives the matrix of
-P(row > column) (rliable's probability of improvement, with its interval and its unit),
-the matrix of Welch t-tests (games where the row scores significantly higher) and the
-mean inter-algorithm scores. A dash marks a pair without a comparison; why, and what each
-unit means, is said once per report by :func:`comparison_notes`, under the last matrix.
-Markdown, HTML and LaTeX render the same cells. Nothing is computed here: every number
-comes from the report (:meth:`saber.reports.model.Comparison.pair` orients a pair).
+Every number comes from the report; Markdown, HTML and LaTeX render the same cells
+(docs/reports.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
-"""Rendering a report (:class:`saber.reports.model.Report`, or its JSON document) as one HTML page.
+"""Rendering a report (or its JSON document) as one self-contained HTML page (:func:`to_html`).
 
-:func:`to_html` gives a self-contained page to open or share: the summary, the aggregates
-with their intervals, the notes, the comparisons, the figures and the per-game tables.
-Everything is in the one file: the figures are PNG images inlined as ``data:`` URIs, the
-style sheet is inline, there is no script and no link to fetch, so it opens offline and
-as an e-mail attachment. The layout follows the screen, and the page is never wider than
-it. On a laptop a table too wide for the page breaks its cells before an interval or a
-share ("19.5%" over "[18.0%, 20.7%]") rather than hide its last columns behind a
-scrollbar, and the one-column figures sit side by side. On a phone or a tablet (64rem,
-1024 px, and narrower) every table is stacked, one box per row with each cell under its
-column's name, and every figure shrinks to the width (pinch to zoom). A table wider still
-(a dozen agents side by side) scrolls inside its own box, never the page. Measured in
-headless Chromium at 375 and 1366 px (tests/reports/test_html.py).
-
-The tables are those of the Markdown (:mod:`saber.reports.tables`), cell for cell; the
-figures those of ``--plots`` (:mod:`saber.reports.plots`, needs matplotlib), drawn once
-per group of identical time limits. Nothing is computed here.
+The tables are those of the Markdown, the figures those of ``--plots``; nothing is computed
+here. docs/reports.md describes the page and its layout on each screen.
 """
 
 from __future__ import annotations

@@ -1,31 +1,7 @@
-r"""Rendering a report (:class:`saber.reports.model.Report`, or its JSON document) as LaTeX tables.
+r"""Rendering a report (or its JSON document) as LaTeX tables to ``\input`` into a paper.
 
-:func:`to_latex` gives a file to ``\input`` into a paper: booktabs tables, each a
-``table`` float with a caption and a label, numbers as papers print them. The paper's
-preamble needs ``\usepackage{booktabs}`` and nothing else; where it also loads
-``graphicx``, a table wider than the line (a one-column paper, many agents) is scaled down
-to the line's width (``\saberfit``, :data:`FIT_DEFINITION`). Nothing is computed here:
-every number comes from the report, as in :mod:`saber.reports.tables`.
-
-Tables, in order (labels in brackets):
-
-- world-record-normalized aggregates, median, IQM, mean and optimality gap with their
-  intervals (``tab:saber-aggregates``); the same for human-normalized scores
-  (``tab:saber-aggregates-human``);
-- games per SABER class (``tab:saber-classes``);
-- the comparisons of each group of identical time limits with two agents of runs or
-  episodes: P(row > column) and the Welch t-tests as agents x agents matrices
-  (``tab:saber-comparisons-<limits>``), their notes under the last;
-- per-game raw scores beside the Random, Human and World-record columns, each agent's
-  with its world-record-normalized score, one table per group of identical time limits
-  (``tab:saber-per-game-<limits>``, e.g. ``tab:saber-per-game-saber``), going on in
-  further floats (``-2``, ``-3``) past :data:`ROWS_PER_TABLE` games.
-
-Conventions: percent without a ``%`` in the cells (the header says so); a true minus
-sign; thousands separated by commas; infinite gameplay ``$\infty$``; an estimate without
-an interval marked with a dagger and explained under the table; an interval typeset by
-``\saberci{low}{high}``, defined with ``\providecommand`` so that a paper can define its
-own first (``\newcommand{\saberci}[2]{\,(#1, #2)}``).
+:func:`to_latex` gives booktabs floats with captions and labels; nothing is computed here.
+docs/reports.md lists the tables, their labels and conventions (``\saberci``, ``\saberfit``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Like for like: every aggregate set beside another covers the same games.
 
-A median over one game is not comparable with a median over 58. :func:`restrict_references`
-restricts the shipped references (``--reference``) to the games of the user's agents, so
-that their aggregates are over the same games; :func:`differing_game_sets` finds the time
-limits where the agents still have different games (the user's own agents, or a reference
-that lacks one of their games) and names the ``--games`` that makes the table like for
-like; :func:`time_limit_groups` finds time limits whose results are identical, so that a
-rendering prints them once.
+The references are restricted to the user's games, differing game sets are named, and
+identical time limits are found so that a rendering prints them once (docs/reports.md).
 """
 
 from __future__ import annotations

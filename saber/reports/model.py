@@ -1,24 +1,7 @@
 """The report's data model: typed objects, serialised to JSON with a ``schema_version``.
 
-:func:`saber.reports.make_report` returns a :class:`Report`; ``report.to_dict()`` is the
-JSON document (``saber report --json``); :meth:`Report.from_dict` reads such a document
-(a ``report.json``) back into the typed objects. The renderers (tables, LaTeX, HTML) accept either and read the typed
-objects (:func:`as_report`); they compute nothing.
-
-Conventions, everywhere below:
-
-- Scores are **percent** of the reference (100 = the world record, or the human) unless
-  a field says "raw" (game points).
-- ``None`` (JSON ``null``) is a value that does not exist: a game without the reference
-  score, an interval that cannot be computed, an infinite statistic. JSON never holds NaN
-  or Infinity: an infinite median is ``null`` with ``median_infinite: true``.
-- An interval is ``[low, high]`` (``Interval``); ``[null, null]`` when there is none, and
-  then the section's ``interval_note`` says why. A ``high`` of ``null`` with a finite
-  ``low`` means the upper end is infinite (infinite gameplay).
-- ``resampled`` says what the intervals resample: ``"runs"`` (several training runs:
-  stratified bootstrap over runs within each game, rliable's), ``"episodes"`` (one run:
-  stratified bootstrap over its episodes within each game: evaluation noise only), or
-  ``None`` (no interval: a published table of means, or one score per game).
+:class:`Report` (``make_report``), ``report.to_dict()`` and :meth:`Report.from_dict`;
+docs/reports.md documents every key and the conventions (percent, ``null``, intervals).
 """
 
 from __future__ import annotations

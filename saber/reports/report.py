@@ -1,48 +1,7 @@
 """The report: every statistic of a score table, as typed objects (:mod:`saber.reports.model`).
 
-:func:`make_report` returns a :class:`~saber.reports.model.Report`; ``report.to_dict()``
-is its JSON document. The layout, keys in brackets are new
-in schema version 2 (percent everywhere; ``null`` for a value that does not exist)::
-
-    format, [schema_version], saber_version, saber_compliant, sources, warnings,
-    time_limits, bootstrap{resamples, confidence_pct, seed, [method]},
-    baseline_sources{random, human, world_record} (citations, as the Markdown prints them),
-    [references[{name, agents, description, citation, mean_only, deviations}]]
-    agents.<agent>.<time_limit>:
-        games, episodes, [runs, runs_incomplete, resampled, interval_note, reference,
-        mean_only]
-        world_record{median, median_infinite, mean, iqm, optimality_gap, games, left_out,
-                     left_out_reasons, infinite, left_out_of_mean, classes, median_ci,
-                     mean_ci, iqm_ci, optimality_gap_ci,
-                     profile{thresholds_pct, fraction_above, [fraction_above_low,
-                     fraction_above_high]}}
-        human{the same keys; profile null}
-        classes{failing, poor, medium, fair, superhuman}, [classes_per_run.<run>{...}]
-        atari5{estimate, missing, estimates{...}, measured_median_57, predicted, caveat}
-        per_game.<ale_id>{score, infinite, episodes, [runs, run_scores.<run>],
-                          world_record_pct, human_pct, human_average_pct, class}
-        omitted.<block>.<statistic> (why the renderings leave it out)
-    comparisons.<time_limit> (two agents or more):
-        agents, games, inter_algorithm{per_game.<ale_id>.<agent>, mean.<agent>}
-        pairs[{x, y, probability_of_improvement, [probability_of_improvement_ci, unit,
-               skipped], welch.<ale_id>{t, df, p_value}, significant{alpha, x_better,
-               y_better}}], omitted.inter_algorithm.mean
-    like_for_like{references_restricted, reference_games, references_left_out, differing,
-                  common_games, notes}, time_limit_groups
-
-Every key is documented in ``docs/reports.md`` and on the dataclasses.
-
-**Runs.** With R >= 2 runs of an agent (a ``run`` column, ``saber eval --run``, or several
-result directories), the statistics work on the (R x G) matrix of per-run, per-game
-mean normalized scores, with rliable's definitions, and the intervals resample runs
-within each game. A run that lacks a game the other runs have is listed in
-``runs_incomplete`` and left out of the aggregates. With one run, the matrix has one row
-and the intervals resample that run's episodes (``resampled: "episodes"``).
-
-**Infinite gameplay** (SABER): 200% in the world-record mean and IQM; in the human
-mean and IQM an infinite game is left out (``left_out_of_mean``), because the 200% rule
-is defined for world-record scores only; ``+inf`` everywhere else (median, classes,
-score distribution, optimality gap).
+:func:`make_report` builds it; docs/reports.md gives its JSON layout key by key, how runs
+are used and how infinite gameplay is counted.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Rendering a report as JSON, CSV, Markdown; the pieces that LaTeX and HTML share.
 
-Every function reads the typed report (:class:`saber.reports.model.Report`); each public
-one also takes its JSON document (the dict of ``make_report(...).to_dict()``, or a
-``report.json`` read back), which it reads as the typed report
-(:func:`~saber.reports.model.as_report`). Nothing is computed here: every number comes
-from the report.
+Every public function takes the typed report or its JSON document; nothing is computed here.
 """
 
 from __future__ import annotations

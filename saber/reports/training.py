@@ -1,19 +1,7 @@
 """Training-time scores beside a reference's at the same checkpoints (``saber training --reference``).
 
-SABER reports an agent during training as the mean of 100 consecutive training episodes at
-10M, 50M, 100M and 200M training frames (:func:`saber.reports.training_log.training_scores`).
-The SABER paper published Rainbow-IQN's at exactly those checkpoints (Tables 6 and 7):
-:func:`compare_training` puts them in the same rows, so a new agent's learning curve can
-be read against it. A checkpoint the reference did not publish shows no reference score.
+docs/reports.md describes the references (the SABER paper's, Dopamine's) and checkpoints.
 
-Dopamine's training curves (``dopamine``, ``dopamine:<agent>``; :mod:`saber.scoring.dopamine`)
-give 5 runs at every 1M-frame iteration: at a checkpoint C, the iteration ending at C
-(200M: iteration 198, the last published), as the mean over the 5 runs and its 95%
-bootstrap interval over runs. They are not SABER; the table prints how they differ.
-:func:`training_curves` gives the same numbers at every iteration, with the user's curve,
-for the figure of :mod:`saber.reports.training_plots`.
-
-Example:
     >>> from saber.reports.training_log import CheckpointScore
     >>> rows = compare_training([CheckpointScore("pong", 10_000_000, 5.0, 100, 0, 99)])
     >>> rows[0].references["rainbow-iqn@saber-paper"].score

@@ -1,11 +1,9 @@
 """A training's per-update diagnostics (``updates.jsonl``) and their figure.
 
-``saber training LOG --plots DIR`` draws them when ``updates.jsonl`` lies beside LOG: one
-JSON object a line, one line per update, with ``update`` (1 for the first) and ``frames``
-(training frames played by the update's end), any number of named diagnostics (numbers,
-or null where undefined) and optionally ``actions``, the count of each of the 18 actions in
-the update's rollout. ``examples/ppo_saber.py`` writes PPO's (docs/baselines.md); any
-trainer may write its own, and every numeric field is drawn.
+``saber training LOG --plots DIR`` draws them when ``updates.jsonl`` lies beside LOG: a
+JSON object a line, with ``update`` (1 for the first), ``frames`` (at the update's end),
+any named numbers (null where undefined) and optionally ``actions`` (the 18 actions'
+counts); every numeric field is drawn. docs/baselines.md describes PPO's.
 """
 
 from __future__ import annotations

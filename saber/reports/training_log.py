@@ -1,20 +1,7 @@
 """Reading a training log (written by :mod:`saber.training`'s recorders): the scores at
 training checkpoints (``saber training LOG --at 10M,50M,100M,200M``).
 
-Each line of the log is one finished training episode with ``game``, ``frames`` (the
-cumulative training frames when it ended), ``score`` and ``episode``. The log may be
-gzipped (``.jsonl.gz``, as the shipped ppo-pong log is): it is read the same.
-
-**Reached.** A log reaches a checkpoint C when its last recorded ``frames`` (of that game)
-is at least C: the log shows the training played that far. A training that went on past
-its last finished episode is not known to have reached C, so a checkpoint beyond the log's
-last line gets no score (``reached`` False, ``mean`` None) in every output, never the
-score of the last 100 episodes repeated. At a reached checkpoint, only the episodes that
-ended at or before C count (an episode that ends after C counts toward a later one).
-
-A file that is not a training log (an evaluation's ``episodes.jsonl`` or ``run.json``, a
-run directory, a score-table CSV, binary data) is refused with one line saying what it is
-and which command reads it (:class:`TrainingLogError`).
+docs/harness.md says when a checkpoint is reached and which episodes count.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """The training-curve figure (``saber training LOG --plots DIR``): the user's curve beside references.
 
-One figure per game of the log. The user's curve is SABER's training-time score (the mean
-of the last 100 training episodes) against cumulative training frames, with a filled
-marker at each SABER checkpoint (10M, 50M, 100M, 200M) the training reached; the caption
-names the checkpoints the log did not reach (no marker, no score). A reference
-is drawn in grey and dashed, so it never passes for the user's: Dopamine's agents as the
-mean over their 5 runs at every iteration with the 95% bootstrap band over runs, and a
-hollow marker with its interval at each checkpoint; the SABER paper's Rainbow-IQN as its
-published points. The x axis is logarithmic: a short training sits beside a 200M-frame
-reference. A reference that is not SABER says so in the legend (‡) and under the axes.
-
-Everything drawn comes from :func:`saber.reports.training.training_curves`; nothing is
-computed here.
-
-Example (illustration, not run as a doctest)::
-
-    from saber.reports.training import training_curves
-    from saber.reports.training_plots import save_training_plots
-    save_training_plots(training_curves("runs/dqn/training.jsonl", "dopamine:rainbow"), "figs/")
-    # -> [PosixPath('figs/training_breakout.png')]
+Everything drawn comes from :func:`saber.reports.training.training_curves`; docs/reports.md
+describes the figure.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """How every figure looks: a paper's widths, the palette, one style per agent, the legends.
 
-matplotlib is the optional ``plots`` extra: :func:`require_matplotlib` says how to install
-it, and :func:`drawing` applies the figures' settings (7-8 pt text, no date in a file, text
-that stays text in SVG) while a figure is drawn or saved.
+:func:`require_matplotlib` says how to install the ``plots`` extra; :func:`drawing` applies
+the figures' settings while a figure is drawn or saved (docs/reports.md).
 """
 
 from __future__ import annotations
