@@ -1,14 +1,7 @@
 """The evaluation harness: ``evaluate(policy, games, episodes=100)`` and its parts.
 
-Example (illustration, not run as a doctest)::
-
-    from saber.harness import Processes, evaluate
-    result = evaluate("random", "pong,breakout", episodes=10, out="runs/random",
-                      backend=Processes(workers=4))  # EnvOptions, Recording: the others
-    result.mean_scores()
-
-See :mod:`saber.harness.evaluate` for what happens on failures and interruptions. The
-tools for training loops (recorders, videos, the SB3 callback) are :mod:`saber.training`.
+docs/harness.md describes a run, its backends, failures and resume; the tools for
+training loops are :mod:`saber.training`.
 """
 
 from __future__ import annotations

@@ -1,39 +1,9 @@
 """The agent a run is asked for, in any of its forms, resolved once: :func:`resolve_agent`.
 
-``saber eval --agent SPEC`` and ``saber.evaluate(agent, ...)`` both go through
-:func:`resolve_agent`, so one input means one thing in both. The forms, and how each is
-told apart:
-
-* a string is an agent spec: a built-in name (``random``, ``noop``, ``constant:K``,
-  ``epsilon-constant:K[:EPS]``, a shipped agent such as ``ppo-pong``, ``conv-actor:PATH``:
-  the word before the first colon is one saber ships), else ``module:attr``, whose
-  attribute is then told apart as an object is, below;
-* a class is a factory: it is instantiated without arguments and the instance is the
-  policy (a class is never called on observations: that would build an instance);
-* any other callable is told apart by its signature (:func:`callable_form`): with no
-  required parameter it is a factory (``make_policy()``, ``load(path="model.pt")``),
-  called once where the policy acts; with one required positional parameter it is the
-  policy, called with the observations; a signature that says nothing (only ``*args,
-  **kwargs``, as a PyTorch module's ``__call__``, or none at all, as a builtin's) is a
-  policy too, since it can take the observations; any other signature is refused.
-
-Why the signature decides: a policy is, by the protocol, called with exactly one argument
-(the observations) and a factory with none, so the two cannot both be what the user meant
-by one callable, and the signature says which without calling it. Calling it to find out
-would build a model in the main process (seconds, a GPU context) or act on no
-observations. A parameter with a default is not the observations: ``load(path="m.pt")``
-is a factory, as ``saber eval`` has always read it.
-
-Everything that can refuse the agent is checked here, before any worker starts: the
-built-in's arguments and policy files; for ``module:attr``, that the module is there and
-that it defines the attribute with a usable signature. This process does not import the
-module where workers play it (``import_module=False``: it may import PyTorch, seconds on
-the run's critical path): it reads the module's source instead, and imports it only when
-the source does not show the attribute (a misspelt name, a name made at run time) or
-shows it bound to what can be no policy (``x = 42``), so a misspelt or non-callable
-attribute is refused here and a correct one costs no import. The first local
-worker still imports and builds the policy before any episode is stored
-(:meth:`saber.harness.local_executors.LocalExecutor.check_policy`).
+``saber eval --agent SPEC`` and ``saber.evaluate(agent, ...)`` both go through it, so one
+input means one thing in both, and everything that can refuse the agent is checked before
+any worker starts. docs/harness.md ("Agents and policies") gives the forms and why a
+callable's signature tells a factory from a policy.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
-"""Where :func:`saber.evaluate` runs its episodes, and how: the backend objects.
+"""Where :func:`saber.evaluate` runs its episodes, and how: :class:`Inline`,
+:class:`Processes` (the default) and :class:`Dask`.
 
-* :class:`Inline` (``--workers 0``): this process, one unit after the other. For
-  debugging and for policies that cannot be pickled.
-* :class:`Processes` (the default): local worker processes, one vector env each at a time.
-* :class:`Dask` (``--backend dask``): a Dask cluster (``pip install "saber-ale[dask]"``).
-
-Each object holds every option that changes how fast episodes run but never what they
-score: workers, the policy's batch (``envs_per_worker``), emulation threads, the unit
-deadline. Each takes only the options it honours: ``Inline()`` cannot stop its own
-process, so it has no ``unit_timeout``; a Dask task always emulates on one thread, so
-``Dask`` has no ``emulation_threads``. :meth:`start` gives its executor
-(:mod:`saber.harness.local_executors`, :mod:`saber.harness.dask_executor`; both implement
-:class:`~saber.harness.executor_base.Executor`).
-
-Unit deadline (``unit_timeout`` seconds): a unit that sends nothing (no frames, no
-episode) for that long is stopped and reported as a ``timeout`` failure: the local worker
-process is killed and replaced; the Dask worker is restarted through its nanny.
+Each holds the options that change how fast episodes run but never what they score, only
+those it honours; :meth:`start` gives its executor. docs/harness.md describes each.
 """
 
 from __future__ import annotations

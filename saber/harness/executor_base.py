@@ -1,9 +1,7 @@
 """What every executor (a started backend) is: the :class:`Executor` protocol, :class:`BackendError`,
 and the reason recorded for a unit stopped at its deadline.
 
-The executors (:mod:`saber.harness.local_executors`, :mod:`saber.harness.dask_executor`)
-and the objects that choose one (:mod:`saber.harness.backends`) all import this module,
-and it imports none of them.
+Every executor and backend imports this module, and it imports none of them.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """The executors of this machine: :class:`InlineExecutor` (this process) and
 :class:`LocalExecutor` (local worker processes).
 
-* :class:`InlineExecutor` (``Inline()``, ``--workers 0``): runs units here, one after the
-  other. For debugging and for policies that cannot be pickled. It cannot stop its own
-  process, so it has no unit deadline.
-* :class:`LocalExecutor` (``Processes()``): ``workers`` processes (``spawn``: a clean
-  interpreter each, no inherited threads), each playing one vector env at a time. A
-  worker whose unit has started all its episodes is sent the next unit of the same game,
-  which takes the rows as they free up (the policy's batch stays full between units);
-  idle workers are served first. Each worker has its own pipe; a worker that dies is
-  reported as one failure of the units it had started (those it had not are run
-  elsewhere) and replaced. Workers ignore Ctrl-C: the main process decides how to stop.
-  A unit that sends nothing (no frames, no episode) for ``unit_timeout`` seconds is
-  reported as a ``timeout`` failure, and its worker process is killed and replaced; so is
-  a unit sent to a started worker (one that sent anything) that never starts it.
+docs/harness.md ("Workers") describes how units are sent, how a dead or quiet worker is
+replaced, and the unit deadline.
 """
 
 from __future__ import annotations

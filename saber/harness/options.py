@@ -1,14 +1,6 @@
 """The option objects of :func:`saber.evaluate` besides the backend: what the env is
 (:class:`EnvOptions`) and what the run directory keeps besides the scores
-(:class:`Recording`).
-
-Why these groups (the third is the backend, :mod:`saber.harness.backends`): each holds
-options that are decided together and mean nothing apart. Settings that break the
-protocol are useless without the permission to break it, so both are one
-:class:`EnvOptions`; replays, videos and the command line recorded in ``run.json`` are
-what a run leaves beside its records, one :class:`Recording`; and everything that changes
-how fast episodes run but never what they score (workers, batch, threads, the unit
-deadline) is the backend's.
+(:class:`Recording`); each groups options that mean nothing apart (docs/harness.md).
 """
 
 from __future__ import annotations

@@ -1,34 +1,8 @@
 """What the harness evaluates: the policy protocol, built-in baselines, and agent specs.
 
-A policy maps a batch of observations to one action per observation::
-
-    def policy(observations: np.ndarray) -> np.ndarray:
-        # observations: uint8 (n, 4, 84, 84); returns integers (n,) in 0..17
-        ...
-
-Plain callables work. A policy may also define ``start_episodes(rows, seeds)``: the harness
-calls it with the batch rows (int array) that start a new episode and each episode's seed
-(int array, same length), before the first observation of those episodes. A policy with
-internal state per row (a recurrent agent) resets it there; a stochastic policy seeds a
-per-episode random generator there, which makes its actions, and so the results, the same
-whatever the number of workers and whichever rows the episodes land on.
-
-Agent specs (``saber eval --agent SPEC``):
-
-* ``random``: uniform over the 18 actions (SABER's random baseline);
-* ``noop``: always action 0;
-* ``constant:K``: always action K, the constant-action baseline of the ALE paper
-  (Bellemare et al. 2013);
-* ``epsilon-constant:K`` (or ``epsilon-constant:K:EPS``): action K, but a uniformly random
-  action with probability EPS (default 0.05), the ALE paper's perturbed baseline;
-* ``ppo-pong``: the trained agent saber ships (:mod:`saber.agents.pretrained`), numpy
-  inference, no PyTorch needed;
-* ``conv-actor:PATH``: a policy file of ``examples/ppo_saber.py`` (:mod:`saber.agents.convnet`);
-* ``module:attr`` (``mypkg.agents:load_agent``): imported; a class is instantiated with no
-  arguments, a callable with no required parameters is a factory called once per worker
-  (once in all with ``--policy-process``: :mod:`saber.harness.policy_process`), a callable
-  of one argument is the policy itself (:func:`callable_form`; the same rule for objects
-  passed to ``saber.evaluate``: :mod:`saber.harness.agent_forms`).
+A policy maps observations ``uint8`` (n, 4, 84, 84) to actions (n,) in 0..17, and may
+define ``start_episodes(rows, seeds)``; docs/harness.md ("Agents and policies") gives the
+protocol and every ``saber eval --agent`` spec.
 """
 
 from __future__ import annotations

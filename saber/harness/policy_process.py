@@ -1,36 +1,8 @@
-"""One copy of the policy for every local worker: the policy process.
+"""One copy of the policy for every local worker: the policy process (``--policy-process``).
 
-``saber eval --policy-process`` (``Processes(workers=W, policy_process=True)``): a process
-of its own builds the policy once (the factory runs there and nowhere else: one copy of
-the model, one CUDA context for a GPU policy) and acts for the W emulator workers, which
-keep doing everything else (the vector env, the rules, the records, the replays). The
-design, and what its transport costs, are in docs/harness.md, "Policies on an
-accelerator".
-
-Transport. Two blocks of shared memory (memory-mapped files, in ``/dev/shm`` where there
-is one): the observations, ``uint8`` (W x E, stack, size, size), where worker k owns rows
-``k*E`` to ``k*E + E - 1``, and the actions, ``int64`` (W x E). A worker copies its
-observations into its rows and sends a short message on its connection; the policy
-process calls the policy on the whole block, writes the actions and answers.
-
-Lockstep, for the results' sake. The policy is called on all W x E rows at once, and only
-when every worker that is playing has asked, so every row sits in the same place at every
-call and a playing row is called exactly once per step of its episode. A policy with
-state per row (per-episode generators, a recurrent state; ``start_episodes`` gets the
-rows of the whole block) then plays each episode from its seed alone, whatever the other
-workers do: the results are those of one copy per worker (tested). A worker is playing
-from its first ``start_episodes`` (the harness calls it before an episode's first
-observation) until it rests, when its vector env is done; one that dies rests for good.
-The rows of a worker that is not playing hold stale observations, and their actions are
-dropped; before the first call every row is started (seed 0), so that a policy never sees
-a row it was not told of. A worker that pauses while playing (a seeded reset, filming an
-episode with ``--video``) holds the others back for that long: lockstep's price.
-
-Failures, as with a copy per worker. A policy that raises fails the call for every worker
-that asked: their units fail as episode failures, with the error as the policy process
-describes it (retried once, then recorded). One that returns anything but W x E valid
-actions, or cannot be built, stops the run with that message (a ``PolicyError``), and so
-does the end of the policy process itself.
+It builds the policy once and acts, in lockstep over shared memory, for the emulator
+workers; the results are those of one copy per worker. docs/harness.md ("Policies on an
+accelerator") gives the design, its transport and its failures.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """Recording what every episode of an evaluation plays: its replay (:mod:`saber.protocol.replay`).
 
-The runner hands each action it sends to the vector env to a :class:`ReplayRecorder`
-(one byte per row and step); when an episode ends, the recorder encodes its replay in the
-worker, and the record names it with its SHA-256. The main process writes the replay file,
-then appends the record (:meth:`saber.harness.run_loop.RunLoop.handle`), so a record never
-names a replay that is not on disk, whatever backend carried it.
-
-A row's actions start afresh at each seeded reset of the row, so an episode's replay holds
-exactly its own actions whatever row, unit, worker or retry played it; the rows that idle
-at the end of a unit are not recorded.
+The worker encodes each episode's replay; the main process writes it before the record
+that names it (by SHA-256), so a record never names a replay that is not on disk.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """The main-process side of a run: stores records as they arrive, retries failed units,
 counts, and stops on a failure that would fail every episode; the progress bar.
 
-A failed unit's unfinished episodes each get an ``error`` record for that attempt, and
-are retried once alone in a new unit; a failure that ends several units sharing one
-vector env fails each of them, and counts once. The same failure ending
-:data:`REPEATED_FAILURES` units in a row, with no episode finishing in between, stops
-the run (:class:`RepeatedFailureError`). A policy that breaks the policy protocol, or a
-worker that cannot build the policy or the env, stops the run at once, and so does a
-backend that cannot go on (:class:`BackendError`: a lost Dask scheduler), with what is on
-disk added to its message. A unit that could not be set up started no episode: it leaves
-no record.
+docs/harness.md ("Failures") gives the retry and stop rules.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """Run episodes of one game on one vector env, calling the policy on the whole batch.
 
-Each episode starts with a seeded reset of its row (``reset_mask`` with autoreset
-disabled), so it plays exactly what its seed and the policy decide, whatever row or unit
-it lands in. A seeded reset reloads the ROM, about 0.08 s of CPU in ale-py 0.12 (the palette
-is rebuilt); that is the price of per-episode seeds, paid once per episode.
-
-When a unit has no more episodes to start, a local worker is sent the next unit of the
-same game, if any, and its episodes take the rows as they free up (``more``): the batch
-stays full from unit to unit. A row with nothing left to start is reset without a
-seed (after a game over that continues the emulator's random stream without reloading)
-and kept stepping until the last episode ends; its results are ignored. That wastes
-the idle rows' emulation at the end of a game's last unit (and of every unit where
-units cannot join: Dask, ``Inline()``), which is why units hold several times more
-episodes than rows (see :func:`saber.harness.work.plan_units`).
-
-A worker keeps its vector env from one unit to the next of the same game and size
-(building one costs about 0.09 s of CPU per sub-env): a unit starts with a seeded reset
-of every row, so a kept env plays exactly what a new one would. An env whose unit failed
-is closed, never reused.
+Each episode starts with a seeded reset of its row, so it plays what its seed and the
+policy decide whatever row, unit or worker it lands in; docs/harness.md ("Workers")
+describes how units join and envs are kept.
 """
 
 from __future__ import annotations

@@ -1,40 +1,8 @@
 """A run's store: the state of a run directory, resume, and the session in ``run.json``.
 
-The files, their records and their one reader and writer are
-:mod:`saber.rundir`'s; this module derives a run's state from them and decides
-what a new session may do. Layout of ``DIR``:
-
-* ``episodes.jsonl``: one JSON object per line, appended, flushed and fsynced as it is
-  written, and never rewritten: a record per finished episode, and an ``error`` record
-  per episode attempt that failed (with ``attempt``, ``kind`` and the reason), so the
-  failure history survives a successful retry and any number of resumes;
-* ``run.json``: provenance, rewritten atomically (package versions, settings, agent,
-  games, episodes, base seed, the run name if any, and one entry per session with its
-  command line and, once it ends, how it ended (finished, interrupted, failed), its counts
-  and the run's summary);
-* ``.lock``: held while a run writes, so two runs cannot interleave in one directory.
-
-Resume reads ``episodes.jsonl`` and derives its state (:class:`EpisodeLog`): an episode
-is finished once it has a record without ``error``; an episode whose records are all
-errors runs again. Opening is refused, with every difference named, when what defines
-the results differs (:data:`IDENTITY_KEYS`). The games and the number of episodes may
-grow: a resume with more episodes or more games runs only the missing ones. They may not
-shrink: a session asks for the whole run (every game of it, at least its episodes), so
-that its result and the directory's report are one answer
-(:meth:`~saber.rundir.runfile.RunFile.uncovered`).
-
-Damage: a last line cut short by a crash or a power loss is completed, by appending
-only, into a whole record ``{..., "error": ..., "torn": true}``, so every line stays one
-JSON object and new records follow on lines of their own. Nothing in a torn record is
-trusted (a cut inside ``"episode": 12`` reads as episode 1): it counts as no episode's,
-and the episode it was recording, not being finished, simply runs again. A whole last
-record that only lacks its newline gets it, and counts. Damage (a cut, NUL bytes, a line
-that is not JSON, records written after the run ended, a ``run.json`` cut short:
-:func:`~saber.rundir.damage.check_run_directory`) is the one-line advice that
-``saber report`` and ``saber verify`` give too: run ``saber repair``. A ``run.json`` that
-belongs to another directory (:func:`~saber.rundir.reading.check_episodes_log`), or a
-directory written by another format version is a one-line error naming the file;
-nothing is changed then.
+The files are :mod:`saber.rundir`'s; this module derives a run's state from them and
+decides what a new session may do. docs/harness.md ("Resume after an interruption",
+"Damaged run directories") gives the rules.
 """
 
 from __future__ import annotations

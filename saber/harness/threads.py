@@ -1,19 +1,7 @@
-"""Each worker process's share of the cores for the policy's thread pools.
+"""Each worker process's share of the cores for the policy's thread pools (``C // W``).
 
-A policy's framework sizes its thread pools to the whole machine: numpy's BLAS, PyTorch
-and OpenMP, XLA's CPU backend. With W worker processes on C cores that is W x C threads
-fighting over C cores, next to the emulator's threads; with a Nature CNN in PyTorch,
-``saber eval`` ran several times slower that way than with one thread per worker
-(docs/measurements/eval.md). So each local worker is started with its share, ``C // W`` threads
-(at least one), through the variables these libraries read when they load:
-
-* ``OMP_NUM_THREADS`` (PyTorch's intra-op pool, OpenMP BLAS), ``OPENBLAS_NUM_THREADS``,
-  ``MKL_NUM_THREADS`` (numpy's BLAS), ``VECLIB_MAXIMUM_THREADS`` (macOS Accelerate);
-* ``XLA_FLAGS``: ``--xla_cpu_multi_thread_eigen=false`` and
-  ``intra_op_parallelism_threads`` (JAX on CPU), when the share is one thread.
-
-A variable the user set is left as it is (that is how to override the share). The
-worker's OpenCV pool is sized at start, too (``cv2.setNumThreads``).
+Set through the variables the libraries read when they load; one the user set is left
+as it is. docs/harness.md ("Threads: each worker's share of the cores") says why.
 """
 
 from __future__ import annotations

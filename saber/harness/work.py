@@ -1,17 +1,8 @@
 """The work of an evaluation, fixed before it runs: episodes, their seeds, and work units.
 
-Every episode is a (game, index) pair with its own seed derived from the run's base seed,
-so what an episode plays depends on nothing else: not on the number of workers, not on
-the work unit or the batch row it lands in, not on which episodes finish first.
-
-The seed of an episode is :func:`saber.protocol.seeds.episode_seed` (``SEED_SCHEME``
-names its rule in ``run.json``; both are re-exported here). The vector env derives the
-ALE seed of the episode from it, and the built-in stochastic policies their per-episode
-generators.
-
-The messages that workers send back (:class:`UnitStarted`, :class:`EpisodeDone`,
-:class:`FramesPlayed`, :class:`UnitFinished`, :class:`UnitFailed`, :class:`UnitDrained`) are
-plain picklable dataclasses, the same for every backend.
+An episode's seed depends only on the run's base seed, its game and index
+(:func:`saber.protocol.seeds.episode_seed`); the messages workers send back are plain
+picklable dataclasses, the same for every backend.
 """
 
 from __future__ import annotations
