@@ -1,9 +1,8 @@
 """Reading a file that a record names (an episode's replay): only a regular file inside
 the run directory, and only up to a size.
 
-A run directory comes from whoever submitted it, and a record's ``replay`` is a path they
-wrote: an absolute path, ``..``, a symbolic link to ``/dev/zero`` or a FIFO would make a
-reader read anything, forever. :func:`read_contained` refuses each, in one short reason.
+A record's path is whoever submitted the run's: :func:`read_contained` refuses one that
+leaves the directory or is no regular file (a link, a FIFO), in one short reason.
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
 """Damage to a run directory: what is wrong with its files, and the one advice about it.
 
-``saber eval`` (resume), ``saber report`` and ``saber verify`` all read a run directory;
-for the same damage they give the same advice, :func:`repair_advice`, raised by
-:func:`check_run_directory`, and ``saber repair`` (:mod:`saber.rundir.repair`) acts on
-the same reading of the file, :func:`examine`. The kinds of damage (:data:`DAMAGE_KINDS`):
-
-* ``cut``: ``episodes.jsonl`` holds fewer bytes than ``run.json`` attests (a copy cut
-  short, a file truncated, bytes lost in the middle);
-* ``torn``: a last line cut short where no crash of a running session explains it (inside
-  what ``run.json`` attests, or after the run's last session ended). A last line cut short
-  after what a session that never ended attested is no damage: that session crashed while
-  writing it, and resuming completes it (:mod:`saber.harness.store`);
-* ``nul``: lines holding NUL bytes (a power loss can extend a file with zeros);
-* ``not_json``: lines that are not a JSON record (garbage, not UTF-8, an edit);
-* ``unattested``: records of the run's request written after its last session ended, which
-  contradict ``run.json``'s counts (saber writes nothing after a session ends; a record
-  outside the request is no damage: readers leave it out and name it);
-* and ``run.json`` itself cut short or not text: reading it says so
-  (:func:`~saber.rundir.reading.read_run_json`), with the same advice.
-
-Telling damage from a ``run.json`` of another run: both break the checkpoint of
-:func:`~saber.rundir.reading.check_episodes_log`. It is damage when the file holds damaged
-lines or fewer bytes than attested and every whole record is one the run asked for
-(its games, episodes, agent and seeds); it is another run's ``run.json`` otherwise.
+Resume, ``saber report`` and ``saber verify`` give the same advice for the same damage
+(:func:`check_run_directory`), and ``saber repair`` acts on the same reading
+(:func:`examine`). docs/harness.md ("Damaged run directories") lists the kinds
+(:data:`DAMAGE_KINDS`) and how damage is told from another run's ``run.json``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Writing files of record durably: whole or absent (write aside, fsync, rename), lines
 appended whole and fsynced, and the lock that keeps one writer per run directory.
 
-Every byte saber writes to a file of record goes through :func:`_write_all`, so that a
-test can make the disk fill up at any write of a run.
+Every byte goes through :func:`_write_all`, so that a test can fill the disk at any write.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Reading a run directory: the lines of ``episodes.jsonl``, ``run.json``, and the checks
 that they are whole and belong together.
 
-Every reader of a run directory (the harness's store on resume, the score-file reader,
-``saber verify``, the replay dataset) takes its records from :class:`EpisodeLines`: from
-:func:`read_episode_lines`, or from the one pass of the damage check
-(:meth:`saber.rundir.damage.Examination.episode_lines`), which reads the same lines.
+Every reader takes its records from :class:`EpisodeLines` (:func:`read_episode_lines`, or
+the damage check's one pass, which reads the same lines).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """The records of a run directory's ``episodes.jsonl``, its file names and its errors.
 
-A run directory (``saber eval --out DIR``) holds ``episodes.jsonl`` (one JSON object per
-line, appended and never rewritten: an :class:`EpisodeLine` per finished episode, a
-:class:`FailedAttempt` per episode attempt that failed), ``run.json`` (the run's
-provenance: :mod:`saber.rundir.runfile`), ``.lock`` and, when asked for, ``videos/``.
-
 >>> line = EpisodeLine("pong", 3, 7, "random", EpisodeRecord(-21.0, {"5min": -21.0, "30min": -21.0}, 3000, 760, "game_over"))
 >>> EpisodeLine.from_dict(line.to_dict()) == line, list(line.to_dict())[:5]
 (True, ['game', 'episode', 'seed', 'agent', 'score'])

@@ -1,33 +1,9 @@
 """``saber repair RUN``: make a damaged run directory whole again, keeping every intact episode.
 
-What it does, in this order, under the directory's lock (so that no run writes meanwhile):
-
-1. reads ``run.json``; one cut short (or not text) is rebuilt from its longest whole part
-   (:func:`salvage_json_object`): the run's settings come first in the file, so a cut
-   among its sessions loses only sessions;
-2. reads ``episodes.jsonl`` as every command does (:func:`~saber.rundir.damage.examine`)
-   and keeps each line that is an intact record (finished episodes, failed attempts,
-   records of crashes), dropping the damaged ones (:data:`~saber.rundir.damage.DAMAGE_KINDS`)
-   and a last line cut short by a crash. When a cut broke ``run.json``'s checkpoint, a
-   record past the longest prefix a checkpoint still attests is not shown to be what was
-   written (an edit that shortened the file looks like a cut): it is kept only if
-   ``prove`` shows it (``saber repair`` plays its replay), and dropped with the reason
-   otherwise, whatever the file's length;
-3. writes each damaged original aside first, as ``<name>.damaged-<UTC time>`` (evidence is
-   never deleted), removes the run's reports (``report.json``, ``report.md``: made from
-   the records as they were, they would describe episodes it drops; ``saber report``
-   makes them again), then writes ``run.json`` with one more session (status
-   ``"repaired"``, what was dropped, and the checkpoint of the repaired file), then the
-   repaired ``episodes.jsonl`` (each written aside, fsynced, renamed: whole or absent).
-
-Before anything, it removes the temporary files of writes cut short (``<name>.tmp`` of
-the run's files and of their damaged originals): a repair killed at any write leaves
-them, and the lock means no writer is using them.
-
-A crash at any point leaves whole files: the originals, or the damaged ``episodes.jsonl``
-under the new checkpoint, which it breaks (the lines repair drops are still in it), so
-that every command calls it damage again and ``saber repair`` finishes the job. The episodes it drops are not finished, so the run's ``saber eval`` command plays
-them again. A ``run.json`` of another run is not damage and is not repaired.
+Under the directory's lock it keeps each intact record (one past what a checkpoint still
+attests only if ``prove``, playing its replay, shows it), sets the damaged originals aside
+and writes whole files, so a crash at any point leaves a directory that ``saber repair``
+finishes. docs/harness.md ("Damaged run directories") gives the steps.
 """
 
 from __future__ import annotations

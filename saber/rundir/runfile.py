@@ -1,10 +1,6 @@
 """``run.json``, typed: the run's provenance (:class:`RunFile`) and its sessions
 (:class:`Session`), and what it says the run asked for, read leniently
 (:class:`RunRequest`).
-
-``run.json`` is rewritten atomically (:func:`saber.rundir.durable.write_run_file`) and
-read by :func:`saber.rundir.reading.read_run_file`; it keeps one :class:`Session` per
-``saber eval`` that opened the directory.
 """
 
 from __future__ import annotations

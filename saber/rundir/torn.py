@@ -1,9 +1,7 @@
 """Torn lines: a line of ``episodes.jsonl`` cut short by a crash, made whole by appending.
 
-A crash or a power loss can stop a write in the middle of a line. Resuming the run
-completes that line into a whole JSON object marked ``"torn": true`` (its fields cannot
-be trusted, so it counts as no episode's), by appending only: the file stays append-only
-and every line one JSON object.
+Resuming completes it into a JSON object marked ``"torn": true``, which counts as no
+episode's; the file stays append-only and every line one JSON object.
 """
 
 from __future__ import annotations
