@@ -1,12 +1,8 @@
 """``saber check``: is this environment SABER? A behavioural probe of any Atari env.
 
-It drives the user's whole stack (any Gymnasium env or vector env, wrappers and all) and
-measures each rule of the protocol through the emulator under it (RAM, saved states, the
-ALE's own frame counter, a twin emulator replaying the same frames): sticky actions, the
-action set, the life signal, the start of an episode, the stuck timeout and the frame
-cap, raw rewards and the rollover correction, and the preprocessing. Each rule gets pass,
-fail or unknown (never a pass), with SABER's value, the measured one and the evidence.
-``saber.check`` is this package and, called, :func:`check`. See ``docs/check.md``.
+It drives the user's whole stack and measures each rule of the protocol through the
+emulator under it; each rule gets pass, fail or unknown (never a pass), with the evidence.
+``saber.check`` is this package and, called, :func:`check`. docs/check.md gives each probe.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Reaching the emulator under a stack, and a twin emulator to replay what it did.
 
-The probe drives the user's whole stack, but measures through the ALE interface under
-it (``env.unwrapped.ale`` for ale-py's ``AtariEnv`` and saber's ``SaberAtariEnv``): RAM,
-saved states and the emulator's own frame counter are exact and cheap. A *twin* is a
-second ALE of the same ROM with sticky actions off: restored to a state saved from the
-stack's emulator, it replays candidate frame sequences to find which one the stack
-played (and so which action reached the emulator, and whether it stuck).
+A twin is a second ALE of the same ROM with sticky actions off: restored to a state saved
+from the stack's emulator, it finds which frames (so which action) the stack played.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""A twin emulator that *follows* an env whose emulators cannot be reached.
+"""A twin emulator that *follows* an env whose emulators cannot be reached (saber's JAX envs).
 
-saber's JAX envs run their emulators in ale-py's C++ engine behind XLA: no RAM, no saved
-states. The follower is a fresh ALE of the same ROM that starts where the env's row 0
-starts (the ALE's own reset, with the row's ALE seed and SABER's sticky probability),
-then, at each step, plays every branch the step could have played from every state it
-still holds ("``j`` frames of the action played last, then ``F - j`` frames of the new
-one", sticky actions off) and keeps the branches whose SABER-pipeline frame (max of the
-last two grayscale frames, bilinear resize) and summed reward equal what the env reported.
-Branches that end in the same RAM are merged; an env that is not SABER soon leaves no
-branch at all.
+It replays every branch a step could have played and keeps those whose SABER frame and
+reward equal the env's; docs/check.md describes the follower.
 """
 
 from __future__ import annotations

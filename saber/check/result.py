@@ -5,16 +5,6 @@ Stdlib and saber.errors only, so that reading or printing a result never starts 
 >>> rule = RuleResult("frame_skip", "4 frames", "4 frames", Status.PASS, "emulator counter")
 >>> CheckResult("SABER/Pong", (rule,)).passed
 True
->>> CheckResult("x", (RuleResult("frame_skip", "4", None, Status.UNKNOWN, "no emulator"),)).passed
-False
-
-A rule left out (``--quick``) is reported as not probed: the env is then never called
-SABER, even when every rule probed passed.
-
->>> left_out = RuleResult("sticky_actions", "0.25", None, Status.NOT_PROBED, "--quick")
->>> quick = CheckResult("SABER/Pong", (rule, left_out))
->>> quick.passed, quick.probed_passed, int(quick.exit_code), quick.not_probed()
-(False, True, 4, ['sticky_actions'])
 """
 
 from __future__ import annotations
@@ -78,6 +68,19 @@ class CheckResult:
         rules: one result per rule, in the order of :data:`saber.check.probes.RULES`
             (every rule of the protocol: those a quick check leaves out as not probed).
         seconds: wall time of the probe, in seconds.
+
+    Example:
+        >>> rule = RuleResult("frame_skip", "4 frames", "4 frames", Status.PASS, "emulator counter")
+        >>> CheckResult("x", (RuleResult("frame_skip", "4", None, Status.UNKNOWN, "no emulator"),)).passed
+        False
+
+        A rule left out (``--quick``) is reported as not probed: the env is then never called
+        SABER, even when every rule probed passed.
+
+        >>> left_out = RuleResult("sticky_actions", "0.25", None, Status.NOT_PROBED, "--quick")
+        >>> quick = CheckResult("SABER/Pong", (rule, left_out))
+        >>> quick.passed, quick.probed_passed, int(quick.exit_code), quick.not_probed()
+        (False, True, 4, ['sticky_actions'])
     """
 
     target: str

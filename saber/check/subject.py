@@ -1,13 +1,7 @@
 """What the probe drives: any env, seen as one stream of steps (:class:`Subject`).
 
-A single Gymnasium env is driven as is; a vector env (Gymnasium's, envpool's, or a
-Stable-Baselines3 ``VecEnv``) through its kind's adapter (:mod:`saber.check.vector`),
-with the same action in every row, the probe reading row 0. Other kinds of env (saber's
-JAX envs, a remote env) join by implementing the :class:`Subject` protocol in an adapter.
-An adapter whose ``followable`` is true (saber's JAX envs, a ``SaberVectorEnv`` under any
-vector interface) is followed on a twin (:mod:`saber.check.probes.followed`); one whose
-``ram_followable`` is true (envpool) is followed by its RAM
-(:mod:`saber.check.probes.ram_followed`).
+A vector env goes through its kind's adapter (:mod:`saber.check.vector`); an adapter that
+is ``followable`` or ``ram_followable`` is followed on a twin (docs/check.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,4 @@
-"""A :class:`CheckResult` as text a person reads at a glance, and as Markdown.
-
->>> from saber.check.result import CheckResult, RuleResult, Status
->>> rule = RuleResult("frame_skip", "4 frames per step", "4 frames per step", Status.PASS, "counted")
->>> print(format_table(CheckResult("SABER/Pong", (rule,), 1.25)))
-SABER/Pong: SABER (1 pass, 0 fail, 0 unknown; 1.2 s)
-rule        status  SABER              measured
-----------  ------  -----------------  -----------------
-frame_skip  pass    4 frames per step  4 frames per step
-<BLANKLINE>
-evidence:
-  frame_skip: counted
-"""
+"""A :class:`CheckResult` as text a person reads at a glance (:func:`format_table`), and as Markdown."""
 
 from __future__ import annotations
 
@@ -62,7 +50,20 @@ def summary(result: CheckResult) -> str:
 
 
 def format_table(result: CheckResult) -> str:
-    """The verdict, a table of rules (status, SABER's value, the measured one), the evidence."""
+    """The verdict, a table of rules (status, SABER's value, the measured one), the evidence.
+
+    Example:
+        >>> from saber.check.result import CheckResult, RuleResult, Status
+        >>> rule = RuleResult("frame_skip", "4 frames per step", "4 frames per step", Status.PASS, "counted")
+        >>> print(format_table(CheckResult("SABER/Pong", (rule,), 1.25)))
+        SABER/Pong: SABER (1 pass, 0 fail, 0 unknown; 1.2 s)
+        rule        status  SABER              measured
+        ----------  ------  -----------------  -----------------
+        frame_skip  pass    4 frames per step  4 frames per step
+        <BLANKLINE>
+        evidence:
+          frame_skip: counted
+    """
     rows = [("rule", "status", "SABER", "measured")]
     rows += [
         (rule.rule, _MARK[rule.status], rule.saber, rule.measured or "-") for rule in result.rules

@@ -1,12 +1,8 @@
 """Vector envs as the probe sees them: one adapter per kind, each driving row 0 (env 0).
 
-Every row gets the probe's action; the probe reads row 0. :class:`VectorSubject` drives
-a Gymnasium ``VectorEnv``, :class:`Sb3VecSubject` a Stable-Baselines3 ``VecEnv``,
-:class:`EnvpoolSubject` envpool's API, each with the
-:class:`~saber.check.subject.Subject` interface. What is under the batch decides how the
-rules are measured: row 0's emulator when it is reachable, a twin followed beside a
-``SaberVectorEnv`` (:mod:`saber.check.follow`, :class:`SaberVectorSeams`), otherwise only
-what the API shows. docs/check.md describes each case.
+:class:`VectorSubject` (Gymnasium), :class:`Sb3VecSubject` (Stable-Baselines3) and
+:class:`EnvpoolSubject` (envpool's API); docs/check.md says how what is under the batch
+decides how the rules are measured.
 """
 
 from __future__ import annotations

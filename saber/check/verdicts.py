@@ -1,20 +1,8 @@
 """Passed quick-probe verdicts kept on disk, so that ``saber eval`` probes an env stack once.
 
-The quick probe ``saber eval`` runs before playing (:mod:`saber.check.gate`) costs a
-few ROM loads: on a short evaluation (16 Pong episodes of random actions) a large share of
-the run, paid again by every run of the same code. Its verdict is a pure function of what it runs: saber's own code, the libraries
-under it (ale-py and its ROMs, NumPy, Gymnasium, OpenCV), the Python and the settings
-probed; it draws no random number that the seeds it is given do not fix. So a pass is
-kept under a key made of all of these, and a later run with the same key skips the
-probe. A failure is never kept (the probe runs again, and says why again). Any change of
-saber's source (an edit to an editable install included), of a library version or of the
-settings is another key.
-
-Where: ``$SABER_CACHE_DIR``, else ``$XDG_CACHE_HOME/saber``, else ``~/.cache/saber``, one
-small JSON file per key (``quick-probe-<key>.json``). Delete the folder to forget every
-verdict; ``SABER_CACHE_DIR=off`` keeps none and reads none. With ``ALE_ROMS_DIR`` set, the
-ROMs are files outside any version, so nothing is kept either. A folder that cannot be
-written is not an error: the probe then runs every time.
+A pass is kept under a key of everything the verdict depends on (saber's source, the
+libraries, the Python, the settings); a failure never is. docs/check.md gives the key,
+the folder (``$SABER_CACHE_DIR``) and how to turn it off.
 """
 
 from __future__ import annotations

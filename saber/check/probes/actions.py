@@ -1,18 +1,7 @@
 """The action set (18 actions, each reaching the emulator) and sticky actions (0.25 per frame).
 
-Both are read off a twin emulator (sticky actions off) restored to the state saved just
-before each step of the stack: the probe replays every candidate, "``j`` frames of the
-action the emulator played last, then the ``F - j`` frames of action ``b``", and keeps
-those whose RAM equals the stack's emulator after the step. The game under the stack is
-Boxing while probing: its RAM tells all 18 joystick actions apart within one frame.
-
-The emulator draws on each frame whether the held action stays (probability ``p``): a
-step repeats it ``j`` frames with probability ``p**j * (1 - p)``. Boxing reads the
-joystick on some frames only, so a step's RAM can allow several ``j``; the estimate is the
-maximum likelihood over those sets, with a 99% likelihood-ratio interval (``scipy``).
-Each step plays, of the actions other than the one held, the one whose joystick differs
-most from it (:func:`contrast`): most steps then leave one ``j``, and the interval
-settles sooner (about 300 steps instead of 350 to 500).
+Both are read off a twin emulator restored before each step of the stack, on Boxing;
+docs/check.md gives the candidates, the likelihood estimate and its interval.
 """
 
 from __future__ import annotations

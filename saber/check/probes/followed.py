@@ -1,32 +1,7 @@
 """The rules of an env whose emulators cannot be reached, measured by following it.
 
-For saber's JAX envs (:class:`saber.check.subject.FunctionalSubject`), a follower
-(:mod:`saber.check.follow`) replays each step on a twin of row 0's emulator and keeps the
-branches whose SABER-pipeline frame equals the env's newest frame. From them:
-
-- ``noop_starts``, ``fire_start``: after each of 5 seeded resets, the first observation
-  against the ALE's own reset with row 0's ALE seed, and the engine's frame counter (via
-  ``info["episode_frame_number"]``) less a step's frames and the reset's own frames;
-- ``frame_skip``: the engine's frame counter per step, and the branches played that many;
-- ``observation``: every followed step's newest frame equal to SABER's pipeline;
-- ``action_set``: each index stepped with all 18 emulator actions as candidates;
-- ``sticky_actions``: maximum likelihood over the repeat counts each step allows (as the
-  twin-emulator probe, :mod:`saber.check.probes.actions`);
-- ``raw_rewards``: the score the env records (``info["saber"]["score"]``) against the
-  sum of the followed branches' emulator rewards, play going on (at most 400 steps)
-  until an emulator reward outside [-1, 1] shows; the record is read where the episode
-  ends, or where one step through the engine seam ends it (the engine's frame counter
-  set to the cap, its reward to 0: :mod:`saber.check.probes.tampered`). Pass only when
-  a reward outside [-1, 1] was in it (else clipping cannot be told). What the agent
-  sees may be clipped: the rule is the score's (docs/protocol.md);
-- ``frame_stack``: the observation's shape and shift;
-- ``life_signal``: no ``lives`` in info, and no end where the follower saw a life lost
-  (play goes on, each action held for up to ``LIFE_HOLD_STEPS`` steps in turn, until
-  one was lost).
-
-The env plays its own game (no ROM can be loaded under it), or, for a ``SaberVectorEnv``,
-the game its adapter loaded under it (:class:`saber.check.vector.SaberVectorSeams`):
-``subject.game_text`` says which.
+A follower (:mod:`saber.check.follow`) replays each step on a twin of row 0's emulator;
+docs/check.md says how each rule is read from its branches.
 """
 
 from __future__ import annotations

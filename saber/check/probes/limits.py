@@ -1,31 +1,7 @@
 """The stuck timeout (5 minutes without reward) and the frame cap (100 hours).
 
-**Stuck timeout, measured by play, twice.** Breakout is loaded under the stack and played
-with NOOP: the ball is never launched, so nothing is scored and the game never ends. The
-rule is 18,000 frames without reward *at any point*, so the probe plays it after a reward
-and from the start of an episode:
-
-1. after a reward: ``LEAD_STEPS`` NOOP steps, then a point written into Breakout's score
-   (the ALE reads it as a reward of +1 on the next step), then NOOP steps: the stack must
-   truncate 18,000 frames after that step, not sooner (a fixed cap counted from the
-   episode's start truncates ``LEAD_STEPS`` steps early) and not later (a timeout whose
-   clock stops at the first reward never truncates);
-2. from the start (only when 1. passed): NOOP steps from a new episode: the stack must
-   truncate at 18,000 frames (a clock that starts at the first reward never does).
-
-Frames are counted by the emulator; each phase gives up 2,000 frames past the timeout.
-What is not probed: a negative reward restarting the clock (Breakout has none).
-
-**Frame cap, measured under advanced clocks.** Playing 21.6 million frames would take
-hours, so the probe advances every counter it knows in the stack: the ALE's episode frame
-counter (rewritten in a saved state: ale-py's own frame cap reads it), saber's core frame
-counter, and the step counters of Gymnasium ``TimeLimit`` wrappers (scaled by their steps
-per frame, measured on one step). Just after the jump, a point is written into
-Breakout's score so that the step scores (a stuck timeout cannot fire on it). If the
-stack truncates at once, the common caps (30 and 5 minutes) are tried first, then
-bisection finds the first frame at which it does. What is inferred, not measured: that
-honest play reaches the same counters; a counter the probe does not know (a wrapper of
-another kind counting steps) is not advanced.
+The timeout is played out on Breakout with NOOP, after a reward and from a start; the cap
+is probed under advanced frame counters. docs/check.md gives both, and what is inferred.
 """
 
 from __future__ import annotations

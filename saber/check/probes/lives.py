@@ -1,9 +1,7 @@
 """No life signal: no ``lives`` in ``info``, and no episode end at a life loss.
 
-The life loss is provoked under the stack: the probe loads Breakout (5 lives) under it,
-plays one NOOP step, lowers Breakout's lives counter (RAM 0xB9, which the ALE reads as
-``lives()``) by one, and plays NOOP steps: a stack that ends episodes at a life loss
-terminates there, although the game is not over.
+The life loss is provoked under the stack by lowering Breakout's lives counter in RAM
+(docs/check.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Preprocessing: frame skip 4, max of the last two frames, grayscale, bilinear 84 x 84, stack 4.
 
-Pong is loaded under the stack and played with NOOP (the ball and the opponent move on
-every frame, so pooling shows). Before each step the probe saves the emulator's state; a
-twin emulator replays the step's frames from it (NOOP never sticks to anything else, so
-the replay is exact: its RAM is checked equal) and gives each frame's screen. The stack's
-newest frame is compared, pixel for pixel, with SABER's pipeline on those screens (ALE
-grayscale per frame, maximum of the last two, ``cv2.resize`` with ``INTER_LINEAR``), and
-with common alternatives, to say which step differs.
+The stack's newest frame is compared pixel for pixel with SABER's pipeline on a twin's
+screens of the same Pong frames, and with common alternatives (docs/check.md).
 """
 
 from __future__ import annotations

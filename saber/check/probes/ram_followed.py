@@ -1,33 +1,7 @@
 """The rules of an env whose emulator is out of reach but whose RAM is reported: envpool.
 
-envpool (1.x) runs its ALE in C++, out of reach, but puts row ``i``'s 128 bytes of RAM
-in ``info["ram"]`` at every step. A twin emulator of the env's game (sticky actions off)
-*follows* env 0 by RAM: it starts from the ALE's own reset, finds the frames played
-before the first observation, then replays each step's every branch ("``j`` frames of
-the action played last, then the new one") and keeps those whose RAM equals the env's.
-RAM is exact: a branch that matches played what the env's emulator played. From it:
-
-- ``noop_starts``, ``fire_start``: after each of 5 resets, the fewest frames ("``k``
-  NOOP frames, then ``f`` FIRE frames") after the ALE's own reset that give the env's
-  first RAM: SABER plays none;
-- ``frame_skip``: the frames per step that reproduce each step's RAM;
-- ``action_set``: each index stepped with the 18 emulator actions as candidates (the
-  action space's size fails it at once when it is not 18);
-- ``sticky_actions``: maximum likelihood over the repeat counts each step allows, as
-  :mod:`saber.check.probes.actions`;
-- ``observation``: the env's newest frame against SABER's pipeline (and the common
-  alternatives) on the followed branch's last two screens;
-- ``frame_stack``: the observation's shape and shift; ``life_signal``: ``lives`` in info,
-  and no end where the twin saw a life lost;
-- ``raw_rewards``: the env keeps no record of the score, so the rewards it reports are
-  its score: each against the followed branch's emulator reward (pass only when one
-  outside [-1, 1] was seen: clipping could not be told otherwise);
-- ``stuck_timeout``, ``frame_cap``: NOOP played from a reset until the env truncates,
-  frames counted as steps times the frame skip measured: SABER truncates 18,000 frames
-  after the last reward; a truncation before SABER's cap of 21,600,000 frames fails it
-  (that cap cannot be played out: a stack that truncates only later leaves it unknown).
-
-The rollover cannot be provoked without writing the score into RAM: unknown, said so.
+A twin emulator follows env 0 by ``info["ram"]``; docs/check.md says how each rule is read
+from it, and why the rollover stays unknown.
 """
 
 from __future__ import annotations

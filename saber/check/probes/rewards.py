@@ -1,27 +1,8 @@
 """Raw rewards and the rollover correction, in the score the stack records.
 
-The rule (docs/protocol.md): what the agent sees may be clipped, scaled or normalized (a
-training choice); the *score* must be the sum of the emulator's raw rewards, rollovers
-corrected. Where the stack records its episode scores, that record is the score:
-``info["saber"]["score"]`` (saber's envs), ``info["episode"]["r"]`` (Gymnasium's
-``RecordEpisodeStatistics``, SB3's ``Monitor``). Every record the stack writes is
-checked; a stack that records none scores by the sum of the rewards it reports, and
-those are checked.
-
-Everything is provoked through the emulator under the stack, in one short episode of
-Asterix (6 BCD score digits at RAM 0xDE-0xE0), so that no verdict waits on play:
-
-1. 999,950 is written into the score: the next step reports the jump, +999,950 (a raw
-   reward far outside [-1, 1], which any clipping or scaling changes);
-2. the score is written as the game's own code writes it when a +100 gain carries it past
-   999,999 (000,050): the ALE reports -999,900, a rollover whose true gain is +100;
-3. the episode is ended through its frame counters (as the frame-cap probe advances
-   them: the ALE's episode counter, saber's core counter, ``TimeLimit`` step counters,
-   to SABER's cap), so that the stack writes its record.
-
-Each step's true gain is read from the score in RAM. The record must equal the sum of the
-true gains since the episode began (the wrap counted +100); the rewards reported, where
-they are the score, must equal each step's gain.
+A jump and a rollover are written into Asterix's score in RAM and the episode ended
+through its frame counters; the recorded score must be the sum of the true gains
+(docs/check.md, docs/protocol.md).
 """
 
 from __future__ import annotations

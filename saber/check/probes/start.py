@@ -1,10 +1,7 @@
 """Episode start: the game's own start state, no no-op starts, no automatic FIRE.
 
-After each seeded reset the probe reads the emulator's own episode frame counter (the
-frames played since the ALE reset the game, before the agent's first observation), less
-what the ALE's own reset plays (a fresh emulator with the same seed and settings shows
-it), and replays that many NOOP frames on that fresh emulator: equal RAM means only
-no-ops were played, a difference means some other action (FIRE) was.
+The frames played before the first observation are replayed as NOOP on a fresh emulator:
+equal RAM means only no-ops were played (docs/check.md).
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
 """The frame cap and the rollover of an env whose emulators cannot be reached, provoked
 below its rules.
 
-saber's JAX envs (:class:`saber.check.subject.FunctionalSubject`) run their emulators in
-ale-py's C++ engine behind XLA: no RAM to write a score into, no frame counter to move.
-What the env's rules read, though, all comes through one seam, the engine's step
-(``SaberJaxEnv._engine_step``; a ``SaberVectorEnv``'s engine step,
-:class:`saber.check.vector.SaberVectorSeams`). The probes pass the engine's output
-through a tamper there, the JAX analogue of what the Gymnasium probes write into the
-emulator:
-
-- ``frame_cap``: one step after a seeded reset, with the engine's episode frame counter
-  set to a chosen frame and one point of reward (so that the stuck timeout cannot fire,
-  as the Gymnasium probe writes a point into Breakout's score). Trials at SABER's cap and
-  one frame before it; where they do not give exactly SABER's cap, bisection finds the
-  env's own (about 27 trials, each a reset and a step).
-- ``rollover``: the same seeded episode played twice with the same actions, the second
-  time with each positive engine reward ``r`` turned into ``r - 1,000,000``, which is
-  what the ALE reports when the gain carries the score past 999,999 (as the Gymnasium
-  probe has the emulator report it). Each time the episode is ended by one more step
-  with the engine's frame counter at the cap and no reward, and the score the env
-  records (``info["saber"]["score"]``) must be the same both times: the score is the
-  rule's, what the agent sees may be clipped (docs/protocol.md).
-
-Inferred, not measured: that the engine's counter and rewards take these values in play
-(they are the ALE's own, measured on real ROMs by the Gymnasium probes).
+The engine's output is passed through a tamper at the env's engine seam (saber's JAX envs,
+a ``SaberVectorEnv``); docs/check.md gives both probes and what is inferred.
 """
 
 from __future__ import annotations
