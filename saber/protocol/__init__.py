@@ -1,12 +1,7 @@
 """The SABER rules and the formats they define: the ground layer every other layer reads.
 
-It owns the SABER settings (:mod:`~saber.protocol.settings`), the time-limit registry
-(:mod:`~saber.protocol.limits`), the record of one episode (:mod:`~saber.protocol.episode`),
-the seeds (:mod:`~saber.protocol.seeds`), the replay format (:mod:`~saber.protocol.replay`)
-and the training log's frame counts (:mod:`~saber.protocol.training`). The run directory,
-the files ``saber eval --out`` writes and reads, is a package of its own
-(:mod:`saber.rundir`). It imports no gymnasium, ale-py or cv2, and nothing of saber but
-:mod:`saber.errors` and :mod:`saber.version` (see ``docs/architecture.md``).
+It imports no gymnasium, ale-py or cv2, and nothing of saber but :mod:`saber.errors` and
+:mod:`saber.version`; docs/architecture.md lists its modules.
 
 >>> from saber.protocol import SaberSettings, time_limit
 >>> SaberSettings().is_compliant, time_limit("5m").frames

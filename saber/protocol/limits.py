@@ -1,15 +1,5 @@
-"""The time limits at which SABER reports scores: one registry, read when used.
-
-One registry, :data:`TIME_LIMITS`, names every time limit at which a score is reported
-(protocol section 4): the older 5- and 30-minute limits, read as checkpoints of one
-episode, and SABER's own end (the 100-hour cap with the 5-minute stuck timeout). The
-env, the harness, the score files, the report tables and the plots all read it, so a
-new column (say one hour) is one more line in :data:`TIME_LIMITS`:
-
-    ScoreTimeLimit("1h", 216_000, "1 hour", "score_1h"),
-
-Readers look the registry up when they run (``limits.TIME_LIMITS``, :func:`time_limit`,
-:func:`checkpoint_limits`, :func:`time_limit_names`), never copy it at import.
+"""The time limits at which SABER reports scores: one registry, :data:`TIME_LIMITS`, read
+when used (never copied at import), so a new limit is one more line (docs/environments.md).
 
 >>> [limit.name for limit in TIME_LIMITS]
 ['5min', '30min', 'saber']

@@ -1,28 +1,5 @@
-"""The replay of an episode: what was played, so that anyone can play it again.
-
-An episode of SABER is a function of its game, its settings, its seed and its actions:
-the emulator is deterministic, and sticky actions draw from the ALE's generator, which
-the seed fixes. A replay holds exactly those, in the manner of a TAS movie file
-(BizHawk's ``.bk2``: a header naming the ROM, the emulator and its settings, then one
-input per frame), so that ``saber verify`` can re-simulate the episode without the
-policy and check its record, and ``saber replay`` can film it or serve it as data.
-
-A file ``replays/<game>/episode-<n>.saber-replay`` of a run directory (``saber-replay/1``)::
-
-    b"SABERRPL"          8 bytes: the magic
-    version              1 byte: 1
-    header length H      4 bytes, little-endian
-    header               H bytes: a JSON object in UTF-8 (:class:`ReplayHeader`)
-    actions length A     4 bytes, little-endian
-    actions              A bytes: one byte per agent step (0..17), bz2-compressed
-    checksum             32 bytes: SHA-256 of everything before it
-
-One byte per action, bz2-compressed, costs about 532 bytes per 1,000 steps of uniformly
-random actions, 2% above the entropy floor of 18 actions (log2(18) bits: 521 bytes per
-1,000 steps), and less for a policy that repeats itself; bz2 compresses a million steps in
-about half a second. The checksum makes a file that was cut short or changed an error
-naming what is wrong; the record of the episode in ``episodes.jsonl`` holds the SHA-256 of
-the whole file (``replay_sha256``), which ties the score to the play.
+"""The replay of an episode (``saber-replay/1``): its game, settings, seed and actions, so that
+anyone can play it again. docs/verify.md gives the file's layout and what it costs.
 
 >>> header = ReplayHeader("pong", 3, 42, "random", None, {"frame_skip": 4}, "ab" * 32, {"saber": "0.4.0"}, 3)
 >>> replay = decode_replay(encode_replay(header, bytes([0, 1, 17])))

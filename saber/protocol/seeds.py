@@ -1,14 +1,8 @@
-"""The seed of every episode of a run, derived from the run's base seed.
+"""The seed of every episode of a run, derived from the run's base seed (:func:`episode_seed`).
 
-Every episode is a (game, index) pair with its own seed, so what an episode plays depends
-on nothing else: not on the number of workers, not on the work unit or the batch row it
-lands in, not on which episodes finish first. The seed of episode ``index`` of ``game``::
-
-    SeedSequence([base_seed, zlib.crc32(game.encode()), index]).generate_state(1)[0] % 2**31
-
-(:data:`SEED_SCHEME` names this rule in ``run.json``; changing it changes every result.)
-It lives in the ground layer because the readers of a run directory check it too: a
-record whose seed is not its episode's does not belong to the run.
+Episode ``index`` of ``game`` gets ``SeedSequence([base_seed, zlib.crc32(game.encode()),
+index]).generate_state(1)[0] % 2**31`` (:data:`SEED_SCHEME` names the rule in ``run.json``),
+so what it plays depends on nothing else; the readers of a run directory check it too.
 
 >>> episode_seed(0, "pong", 0) == episode_seed(0, "pong", 0) != episode_seed(0, "pong", 1)
 True

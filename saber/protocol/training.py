@@ -1,9 +1,6 @@
-"""The training-time protocol: scores at checkpoints of training frames.
-
-SABER reports an agent during training as the mean score of :data:`WINDOW` (100)
-consecutive training episodes at :data:`TRAINING_CHECKPOINTS` (10M, 50M, 100M and 200M
-training frames, all sub-envs counted). The recorders (:mod:`saber.training`) and the
-log readers (:mod:`saber.reports.training_log`) both read these.
+"""The training-time protocol: the mean score of :data:`WINDOW` (100) training episodes at
+:data:`TRAINING_CHECKPOINTS` (10M, 50M, 100M, 200M frames), read by the recorders and the
+log readers.
 
 >>> checkpoint_label(TRAINING_CHECKPOINTS[0]), parse_frames("1.5e6")
 ('10M', 1500000)

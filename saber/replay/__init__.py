@@ -1,8 +1,6 @@
 """Recorded episodes, played again: verification (``saber verify``), films (``saber
 replay --video``) and datasets, on the one re-simulation of :mod:`saber.replay.simulate`.
-
-The replay format itself (one writer, one reader) is :mod:`saber.protocol.replay`; the
-harness records a replay of every episode it plays (:mod:`saber.harness.replays`).
+The format is :mod:`saber.protocol.replay`; docs/verify.md describes all three.
 """
 
 from __future__ import annotations

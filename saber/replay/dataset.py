@@ -1,18 +1,7 @@
 """A run directory as an offline dataset: its recorded episodes, re-simulated on demand.
 
-A run of ``saber eval`` keeps each episode's replay (a few kilobytes); re-simulating it
-gives back every observation, action, reward and end, exactly as the agent met them,
-without storing a frame::
-
-    from saber.replay import recorded_episodes
-
-    for episode in recorded_episodes("runs/random"):
-        for step in episode:  # saber.replay.simulate.Transition
-            step.observation, step.action, step.reward, step.terminated, step.truncated
-
-Each :class:`RecordedEpisode` also has its record (the ``episodes.jsonl`` line) and its
-decoded replay (header and actions). Iterating an episode plays it again: it costs the
-emulation of the episode (a few thousand steps per second), not the policy.
+:func:`recorded_episodes` gives each :class:`RecordedEpisode` (its record and replay);
+iterating one plays it again, step by step, without the policy (docs/verify.md).
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """A run directory as a Minari dataset (Farama's offline-RL format; extra ``minari``).
 
-Each game of the run becomes one Minari dataset, ``saber/<game>/<name>-v0`` by default
-(``<name>``: the run name, else the agent's), stored where Minari keeps its datasets
-(``MINARI_DATASETS_PATH``, by default ``~/.minari/datasets``). Its episodes are the run's
-finished episodes, re-simulated from their replays (:mod:`saber.replay.simulate`): the
-observations ``uint8`` (4, 84, 84) the agent saw (one more than actions: the first one
-after the reset), the actions, the rewards (raw points, as the run's settings give them)
-and the terminations and truncations; each episode's ``seed`` is the episode's seed, and
-the dataset's env spec is ``SABER/<Game>`` with the run's settings, so
-``dataset.recover_environment()`` gives the env that played it. Episodes are written one
-at a time (an episode's observations are held in memory while it is written: 28 KB per
-step).
-
-Whole or absent, as every file of record: each dataset is written aside, in a hidden
-folder of Minari's (``.saber-export-<pid>-<hex>``, which Minari does not list), by a
-process of its own (:mod:`saber.replay.minari_writer`: h5py can crash on a full disk),
-read back there, fsynced, and only then renamed to its place. A failure at any point
-(a full disk, a crash, Ctrl-C) is one line and leaves nothing under the dataset's name;
-the hidden folder of an export killed outright is removed by the next export.
+One dataset per game, its episodes re-simulated from their replays, written whole or
+absent by a process of its own (:mod:`saber.replay.minari_writer`); docs/verify.md
+describes the datasets and how they are written.
 """
 
 from __future__ import annotations

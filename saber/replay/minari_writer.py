@@ -1,17 +1,10 @@
 """The process that writes one Minari dataset (``python -m saber.replay.minari_writer``),
-apart from the one that asked for it (:func:`saber.replay.export.export_minari`).
+apart from the caller (:func:`saber.replay.export.export_minari`), since h5py can crash on
+a full disk; every error h5py only prints is caught, and the dataset read back.
 
-h5py meets a full disk badly: a write that fails while an object is freed is only
-printed (``Exception ignored``) and the file is left short, and the interpreter can then
-crash at exit (SIGSEGV). In a process of its own, such a crash ends only this process,
-and the caller, which sees it, writes nothing under the dataset's name. Here every error
-that h5py only prints is caught (``sys.unraisablehook``), and the dataset is read back
-before this process says it is whole.
-
-Input: one JSON argument (``directory``, ``game``, ``identifier``, ``author``, and
-``final``: the folder the dataset will have, named in messages); ``MINARI_DATASETS_PATH``
-is the staging folder. Answer, the last line on stdout (not a file: the disk may be
-full): ``{"episodes": N, "steps": S}``, or ``{"error": "one line"}``.
+Input: one JSON argument (``directory``, ``game``, ``identifier``, ``author``, ``final``);
+``MINARI_DATASETS_PATH`` is the staging folder. Answer, the last line on stdout:
+``{"episodes": N, "steps": S}``, or ``{"error": "one line"}``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
-"""Re-simulating a recorded episode: its seed, settings and actions, played again.
+"""Re-simulating a recorded episode on a fresh SABER env, so every rule is applied by the code
+that applied it in play: saber's one replay mechanism (docs/verify.md).
 
-The one replay mechanism of saber: ``saber verify`` checks records with it, ``saber
-replay`` and ``saber eval --video`` film with it, and the dataset API iterates episodes
-with it. It plays the episode on a fresh SABER env (:func:`saber.make_env` with the
-replay's settings, reset with the replay's seed), so every rule (the stuck timeout, the
-cap, rollovers, the 5- and 30-minute scores, the end reason) is applied by the one code
-that applied it when the episode was played; the vector env of the harness and the
-single env play the same episodes for the same seeds and actions (tested).
-
->>> from saber.protocol.replay import ReplayHeader, Replay
->>> from saber.protocol import SaberSettings
+>>> from saber.protocol.replay import ReplayHeader
 >>> header = ReplayHeader("pong", 0, 7, "noop", None, SaberSettings().as_dict(), "", {}, 3)
 >>> steps = list(Resimulation(Replay(header, bytes([0, 0, 0]))))
 >>> [step.action for step in steps], steps[-1].observation.shape

@@ -1,30 +1,7 @@
 """``saber verify``: a run directory is a claim; only what replay reproduces is proof.
 
-Each finished episode of a run directory names its replay and the replay's SHA-256
-(``episodes.jsonl``: ``replay``, ``replay_sha256``). Verifying a run:
-
-1. holds its records to its request (``run.json``'s games x episodes, each exactly once;
-   a duplicate or a record outside the request fails, a missing episode is counted:
-   :class:`Wholeness`);
-2. checks every replay statically, sampled or not (:func:`~saber.replay.verify.episode.
-   static_check`): a regular file inside the run directory, of a size its header allows,
-   whose SHA-256 is the record's and whose header names the record's game, episode,
-   seed, agent, run and steps, the seed being its episode's under the run's base seed;
-3. plays the drawn replays again from their seeds, under the settings their headers
-   record, in fresh envs, without the policy (:class:`~saber.replay.simulate.
-   Resimulation`), in worker processes, and rebuilds each record from the play: every
-   field a score, an aggregate or a flag is computed from (:data:`CHECKED_FIELDS`) must
-   equal the record's, exactly, or fails naming the field;
-4. judges the run by its replays' headers, never by ``run.json``: a ``run.json`` whose
-   settings, deviations, agent or run name disagree with them fails, naming what.
-
-The results are typed and frozen (:mod:`saber.replay.verify.result`): a reader that shows
-verified numbers takes them from :meth:`VerifyResult.proven_records`.
-
-What it proves: the play in the replays produces the scores, under the settings in their
-headers, on this emulator. What it does not prove: that a given policy produced that play
-(anyone can write actions); that the base seed was not chosen among many; anything about
-episodes that are not in the directory (it counts them).
+It holds the records to the run's request, checks every replay, plays a draw of them again
+and judges the run by the replays' headers (docs/verify.md: the steps, what it proves).
 
 >>> from pathlib import Path
 >>> VerifyResult(Path("run")).summary()

@@ -1,9 +1,5 @@
 """Verifying one episode: the static check of its replay against its record (the file,
-its hash, its header), then its play, which rebuilds the record from the replay.
-
-The replay is played under the settings its own header records (what it was played with),
-never those of ``run.json``: the run-level check (:mod:`saber.replay.verify.run`) names
-any difference between the two.
+its hash, its header), then its play under the settings its own header records.
 """
 
 from __future__ import annotations

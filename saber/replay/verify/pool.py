@@ -1,12 +1,5 @@
-"""Playing episodes in worker processes, with progress, and a stop that takes seconds.
-
-Ctrl-C and SIGTERM raise in the main process (:mod:`saber.stop_signals`, which every
-``saber`` command installs): the workers, which ignore both, are then terminated at once
-rather than left to finish their episodes (a replay of the 100-hour cap plays for
-hours), and the stop goes on up. Verifying writes nothing, so nothing is left half-written.
-
-Progress counts agent steps as they are played (:func:`report`, every
-:data:`REPORT_STEPS` steps of an episode), so that one long episode shows progress too.
+"""Playing episodes in worker processes, with progress counted in agent steps, and a stop
+that takes seconds: on Ctrl-C or SIGTERM the workers are terminated at once (docs/verify.md).
 """
 
 from __future__ import annotations

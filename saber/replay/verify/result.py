@@ -1,11 +1,7 @@
 """What ``saber verify`` finds: typed, frozen results, for the CLI and the board alike.
 
-A run directory is a claim; only what replay reproduces is proof. So each episode's
-result carries the record *rebuilt from its replay* (:attr:`EpisodeCheck.proven`), the
-record as submitted beside it (:attr:`EpisodeCheck.claimed`), and every disagreement as a
-:class:`Failure` that names the field. A reader that shows verified numbers takes them
-from :attr:`EpisodeCheck.proven` (or :meth:`VerifyResult.proven_records`), never from the
-submitted lines.
+Each episode's result carries the record rebuilt from its replay (:attr:`EpisodeCheck.proven`),
+the claimed one, and each disagreement; a reader shows only the proven numbers.
 """
 
 from __future__ import annotations

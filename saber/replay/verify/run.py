@@ -1,9 +1,5 @@
 """Verifying a run directory: its records against its request, every replay statically,
-a draw of them played, and ``run.json`` against what the replays' headers say.
-
-What the replays say is the proof; ``run.json`` and the records are claims held to it:
-the settings an entry is judged by are its replays' (their headers, played under), and a
-``run.json`` that says otherwise is a failure naming the setting.
+a draw of them played, and ``run.json`` held to what the replays' headers say.
 """
 
 from __future__ import annotations
