@@ -1,13 +1,8 @@
 """envpool's Python API over SABER: ``from saber import envpool`` in place of ``import envpool``.
 
-``envpool.make("Pong-v5", env_type="gym", num_envs=8, seed=1, reward_clip=True)`` gives
-envpool 1.x's interface (``reset``, ``step``, ``async_reset``, ``send``, ``recv``,
-``config``, the info keys) over :class:`saber.envs.vector.SaberVectorEnv`, whose
-emulation and SABER rules it only translates: envpool's arguments that SABER fixes are
-accepted at SABER's value and refused otherwise, in one line. Async mode
-(``batch_size < num_envs``) is groups of ``SaberVectorEnv``, each stepping on ale-py's own
-threads while the caller works. What is translated and how: docs/rl-libraries.md,
-"envpool and CleanRL's envpool scripts".
+envpool 1.x's interface over :class:`saber.envs.vector.SaberVectorEnv`; an argument SABER
+fixes is accepted at SABER's value only. docs/rl-libraries.md ("envpool and CleanRL's
+envpool scripts") says what is translated and how.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """The games of the SABER benchmark and their reference scores, looked up by any spelling.
 
-Everything here is read once from the CSV files shipped in ``saber/data`` (copied from
-the papers: see ``protocol.md`` section 6); no score is written in code.
+Read once from the CSV files in ``saber/data``; every single-player ROM of ale-py is known,
+one outside the 61 SABER games without reference scores (docs/environments.md).
 
-:func:`get_game` knows every single-player ROM of ale-py (the ``SABER/<Game>`` envs of
-:func:`supported_rom_ids`), not only the 61 SABER games: a ROM outside the
-tables has no reference score (``in_saber`` False, every score None), so reports leave
-it out of the aggregates. :func:`resolve_games` expands ``all`` to the 61 SABER games.
-
-Example:
-    >>> from saber.games import get_game
-    >>> game = get_game("SABER/MsPacman")
-    >>> game.ale_id, game.env_name, game.title, game.world_record
-    ('ms_pacman', 'MsPacman', 'Ms. Pac-Man', 290090.0)
-    >>> get_game("ms pacman") is game
-    True
+>>> game = get_game("SABER/MsPacman")
+>>> game.ale_id, game.env_name, game.title, game.world_record, get_game("ms pacman") is game
+('ms_pacman', 'MsPacman', 'Ms. Pac-Man', 290090.0, True)
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """``SABER/<Game>`` in Gymnasium's registry, without making ``import saber`` import Gymnasium.
 
-``import saber`` must register the envs, yet ``import saber.scoring`` (which runs
-``saber/__init__.py``) must not load Gymnasium, ale-py or cv2. So ``import saber``
-registers at once when Gymnasium is already imported, and otherwise right after Gymnasium's
-own import completes (a one-shot import hook): ``gymnasium.make("SABER/Pong")`` works
-either way, and a process that never imports Gymnasium never pays for it.
+Registered at once when Gymnasium is already imported, else by a one-shot import hook
+right after Gymnasium's own import, so a process that never imports it never pays for it.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
 """OpenCV's ``uint8`` bilinear resize (``cv2.INTER_LINEAR``) as integer array operations.
 
-``cv2.resize(frame, (84, 84), interpolation=cv2.INTER_LINEAR)`` on ``uint8`` is fixed-point
-arithmetic: each output column ``x`` reads source columns ``x0, x0 + 1`` with weights
-``a0 + a1 = 2048`` (11 bits), each output row ``y`` reads source rows ``y0, y0 + 1`` with
-weights ``b0 + b1 = 2048``. The horizontal pass is exact (``int32``); the vertical pass
-rounds, and OpenCV has two ways of rounding it:
+One definition for ``numpy`` and ``jax.numpy`` (the namespace ``xp``), rounding as OpenCV's
+x86-64 wheels do by default; docs/jax.md gives the arithmetic and its two roundings.
 
-* ``"simd"``: its vector code (``VResizeLinearVec_32s8u``: ``v_mul_hi`` of the row sums
-  shifted right by 4, then a rounding shift by 2):
-  ``((r0 >> 4) * b0 >> 16) + ((r1 >> 4) * b1 >> 16) + 2 >> 2``;
-* ``"scalar"``: its C++ reference (``FixedPtCast<int, uchar, 22>``):
-  ``(b0 * r0 + b1 * r1 + 2**21) >> 22``.
-
-OpenCV's x86-64 wheels give ``"simd"``, which :func:`resize_bilinear` defaults to
-(``tests/envs/test_bilinear.py`` holds it to ``cv2.resize`` on real frames).
-
-The functions take the array namespace ``xp`` (``numpy`` or ``jax.numpy``), so this one
-definition serves both; the tables are computed once, with numpy, as OpenCV computes them
-(``float32`` offsets, weights rounded half to even).
-
->>> import numpy as np
->>> frame = np.arange(210 * 160, dtype=np.uint32).reshape(210, 160).astype(np.uint8)
->>> tables = bilinear_tables((210, 160), 84)
->>> resize_bilinear(frame[None], tables, np).shape
+>>> frame = np.zeros((1, 210, 160), dtype=np.uint8)
+>>> resize_bilinear(frame, bilinear_tables((210, 160), 84), np).shape
 (1, 84, 84)
 """
 

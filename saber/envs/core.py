@@ -1,13 +1,8 @@
 """The SABER environment core: a real ``gym.Env`` that owns its emulator (protocol section 3).
 
-:class:`SaberAtariEnv` is what ``env.unwrapped`` is for every ``gymnasium.make("SABER/<Game>")``.
-It holds the ALE interface (ale-py's public API only), the 4-frame action repeat with
-max-pooling of the last two grayscale frames (:class:`~saber.envs.emulator.FrameRepeater`,
-shared with the vector env), the bilinear 84 x 84 resize, the zero-padded stack of the
-4 most recent frames, the seed stream and the settings. Everything that acts on rewards
-and episode ends (rollover, stuck timeout, frame cap, the episode record) is a wrapper
-above it, each calling the one function of :mod:`saber.envs.rules` for its rule, so any
-wrapper a user puts between the core and the rules is honoured like any Gymnasium wrapper.
+:class:`SaberAtariEnv` is ``env.unwrapped`` of every ``gymnasium.make("SABER/<Game>")``;
+each rule on rewards and episode ends is a wrapper above it (docs/environments.md, "The
+core and the wrappers, one per rule").
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Frame-level emulation shared by the single and the vector SABER environments.
 
-:class:`FrameRepeater` runs one agent step on an ``ale_py.ALEInterface``: the action for
-``frame_skip`` frames, rewards summed, and the pixel-wise maximum of the grayscale
-screens of the last two frames. It reproduces ale-py 0.12's C++ vector environment
-(``src/ale/vector/preprocessed_env.cpp``) operation for operation, so that the single
-and the vector SABER envs give bit-identical observations:
-
-* grayscale is ALE's palette luminance, taken per frame, then the maximum of the two
-  frames (the order of Dopamine, on which the SABER authors' agents are built);
-* when the game ends inside the repeat, the frames from the game-over frame on are not
-  captured, so the last observation is pooled from the frames captured before it. It is
-  the observation of a terminal state, which carries no learning signal.
-
-Seeding: :class:`SeedStream` turns a Gymnasium seed into the sequence of ALE seeds used
-for the episodes of one environment; both env kinds use it, so the same seed gives the
-same episodes in both.
+:class:`FrameRepeater` runs one agent step (the action repeat, rewards summed, the max of
+the last two grayscale frames) exactly as ale-py's vector engine does; :class:`SeedStream`
+turns a seed into the ALE seeds of an env's episodes, the same for both env kinds
+(docs/protocol.md, docs/environments.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The two engines under :class:`saber.envs.vector.SaberVectorEnv`: ale-py's C++ vector
-engine (threads) and the single env's emulation code for each sub-env in turn (games
-whose legal actions are not all 18). Both give max-pooled 210 x 160 grayscale frames and
-the per-row rewards, game overs and episode frames the vector env applies SABER's rules
-to; docs/environments.md describes the vector env.
+engine (threads) and the single env's emulation code row by row (games whose legal actions
+are not all 18); docs/environments.md describes the vector env.
 """
 
 from __future__ import annotations

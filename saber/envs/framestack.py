@@ -1,14 +1,7 @@
 """The vector env's observation path: one bilinear resize per batch, a ring-buffer frame stack.
 
-:func:`resize_bilinear_batch` resizes a whole batch of screens in one OpenCV call, with
-the same pixels as :func:`saber.envs.core.resize_bilinear` frame by frame (the single
-env's resize: tested bit for bit). :class:`RingFrameStack` keeps the ``stack_size`` most
-recent frames of each row without shifting them: a step writes one slot and the
-observation is one ordered copy.
-
-Why: with ale-py's threaded engine doing the emulation, everything here runs in the
-Python thread while the engine's threads wait, so each copy and each call costs the whole
-vector env its speed (``benchmarks/env_throughput.py`` measures it).
+The same pixels as the single env's resize; each step writes one slot of the stack and the
+observation is one ordered copy, since this runs while the engine's threads wait.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Many games in one vector env: ``gymnasium.make_vec("SABER/Atari5", num_envs=10)``.
 
-Under SABER every game has the same 18 actions and the same (4, 84, 84) observations, so
-one batch can hold sub-envs of different games. Underneath, each game is one
-:class:`~saber.envs.vector.SaberVectorEnv` (its own engine, the same rules of
-:mod:`saber.envs.rules`, the same records); this class only deals the rows out and
-gathers them back. Sub-env ``i`` plays game ``i % len(games)``, so game ``g``'s engine
-holds the rows ``g, g + G, g + 2G, ...`` (``G`` games).
-
-A step starts every game's engine (``step_async``) before it waits on any, so the games
-emulate at the same time; games whose engine runs in this process (Skiing: fewer than 18
-legal actions in ale-py) are waited on first, while the threaded engines work.
+Each game is one :class:`~saber.envs.vector.SaberVectorEnv`; this class deals the rows out
+(sub-env ``i`` plays game ``i % len(games)``) and gathers them back, every engine stepping
+at once (docs/environments.md, "Many games in one vector env").
 """
 
 from __future__ import annotations

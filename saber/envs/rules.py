@@ -1,18 +1,10 @@
 """The SABER rules that act on rewards and episode ends, each written once (protocol 1, 2, 4).
 
-Pure functions of the step's numbers. Each works on Python scalars (the single env's
-wrappers call them with one step), on numpy arrays of rows (the vector env calls them
-with one row per sub-env) and on ``jax.numpy`` arrays (:mod:`saber.jax`, traced under
-``jit``) alike: comparisons, ``&``, ``+`` and ``*`` only, no ``not``/``and``/``if`` on
-values, and no floating-point logarithm (rollover gains are exact in ``int32`` too).
-The few that must choose between values take the array namespace ``xp``.
+Pure functions on Python scalars, numpy rows and traced ``jax.numpy`` arrays alike (so no
+``if``, ``and`` or ``not`` on values): docs/environments.md, "The rules kernel".
 
 >>> is_rollover(-999_950.0, -100_000.0), correct_rollover(-999_950.0, "correct")
 (True, 50.0)
->>> stuck_timeout(reward=0.0, game_over=False, frame=18_000, last_reward_frame=0, max_frames=18_000)
-True
->>> end_reason(game_over=False, stuck=False, capped=True)
-<EpisodeEnd.TIME_CAP: 'time_cap'>
 """
 
 from __future__ import annotations
@@ -70,7 +62,13 @@ def stuck_timeout(
 ) -> Any:
     """The stuck timeout: ``max_frames`` emulator frames since the last non-zero reward
     (``last_reward_frame``, 0 at the reset), on a step that scored nothing and did not end
-    the game. Any non-zero reward, positive or negative, restarts the count."""
+    the game. Any non-zero reward, positive or negative, restarts the count.
+
+    Example:
+        >>> stuck_timeout(reward=0.0, game_over=False, frame=18_000, last_reward_frame=0,
+        ...               max_frames=18_000)
+        True
+    """
     return (reward == 0) & (game_over == 0) & (frame - last_reward_frame >= max_frames)
 
 
@@ -95,7 +93,12 @@ def end_code(*, game_over: Any, stuck: Any, capped: Any, xp: ModuleType = np) ->
 
 
 def end_reason(*, game_over: bool, stuck: bool, capped: bool) -> EpisodeEnd:
-    """How an episode that ended on this step ended (one row): see :func:`end_code`."""
+    """How an episode that ended on this step ended (one row): see :func:`end_code`.
+
+    Example:
+        >>> end_reason(game_over=False, stuck=False, capped=True)
+        <EpisodeEnd.TIME_CAP: 'time_cap'>
+    """
     return END_REASONS[int(end_code(game_over=game_over, stuck=stuck, capped=capped))]
 
 

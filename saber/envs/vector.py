@@ -1,10 +1,7 @@
 """The vectorized SABER environment: ``gymnasium.make_vec("SABER/Pong", num_envs=8)``.
 
-Emulation runs in one of :mod:`saber.envs.engines`; the rest happens here on the whole
-batch at once: the resize, the frame stack (:mod:`saber.envs.framestack`) and the SABER
-rules (:mod:`saber.envs.rules`) with numpy. It gives exactly the observations, rewards
-and episode ends of ``gymnasium.make("SABER/<Game>")`` for the same seeds and actions
-(tests/envs); docs/environments.md describes it.
+Emulation runs in one of :mod:`saber.envs.engines`, the resize, stack and rules here on
+the whole batch; it plays exactly the episodes of ``gymnasium.make`` (docs/environments.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """One small Gymnasium wrapper per SABER rule (protocol sections 1, 2 and 4).
 
-Each works on any env whose ``info`` carries ``episode_frame_number`` (emulator frames
-since the reset): the SABER stack, or a plain ale-py env such as
-``gym.make("ALE/Pong-v5", repeat_action_probability=0.25, full_action_space=True,
-max_num_frames_per_episode=0)`` (ale-py's own cap would end episodes as game overs).
-Rules act at agent-step granularity: a step's reward is the sum over its frames, and a
-frame limit is checked at the end of each step. With SABER's 4-frame repeat every limit
-(18,000, 108,000, 21,600,000 frames) falls exactly on a step boundary.
+Each needs only ``info["episode_frame_number"]``, so it also works on a plain ale-py env
+(docs/environments.md); rules act at the end of each agent step, where every SABER limit
+falls with the 4-frame repeat.
 """
 
 from __future__ import annotations
