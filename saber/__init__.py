@@ -1,12 +1,8 @@
 """saber: the SABER Atari benchmark (Toromanoff, Wirbel and Moutarde, 2019) for Gymnasium.
 
-Importing saber registers ``SABER/<Game>`` with Gymnasium (at once if Gymnasium is
-imported, else as soon as it is: see :mod:`saber.registration`). Gymnasium 1.x loads no
-plugins, so code that has not imported saber (a spawned worker, say) names the module in
-the id: ``gymnasium.make("saber:SABER/Pong")``.
-
-The names below are imported when first used, so ``import saber.scoring`` or
-``import saber.reports`` loads no emulator (no ale-py, cv2 or Gymnasium).
+Importing saber registers ``SABER/<Game>`` (:mod:`saber.registration`); code that has not
+imported it names the module in the id, ``gymnasium.make("saber:SABER/Pong")``. The names
+below load when first used, so ``import saber.scoring`` loads no emulator.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Ctrl-C and SIGTERM as a clean stop: the workers are stopped, finished episodes are on
-disk, and the same call resumes (:func:`saber.evaluate` while it runs, every ``saber``
-command for its life).
-
-Both signals raise in the main thread (SIGINT a ``KeyboardInterrupt``, SIGTERM
-:class:`Terminated`, a ``KeyboardInterrupt`` too), with two rules that Python's own Ctrl-C
-handler lacks: a signal that lands inside an import is acted on when the import is over,
-and once a stop is acted on, every later stop signal is ignored until it is done.
+"""Ctrl-C and SIGTERM as a clean stop: workers stopped, finished episodes on disk, the same
+call resumes. Both raise in the main thread, a signal inside an import is acted on once
+the import is over, and later signals wait until the stop is done (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""Built-in agents: the shipped trained policies and what stochastic policies share.
-
-* :mod:`saber.agents.convnet`: a convolutional actor in numpy (its policy file and its
-  inference; no PyTorch or JAX);
-* :mod:`saber.agents.pretrained`: the trained agents saber ships (``ppo-pong``), with
-  their provenance;
-* :mod:`saber.agents.generators`: one random generator per episode, seeded from the
-  episode's seed (reproducible stochastic policies).
-
-The harness loads these (``saber eval --agent ppo-pong``); nothing here knows the harness.
+"""Built-in agents: the shipped trained policies (a numpy convolutional actor) and
+per-episode generators for stochastic policies; the harness loads them, and nothing here
+knows the harness (docs/trained-agent.md).
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """A convolutional actor in numpy: its policy file and its inference, no PyTorch or JAX.
 
-The network is the actor of ``examples/ppo_saber.py`` (CleanRL's Atari actor-critic at
-any width): three ReLU convolutions (8x8 stride 4, 4x4 stride 2, 3x3 stride 1), a ReLU
-dense layer, then one logit per action, on the SABER observation ``uint8``
-(n, 4, 84, 84) scaled to [0, 1]. The value head is training's business and is not kept.
-
-The policy file is a numpy ``.npz`` (loaded with ``allow_pickle=False``: it can hold no
-code) with the arrays ``conv1.weight`` ... ``policy.bias`` in PyTorch's layouts
-(convolutions (out, in, kh, kw), dense layers (out, in)), ``format`` (:data:`FORMAT`)
-and ``provenance`` (a JSON string: script, commit, seed, frames, wall time, machine).
-
-Inference keeps activations channels-last, so that each convolution is one matrix
-product over the sliding windows (``sliding_window_view``, no Python loop); the dense
-layer's columns are reordered once at load time to match PyTorch's (C, H, W) flattening.
+docs/trained-agent.md ("The policy file") gives the network, the file's arrays and how
+inference runs.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Per-episode random generators: what makes a stochastic policy reproducible.
 
-A stochastic policy that draws from one generator gives actions that depend on which
-batch rows and workers its episodes land on. :class:`PerEpisodeGenerators` keeps one
-generator per batch row, re-seeded from the episode's seed when the episode starts
-(the harness calls ``start_episodes(rows, seeds)``), so an episode's actions depend on
-its seed alone.
+:class:`PerEpisodeGenerators` keeps one generator per batch row, re-seeded from the
+episode's seed at ``start_episodes``, so an episode's actions depend on its seed alone.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The trained agents saber ships: their names, files and provenance.
-
-Each is a :mod:`saber.agents.convnet` policy file in ``saber/agents/data/`` with a JSON
-provenance file beside it (script, commit, seed, frames, wall time, machine, and the
-policy file's SHA-256, so that the two cannot drift apart). ``saber eval --agent NAME``
-plays one; ``saber list`` names them.
+"""The trained agents saber ships: their names, policy files and provenance (with the
+file's SHA-256); ``saber eval --agent NAME`` plays one (docs/trained-agent.md).
 """
 
 from __future__ import annotations

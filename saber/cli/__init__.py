@@ -1,15 +1,8 @@
-"""The ``saber`` command line: a thin layer over library calls.
+"""The ``saber`` command line: a thin layer over library calls, one module a command.
 
-Every command turns :class:`~saber.errors.SaberError` into a one-line message on stderr,
-without a traceback (:mod:`saber.cli.errors`), and exits with one table of statuses,
-:class:`saber.errors.ExitCode` (docs/exit-codes.md). What every command shares is done
-here, once: Ctrl-C ends any command with ``ExitCode.INTERRUPTED`` and SIGTERM with
-``ExitCode.TERMINATED``, never inside an import and once however many are sent
-(:mod:`saber.stop_signals`; ``saber eval`` says first where its episodes are), and
-no ale-py banner reaches the output
-(:mod:`saber.cli.ale_banner`). One module a command; the options they share are in
-:mod:`saber.cli.options`. ``main`` is the console script (pyproject's
-``[project.scripts]``); ``python -m saber.cli`` runs it too.
+Every command fails in one line with an exit status of :class:`saber.errors.ExitCode`
+(docs/exit-codes.md), stops cleanly on Ctrl-C and SIGTERM (:mod:`saber.stop_signals`) and
+shows no ale-py banner; ``main`` is the console script, ``python -m saber.cli`` runs it too.
 """
 
 from __future__ import annotations

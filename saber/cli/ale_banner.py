@@ -1,13 +1,7 @@
 """No ale-py banner on a ``saber`` command's output.
 
-ale-py's C++ core prints ``A.L.E: Arcade Learning Environment (version ...)`` and
-``[Powered by Stella]`` when an emulator is made, unless its logger mode is ``Error``.
-saber's own env stack sets that mode, but a command can make an emulator through another
-door (``saber check ALE/Pong-v5`` through Gymnasium, ``saber replay --video`` through the
-films' env). The command group (:func:`saber.cli.main`) calls :func:`silence_ale_banner`
-before any command runs, so every command is covered in one place. It does not import
-ale-py (about 0.5 s for a command that never plays, ``saber report`` say): it sets the
-mode the moment ale-py is imported, whoever imports it.
+:func:`silence_ale_banner`, called before any command, sets ale-py's logger mode the moment
+ale-py is imported, whoever imports it, without importing it itself.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """How a ``saber`` command fails: one line on stderr, an exit status, no traceback.
 
-The one home of the CLI's error-to-message machinery: :class:`~saber.errors.SaberError`
-and ``OSError`` turned into messages (:func:`saber_errors_as_messages`), a command line
-that cannot be used (:class:`CommandLineError`), the refusal to replace a file the user
-did not ask to replace (:func:`refuse_overwrite`, the ``--force`` check), writing a file
-whole or not at all (:func:`write_whole`), the writing of results (:func:`writing_results`), a flag that was renamed
-(:class:`RenamedOptionError`), and the words and status of a stop by Ctrl-C or SIGTERM
-(:func:`stop_said`). The exit statuses are :class:`saber.errors.ExitCode`'s.
+The CLI's one home for errors turned into messages, refused overwrites (``--force``),
+whole-or-absent writes, renamed flags and the words of a stop by Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """SABER environments for JAX: ``saber.jax.make("Pong", num_envs=8)``, jit-compiled.
 
-Emulation runs in ale-py's C++ vector engine, called through its XLA FFI targets (CPU and
-GPU), so ``reset`` and ``step`` work inside ``jax.jit`` and ``jax.lax.scan``; the SABER
-rules (:mod:`saber.envs.rules`) and OpenCV's bilinear resize (:mod:`saber.envs.bilinear`)
-run as ``jax.numpy``. Step for step, the results equal ``gymnasium.make_vec("SABER/<Game>")``
-for the same seeds and actions (tested). See ``docs/jax.md``.
-
-Needs the ``jax`` extra: ``pip install "saber-ale[jax]"``.
+ale-py's C++ vector engine through its XLA FFI targets, the SABER rules and the resize in
+``jax.numpy``; step for step the results of ``gymnasium.make_vec``. Needs the ``jax`` extra;
+docs/jax.md describes it.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """ale-py's C++ vector engine as two jittable JAX functions (its XLA FFI targets).
 
-ale-py 0.12's own ``AtariVectorEnv.xla()`` wraps the same targets, but its reset picks
-rows with ``jnp.where(mask)``, whose shape depends on the mask's values: it cannot be
-traced. :func:`reload_rows` resets the rows of a traced mask one FFI call each, inside a
-``lax.while_loop`` (truncations are rare, and a reload costs far more than a call).
-
-What the engine's reset does (``EnvVectorizer::reset``, ale-py 0.12.1): the rows given are
-reset (a seed >= 0 first reloads the ROM seeded with it), and the result holds every row,
-the others with their current observation untouched. So after the last call of the loop
-its observations are the current frames of all rows.
+:func:`reload_rows` resets the rows of a traced mask one FFI call each inside a
+``lax.while_loop``, since ale-py's own ``xla()`` reset picks rows with a value-dependent
+shape and cannot be traced (docs/jax.md).
 """
 
 from __future__ import annotations
@@ -103,6 +97,10 @@ def reload_rows(
     seeds: jax.Array,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Reset the rows of ``mask`` (bool (n,), traced) with ``seeds`` (int32 (n,)), one call each.
+
+    The engine's reset (``EnvVectorizer::reset``) resets the rows given (a seed >= 0 first
+    reloads the ROM) and returns every row, the others untouched, so after the loop's last
+    call its observations are the current frames of all rows.
 
     Args:
         start_frames: ``int32`` (n,), the engine's episode frame counter at each row's

@@ -1,15 +1,7 @@
 """The SABER environment as pure, jittable JAX functions: :func:`make`, :class:`SaberJaxEnv`.
 
-Each call of :meth:`SaberJaxEnv.step` does what ``SaberVectorEnv.step`` (make_vec) does,
-in the same order, with ``jax.numpy`` in place of numpy: the engine step (which itself
-restarts rows whose game ended, without reloading), a seeded reload of the rows that were
-truncated, the bilinear resize into the 4-frame stack, then the rules of
-:mod:`saber.envs.rules` on all rows at once.
-
-Numbers: rewards come from the engine as ``int32`` and the rules run on them in ``int32``,
-so episode scores are exact integer sums (make_vec's ``float64`` sums of integers hold
-the same values) up to 2**31 - 1 points; frames are ``int32`` (the 100-hour cap is
-21,600,000). The rewards the agent gets are ``float32`` (exact below 2**24 points a step).
+Each step does what ``SaberVectorEnv.step`` does, in the same order, with ``jax.numpy``;
+docs/jax.md gives the steps and the integer widths (scores exact up to 2**31 - 1).
 """
 
 from __future__ import annotations

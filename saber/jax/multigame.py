@@ -1,11 +1,8 @@
 """Many games in one saber.jax env: ``saber.jax.make("Atari5", num_envs=10)``.
 
-ale-py's XLA engine holds one ROM per handle (an ``ALEVectorInterface`` is built from one
-``rom_path``), so this env holds one :class:`~saber.jax.env.SaberJaxEnv` per game and
-steps them all in each call: one traced function, whose batch interleaves the games' rows
-as ``gymnasium.make_vec("SABER/Atari5")`` does (row ``i`` plays game ``i % G``, so game
-``g`` holds the rows ``g, g + G, ...``). Each game's step is that game's own env's step,
-so every row plays what the single-game env plays with the same seed and actions.
+One :class:`~saber.jax.env.SaberJaxEnv` per game (the XLA engine holds one ROM), stepped
+in one traced function with the rows interleaved as ``gymnasium.make_vec("SABER/Atari5")``
+does (docs/jax.md).
 """
 
 from __future__ import annotations

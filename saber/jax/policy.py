@@ -1,19 +1,8 @@
 """Trained JAX parameters as a saber policy, for ``saber eval`` and ``saber.evaluate``.
 
-``examples/pqn_jax.py`` saves its Q-network to ``OUT/params.npz``
-(:func:`saber.jax.qnetwork.save_params`). :class:`JaxQPolicy` plays it epsilon-greedily::
-
-    saber.evaluate(JaxQPolicy("runs/pqn/params.npz"), "pong", 100, out="runs/pqn/eval")
-
-``saber eval --agent`` builds a policy from ``module:attr`` without arguments, so the
-command line names the file in the environment variable ``SABER_JAX_PARAMS`` and uses
-:func:`load_policy`::
-
-    SABER_JAX_PARAMS=runs/pqn/params.npz \\
-        saber eval --agent saber.jax.policy:load_policy --games pong --out runs/pqn/eval
-
-(``SABER_JAX_EPSILON`` changes the evaluation epsilon, default 0.001.) The worker processes
-inherit the variable, and each loads the file itself.
+:class:`JaxQPolicy` plays ``examples/pqn_jax.py``'s ``params.npz`` epsilon-greedily;
+:func:`load_policy` reads the file named by ``SABER_JAX_PARAMS`` (and ``SABER_JAX_EPSILON``)
+for ``saber eval --agent saber.jax.policy:load_policy`` (docs/jax.md).
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
-"""The Q-network of the JAX examples, in plain JAX, and its parameter files.
+"""The Q-network of the JAX examples (the Nature DQN torso with LayerNorm, as PQN uses it),
+in plain JAX, and its parameter files (docs/jax.md).
 
-The Nature DQN torso (Mnih et al. 2015: convolutions 8x8/4, 4x4/2, 3x3/1, then 512 units)
-with a LayerNorm after every hidden layer, as PQN uses it (Gallici et al. 2024,
-"Simplifying Deep Temporal Difference Learning"; its reference code is purejaxql). The
-LayerNorm is what lets PQN learn without a target network or a replay buffer.
-
-Parameters are a plain dict of arrays (a JAX pytree): the example trains them with optax,
-:func:`save_params` writes them to an ``.npz`` file with a JSON header, and
-:class:`saber.jax.policy.JaxQPolicy` loads that file for ``saber eval``.
-
-Example:
-    >>> import jax, numpy as np
-    >>> params = init_params(jax.random.PRNGKey(0))
-    >>> q = q_values(params, np.zeros((2, 4, 84, 84), dtype=np.uint8))
-    >>> q.shape, q.dtype
-    ((2, 18), dtype('float32'))
-    >>> sum(int(np.prod(a.shape)) for a in jax.tree_util.tree_leaves(params))  # weights
-    1694706
+>>> import jax
+>>> params = init_params(jax.random.PRNGKey(0))
+>>> q = q_values(params, np.zeros((2, 4, 84, 84), dtype=np.uint8))
+>>> q.shape, q.dtype, sum(int(np.prod(a.shape)) for a in jax.tree_util.tree_leaves(params))
+((2, 18), dtype('float32'), 1694706)
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The ALE seeds of SABER's seed stream inside jitted code, by a host callback.
 
-The stream is :class:`saber.envs.emulator.SeedStream` (numpy's PCG64, the one definition
-make and make_vec use). JAX state holds, per row, the Gymnasium seed of the row and how
-many ALE seeds its stream has given; :func:`ale_seeds` asks the host for the next ones
-(``jax.pure_callback``: the answer is a function of those two numbers). A cache keeps each
-row's stream where it stopped, so a long run does not replay its stream at every reload.
+:func:`ale_seeds` asks the host (``jax.pure_callback``) for each row's next seeds of
+:class:`saber.envs.emulator.SeedStream`; a cache keeps each row's stream where it stopped.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Tools for training loops: episode recorders and live metrics, videos, the SB3 callback.
-
-What a user puts in their own training code (the evaluation engine is
-:mod:`saber.harness`): the recorders (:mod:`saber.training.recorders`), videos
-(:mod:`saber.training.video`, extra ``video``), Stable-Baselines3 (:mod:`saber.training.sb3`,
-extra ``sb3``) and RL Zoo (:mod:`saber.training.zoo`). The training log's readers
-(:func:`training_scores`) are defined beside the reports and exported here.
+"""Tools for training loops: episode recorders and live metrics, videos, the SB3 callback,
+RL Zoo's hyperparameters (docs/rl-libraries.md, docs/harness.md "Training-time scores").
 """
 
 from __future__ import annotations

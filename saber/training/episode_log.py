@@ -1,9 +1,7 @@
 """The training log: one JSON line per finished training episode, and the live metrics.
 
-:class:`TrainingLog` is one game's log; :class:`GameLogs` the logs of a multi-game vector
-env's games, appending to one file. Both answer the same calls, so a recorder never asks
-which it holds. The log's format and its readers: docs/harness.md ("Training-time scores")
-and :mod:`saber.reports.training_log`.
+:class:`TrainingLog` (one game) and :class:`GameLogs` (a multi-game env's) answer the same
+calls; the format: docs/harness.md ("Training-time scores").
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """SABER's training-time numbers (mean of the last 100 episodes, scores at checkpoints),
-kept episode by episode for whatever logger a training uses.
-
-The checkpoint rule is the protocol's (docs/protocol.md); :mod:`saber.training.recorders`
-feeds these from a live env.
+kept episode by episode for whatever logger a training uses (docs/protocol.md).
 """
 
 from __future__ import annotations

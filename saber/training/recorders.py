@@ -1,13 +1,7 @@
 """Training recorders: log every training episode of a SABER env, and its live metrics.
 
-Put one on the training env (a single env or a vector env, each its own recorder)::
-
-    env = TrainingRecorder(gymnasium.make("SABER/Pong"), "runs/pong/training.jsonl")
-    venv = VectorTrainingRecorder(gymnasium.make_vec("SABER/Pong", 8), "runs/pong/training.jsonl")
-
-then ``training_scores(log, [10_000_000, ...])`` or ``saber training LOG``, and
-``recorder.metrics()`` for a logger. The log's lines, the checkpoint rule and the replays
-(``replays=True``, for ``saber verify LOG``): docs/harness.md, "Training-time scores".
+:class:`TrainingRecorder` (a single env) and :class:`VectorTrainingRecorder` (a vector env)
+write the log that ``saber training`` reads; docs/harness.md ("Training-time scores").
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Replays of training episodes: what the training recorders keep when asked (``replays=True``).
 
-Each finished episode's replay (:mod:`saber.protocol.replay`) is written next to the
-training log, ``<log stem>.replays/<game>/episode-<n>.saber-replay``, before the log line
-that names it; the line gains ``seed``, ``steps``, ``replay`` and ``replay_sha256``, and
-``saber verify LOG`` plays them again. An episode replays from its seed and actions only
-if it started from a seed, hence the env's ``seed_each_episode`` that the recorders ask
-for: docs/verify.md, "Training episodes".
+Each is written beside the log before the line that names it, for ``saber verify LOG``
+(docs/verify.md, "Training episodes").
 """
 
 from __future__ import annotations

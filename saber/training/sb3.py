@@ -1,18 +1,7 @@
 """Stable-Baselines3 on SABER (extra ``sb3``): envs that log raw scores, and SABER's metrics.
 
-:func:`make_sb3_vec_env` (SB3's ``make_vec_env`` with the reward clipping above
-``Monitor``, so SB3's logs sum raw scores), :class:`SaberVecEnv` (SB3's ``VecEnv`` on the
-SABER vector env), :func:`check_sb3_env` (refuses SB3's Atari wrappers over a SABER env,
-in one line) and :class:`SaberMetricsCallback` (SABER's ``saber/...`` numbers through
-SB3's logger). How to use them: docs/rl-libraries.md, "Stable-Baselines3".
-
-Example (illustration, not run as a doctest)::
-
-    from stable_baselines3 import PPO
-    from saber.training.sb3 import SaberMetricsCallback, make_sb3_vec_env
-    venv = make_sb3_vec_env("SABER/Pong", n_envs=8, seed=0, env_kwargs={"clip_rewards": True})
-    model = PPO("CnnPolicy", venv, tensorboard_log="runs/tb")
-    model.learn(10_000_000, callback=SaberMetricsCallback("runs/pong/training.jsonl"))
+:func:`make_sb3_vec_env`, :class:`SaberVecEnv`, :func:`check_sb3_env` and
+:class:`SaberMetricsCallback`; docs/rl-libraries.md ("Stable-Baselines3") shows their use.
 """
 
 from __future__ import annotations

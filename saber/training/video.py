@@ -1,18 +1,8 @@
 """Episode videos: the emulator's colour frames, streamed to MP4 (extra ``video``).
 
-Three ways in, one writer (:class:`VideoWriter`, of :mod:`saber.training.video_writer`;
-frames piped to ffmpeg one at a time, so memory stays bounded whatever the episode's
-length):
-
-* ``saber eval --video K``: the first K episodes of every game, every emulator frame,
-  re-simulated from their replays (:mod:`saber.replay`) after they end, so that the run
-  itself is untouched; a video that cannot be made is listed in ``run.json``;
-* :class:`VideoRecorder`: a single env made with ``render_mode="rgb_array"``, one frame
-  per agent step;
-* :class:`VectorVideoRecorder`: one sub-env of a ``SaberVectorEnv``, mirrored on a single
-  SABER env that plays the same episodes.
-
-Why every frame, and what each costs: docs/rl-libraries.md, "Watching the agent: videos".
+``saber eval --video K`` (from replays), :class:`VideoRecorder` (a single env) and
+:class:`VectorVideoRecorder` (a sub-env of a vector env), all through one writer;
+docs/rl-libraries.md ("Watching the agent: videos").
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The one video writer of saber: ``uint8`` RGB frames piped to ffmpeg one at a time.
-
-Memory stays bounded whatever the episode's length (100 hours included); the MP4 appears
-under its name whole or not at all. :mod:`saber.training.video` films episodes with it
-(replays, wrappers); the ``video`` extra (imageio-ffmpeg) provides ffmpeg.
+"""The one video writer of saber: ``uint8`` RGB frames piped to ffmpeg one at a time, so memory
+stays bounded; the MP4 appears under its name whole or not at all.
 """
 
 from __future__ import annotations

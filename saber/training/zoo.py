@@ -1,16 +1,8 @@
 """RL Zoo's Atari hyperparameters for SABER: ``--conf-file saber.training.zoo`` (extra ``sb3``).
 
-::
-
-    python -m rl_zoo3.train --algo ppo --env SABER/Pong --gym-packages saber \\
-        --conf-file saber.training.zoo
-
-``hyperparams`` gives each ``SABER/<Game>`` id RL Zoo's ``atari:`` block of the algorithm
-being trained, adapted to an env that is its own preprocessing (no ``AtariWrapper``, no
-``frame_stack``; the clipping above ``Monitor`` by :class:`saber.envs.ClipRewardKeepRaw`;
-:class:`saber.training.sb3.SaberMetricsCallback`). :data:`ATARI_HYPERPARAMS` holds the
-blocks, :func:`saber_hyperparams` gives them for an algorithm named in code. Why each
-change: docs/rl-libraries.md, "RL Zoo".
+Each ``SABER/<Game>`` id gets RL Zoo's ``atari:`` block adapted to an env that is its own
+preprocessing (:data:`ATARI_HYPERPARAMS`, :func:`saber_hyperparams`); docs/rl-libraries.md
+("RL Zoo") gives the command and why each change.
 """
 
 from __future__ import annotations
