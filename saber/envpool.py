@@ -61,7 +61,7 @@ def list_all_envs() -> list[str]:
 
 
 def make(task_id: str, env_type: str, **kwargs: Any) -> SaberEnvPool:
-    """envpool's ``make`` over SABER (see the module doc for what each argument does).
+    """envpool's ``make`` over SABER (docs/rl-libraries.md says what each argument does).
 
     Raises:
         UnknownGameError: ``task_id`` names no game.
@@ -143,7 +143,7 @@ def _old_gym_api(gym: Any) -> bool:
 
 
 class SaberEnvPool:
-    """``num_envs`` SABER envs of one game behind envpool's interface (see the module doc).
+    """``num_envs`` SABER envs of one game behind envpool's interface (docs/rl-libraries.md).
 
     Attributes:
         num_envs, batch_size: envpool's (``batch_size`` envs per ``recv``).
@@ -371,7 +371,7 @@ class SaberEnvPool:
         return group, ordered
 
     def recv(self, reset: bool = False, return_info: bool = True) -> Any:
-        """The results of the oldest batch sent: envpool's step tuple (see the module doc)."""
+        """The results of the oldest batch sent: envpool's step tuple (docs/rl-libraries.md)."""
         del reset, return_info  # envpool's flags of its own result format
         if not self._pending:
             raise EnvPoolError("recv() with nothing sent: call send() or async_reset() first")

@@ -70,7 +70,7 @@ def resize_bilinear(
         tables: from :func:`bilinear_tables`.
         xp: ``numpy`` or ``jax.numpy``.
         rounding: OpenCV's ``"simd"`` (default; what its x86-64 wheels compute) or
-            ``"scalar"`` rounding of the vertical pass (see the module doc).
+            ``"scalar"`` rounding of the vertical pass (docs/jax.md).
     """
     pixels = frames.astype(xp.int32)
     # Horizontal pass, exact: values up to 255 * 2048 (< 2**19).

@@ -39,7 +39,7 @@ class ResolvedAgent:
 def resolve_agent(
     agent: Any, name: str | None = None, *, import_module: bool = True
 ) -> ResolvedAgent:
-    """Tell an agent's form apart (see the module docstring) and check it, without
+    """Tell an agent's form apart (docs/harness.md, "Agents and policies") and check it, without
     building its policy (a model is built only where it acts).
 
     Args:

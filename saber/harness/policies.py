@@ -57,7 +57,7 @@ DEFAULT_EPSILON = 0.05  # the ALE paper's perturbed constant agent
 class Policy(Protocol):
     """Maps observations ``uint8`` (n, 4, 84, 84) to actions, integers (n,) in 0..17.
 
-    ``start_episodes(rows, seeds)`` is optional (see the module docstring).
+    ``start_episodes(rows, seeds)`` is optional (docs/harness.md).
     """
 
     def __call__(self, observations: np.ndarray) -> np.ndarray: ...
@@ -326,7 +326,7 @@ def resolve_spec(spec: str) -> Callable[[], Policy]:
 
 
 def load_policy(spec: str) -> Policy:
-    """The policy named by an agent spec (see the module docstring), built.
+    """The policy named by an agent spec (docs/harness.md), built.
 
     Raises:
         PolicyError: the spec cannot be resolved, or its factory fails or returns

@@ -75,7 +75,7 @@ def new_run(
     command: list[str] | None = None,
     run: str | None = None,
 ) -> RunFile:
-    """The ``run.json`` of a new run (see the module docstring).
+    """The ``run.json`` of a new run (docs/harness.md, "Output files").
 
     ``run``: the run name (``saber eval --run``), written only when given. A new
     ``run_id`` is drawn: the run keeps it (a resume keeps the directory's), and so does

@@ -152,7 +152,7 @@ class Replay:
 
 
 def encode_replay(header: ReplayHeader, actions: bytes | bytearray) -> bytes:
-    """The bytes of a replay file (layout in the module docstring).
+    """The bytes of a replay file (layout in docs/verify.md).
 
     Raises:
         ValueError: ``header.steps`` is not the number of actions, or an action is not

@@ -390,7 +390,7 @@ def to_latex(report: ReportLike) -> str:
 
     Returns:
         The file's text: a comment saying what it needs, ``\saberci`` (if not yet defined),
-        then the tables (module docstring), then the sources to cite as a comment.
+        then the tables (docs/reports.md), then the sources to cite as a comment.
     """
     report = as_report(report)
     lines = [

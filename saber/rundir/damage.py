@@ -178,7 +178,7 @@ def examine(
     directory: str | Path, run: Mapping[str, Any] | None, episodes_file: str | Path | None = None
 ) -> Examination:
     """Read ``episodes.jsonl`` of ``directory`` line by line against ``run.json``'s object
-    ``run`` (None: there is none) and find its damage (see the module docstring).
+    ``run`` (None: there is none) and find its damage (docs/harness.md).
 
     Raises:
         RunDirectoryError: the file cannot be read.

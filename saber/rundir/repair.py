@@ -365,7 +365,7 @@ def _summary(records: list[dict[str, Any]], run: RunFile) -> tuple[dict[str, Any
 def repair_run(
     directory: str | Path, command: list[str] | None = None, prove: Prove | None = None
 ) -> RepairResult:
-    """Repair a damaged run directory (see the module docstring).
+    """Repair a damaged run directory (docs/harness.md, "Damaged run directories").
 
     Args:
         directory: the run directory.

@@ -1,5 +1,4 @@
-"""Reading a CSV of scores, written by hand or by other code (the format:
-:mod:`saber.scoring.scorefile`)."""
+"""Reading a CSV of scores, written by hand or by other code (the format: docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -70,7 +69,7 @@ def _parse_episode(text: str, where: str) -> int:
 
 
 def read_score_csv(path: str | Path) -> ScoreTable:
-    """Read a CSV of scores (format in the module docstring).
+    """Read a CSV of scores (format in docs/reports.md).
 
     Raises:
         ScoreFileError: empty file, missing columns, bad cells, duplicates; the message

@@ -115,7 +115,7 @@ def normalize(scores: ArrayLike, games: Sequence[str], reference: Reference) -> 
     Args:
         scores: raw scores of shape (..., G), the last axis following ``games``.
         games: G game names, any spelling.
-        reference: ``"world_record"``, ``"human"`` or ``"human_average"`` (module docstring).
+        reference: ``"world_record"``, ``"human"`` or ``"human_average"`` (docs/reports.md).
 
     Returns:
         Array of shape (..., G), percent; NaN for games without the reference, ``+inf``

@@ -35,7 +35,7 @@ def _newest(obs: Any) -> np.ndarray:
 
 
 def probe_followed(subject: Any, draws: int = STEPS) -> list[RuleResult]:
-    """Every rule but the stuck timeout, the frame cap and the rollover (see module doc)."""
+    """Every rule but the stuck timeout, the frame cap and the rollover (docs/check.md)."""
     game = game_text(subject)
     results = _start(subject, game)
     play = _FollowedPlay(subject)

@@ -79,7 +79,7 @@ def _after_reward(subject: Subject, limit: int) -> tuple[str | None, int, int, s
 
 
 def probe_stuck_timeout(subject: Subject) -> list[RuleResult]:
-    """The ``stuck_timeout`` rule: after a reward, then from the start (see the module doc)."""
+    """The ``stuck_timeout`` rule: after a reward, then from the start (docs/check.md)."""
     if subject.emulator is None:
         return [unknown("stuck_timeout", NO_EMULATOR)]
     timeout = SETTINGS.max_frames_without_reward

@@ -109,7 +109,7 @@ def _ram(info: dict[str, Any]) -> np.ndarray:
 
 
 def probe_ram_followed(subject: Any) -> list[RuleResult]:
-    """Every rule, by following env 0's RAM (see the module doc)."""
+    """Every rule, by following env 0's RAM (docs/check.md)."""
     rom = subject.rom_id
     follower = RamFollower(rom)
     game = f"{rom} (the env's own game), env 0 followed by its RAM (info['ram']) on a twin"

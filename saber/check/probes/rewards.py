@@ -94,7 +94,7 @@ class _Play:
 
 
 def probe_rewards(subject: Subject) -> list[RuleResult]:
-    """The ``raw_rewards`` and ``rollover`` rules (see the module doc)."""
+    """The ``raw_rewards`` and ``rollover`` rules (docs/check.md)."""
     emulator = subject.emulator
     if emulator is None:
         return [unknown("raw_rewards", NO_EMULATOR), unknown("rollover", NO_EMULATOR)]

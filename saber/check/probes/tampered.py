@@ -27,7 +27,7 @@ NO_SEAM = (
 
 
 def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
-    """The ``frame_cap`` rule (see the module doc)."""
+    """The ``frame_cap`` rule (docs/check.md)."""
     cap = SETTINGS.max_episode_frames
     assert cap is not None
     ends: list[str] = []  # per trial: the record's end reason ("" where it has none)
@@ -85,7 +85,7 @@ def probe_frame_cap_tampered(subject: Any) -> list[RuleResult]:
 
 
 def probe_rollover_tampered(subject: Any) -> list[RuleResult]:
-    """The ``rollover`` rule (see the module doc)."""
+    """The ``rollover`` rule (docs/check.md)."""
     rng = np.random.default_rng(0)
     actions = rng.integers(int(subject.action_space.n), size=MAX_STEPS).tolist()
     played = _play(subject, actions, None)
