@@ -1,22 +1,26 @@
 """saber.jax: its speed inside ``jax.lax.scan`` against its peers, its many-games env against
-the games stepped by hand, and the PQN example's update, unrolled against scanned.
+the games stepped by hand, the PQN example's update, unrolled against scanned, and this
+checkout against another saber version.
 
     python benchmarks/jax_speed.py envs [--games Pong Breakout --envs 8 32]
     python benchmarks/jax_speed.py games
     python benchmarks/jax_speed.py pqn [--num-envs 32 --rounds 3]
+    python benchmarks/jax_speed.py versions --other ../saber-0.5
 
-Each mode writes ``<name>-<platform>.json`` (cpu, gpu) for docs/measurements/;
-``MODE --help`` says how it measures.
+Each mode writes ``<name>-<platform>.json`` (cpu, gpu) for docs/measurements/ (``versions``:
+``jax-versions.json``); ``MODE --help`` says how it measures.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,7 +33,7 @@ try:
     import jax.numpy as jnp
 except ImportError:
     raise SystemExit("benchmarks/jax_speed.py needs JAX: pip install 'saber-ale[jax]'") from None
-from _results import Measurement, add_options, run_modes
+from _results import ROOT, Measurement, add_options, interleaved, run_modes, spread, timed
 from ale_py.vector_env import AtariVectorEnv
 
 import saber  # noqa: F401  (registers SABER/*)
@@ -77,6 +81,26 @@ This mode compiles the example's update both ways on saber.jax and times them in
 interleaved rounds (the machine's speed drifts; adjacent rounds pair up), printing the
 median per-round ratio with its range, and the frames per second of the compiled loop
 (env steps, acting and learning). Writes ``pqn-cpu.json`` (``pqn-gpu.json`` on a GPU).
+"""
+
+VERSIONS = """This checkout's saber.jax against another saber version's, side by side in one run.
+
+Each setting (``--settings game:num_envs:steps``) is the ``envs`` mode's headline program:
+``saber.jax.make(game, num_envs)`` and a jitted ``lax.scan`` of ``steps`` steps of
+``env.step`` with random actions (all 18). Each round runs both versions, each in a fresh
+process, their order alternating from round to round, so that both see the same machine.
+In its process a version makes the env, resets it and runs the scan once (compilation
+included: the start), then times ``--scans`` more scans: env-steps per second (steps of
+all envs). The table gives each version's median of the rounds and this version's over
+the other's, median [min-max] of the per-round ratios (above 1: this version is faster),
+and the median start in seconds (other / this).
+
+The other version is a checkout of its own, e.g. saber 0.5, the commit before 0.6's
+work: ``git worktree add ../saber-0.5 6ffbae4``, then ``versions --other ../saber-0.5``.
+Its saber is imported from ``--other`` (``PYTHONPATH``, the process started in that
+folder), with this environment's JAX, ale-py and numpy, and both run this file's program,
+so the run compares saber's own code and nothing else. Writes ``jax-versions.json``; run
+it on a machine with nothing else running.
 """
 
 # ------------------------------------------------------------ envs
@@ -418,10 +442,128 @@ def pqn_main(argv: list[str]) -> None:
     measurement.write()
 
 
+# ------------------------------------------------------------ versions
+# One round of one version, in a fresh process started in its checkout: this file's
+# saber_jax (the envs mode's program) with that version's saber.jax.
+ROUND = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import jax, jax.numpy as jnp, numpy as np, saber
+from jax_speed import saber_jax
+game, num_envs, steps, scans = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+actions = jnp.asarray(np.random.default_rng(0).integers(0, 18, (steps, num_envs)), jnp.int32)
+start = time.perf_counter()
+run = saber_jax(game, num_envs)
+run(actions)
+begun = time.perf_counter()
+for _ in range(scans):
+    run(actions)
+rate = num_envs * steps * scans / (time.perf_counter() - begun)
+print(saber.__version__, jax.devices()[0].platform, begun - start, rate)
+"""
+
+
+def one_round(
+    tree: Path, setting: tuple[str, int, int], scans: int
+) -> tuple[str, str, float, float]:
+    """(saber's version, JAX's platform, start seconds, env-steps per second) of one round
+    of ``tree``'s saber.jax, in a fresh process."""
+    game, num_envs, steps = setting
+    command = [sys.executable, "-c", ROUND, str(Path(__file__).resolve().parent), game,
+               str(num_envs), str(steps), str(scans)]  # fmt: skip
+    _, _, (out,) = timed([command], {**os.environ, "PYTHONPATH": str(tree)}, tree)
+    version, platform, start, rate = out.split()[-4:]
+    return version, platform, float(start), float(rate)
+
+
+def parse_settings(parser: argparse.ArgumentParser, text: str) -> list[tuple[str, int, int]]:
+    """``Pong:8:200,Breakout:32:200`` -> ``[("Pong", 8, 200), ("Breakout", 32, 200)]``."""
+    from saber.errors import UnknownGameError
+    from saber.games import get_game
+
+    settings = []
+    for setting in filter(None, text.split(",")):
+        game, _, rest = setting.partition(":")
+        num_envs, _, steps = rest.partition(":")
+        if not (game and num_envs.isdigit() and steps.isdigit() and int(num_envs) and int(steps)):
+            parser.error(f"--settings {setting!r}: write game:num_envs:steps, e.g. Pong:8:200")
+        try:
+            get_game(game)
+        except UnknownGameError as error:
+            parser.error(f"--settings {setting!r}: {error}")
+        settings.append((game, int(num_envs), int(steps)))
+    if not settings:
+        parser.error("--settings is empty: give game:num_envs:steps, e.g. Pong:8:200")
+    return settings
+
+
+def versions_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(
+        description=VERSIONS,
+        prog=f"{Path(__file__).name} versions",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--other", type=Path, required=True,
+                        help="the other version's checkout (git worktree add ../saber-0.5 "
+                             "6ffbae4)")  # fmt: skip
+    parser.add_argument("--settings", default="Pong:8:200,Breakout:32:200",
+                        help="game:num_envs:steps (the scan's length) of each setting, "
+                             "comma-separated (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--scans", type=int, default=5, help="scans timed in each round's process")
+    parser.add_argument("--rounds", type=int, default=6)
+    add_options(parser, "jax-versions")
+    args = parser.parse_args(argv)
+    settings = parse_settings(parser, args.settings)
+    if args.scans < 1 or args.rounds < 1:
+        parser.error("--scans and --rounds take 1 or more")
+    other = args.other.resolve()
+    if not (other / "saber" / "jax" / "__init__.py").is_file():
+        parser.error(f"--other {args.other} holds no saber.jax: make the other checkout with "
+                     "git worktree add ../saber-0.5 6ffbae4")  # fmt: skip
+    trees = {"this": ROOT, "other": other}
+    measurement = Measurement(
+        args, page="envs", order=6, title="saber.jax against its previous version, side by side",
+        benchmark=__file__, name="jax-versions",
+    )  # fmt: skip
+    rows, found = [], {}
+    for setting in settings:
+        runs = interleaved(
+            {side: partial(one_round, tree, setting, args.scans)
+             for side, tree in trees.items()},
+            args.rounds,
+        )  # fmt: skip
+        versions = {side: results[-1][0] for side, results in runs.items()}
+        platform = runs["this"][-1][1]
+        measurement.page = "envs" if platform == "cpu" else "jax"
+        rates = {side: [result[3] for result in results] for side, results in runs.items()}
+        starts = {side: statistics.median(r[2] for r in results) for side, results in runs.items()}
+        ratios = [a / b for a, b in zip(rates["this"], rates["other"], strict=True)]
+        rows.append([
+            f"{setting[0]} x{setting[1]}, scan of {setting[2]}",
+            f"{versions['other']}: {statistics.median(rates['other']):,.0f}",
+            f"{versions['this']}: {statistics.median(rates['this']):,.0f}",
+            spread(ratios),
+            f"{starts['other']:.1f} s / {starts['this']:.1f} s",
+        ])  # fmt: skip
+        print(" | ".join(rows[-1]), flush=True)
+        found[":".join(map(str, setting))] = runs
+    measurement.text(
+        f"saber.jax of this checkout against {other}, jax {jax.__version__} on {platform}: "
+        f"{args.rounds} round(s), each version in a fresh process per round, their order "
+        f"alternating; {args.scans} jitted `lax.scan`(s) timed per round, env-steps per second "
+        "(median of the rounds), this version's over the other's (median [min-max] of the "
+        "rounds), and the median start: make, reset, compile and the first scan (other / this)."
+    )
+    measurement.table(["setting", "other version", "this version", "this / other", "start"], rows)
+    measurement.data.update(rounds=found)
+    measurement.write()
+
+
 MODES = {
     "envs": (envs_main, "saber.jax against ale-py's XLA env and make_vec, in lax.scan"),
     "games": (games_main, "the many-games env against each game's own env stepped by hand"),
     "pqn": (pqn_main, "examples/pqn_jax.py's update compiled unrolled and as lax.scan"),
+    "versions": (versions_main, "saber.jax in lax.scan against another saber checkout's"),
 }
 
 
