@@ -1,30 +1,8 @@
 """``saber.evaluate``: run a policy for N episodes per game under the SABER protocol.
 
-Every episode is fixed before the run (game, index, seed: :mod:`saber.harness.work`),
-runs on a vector env with its own seeded reset (:mod:`saber.harness.runner`), on this
-process, local processes or a Dask cluster (:mod:`saber.harness.backends`), and is stored
-as soon as it ends (:mod:`saber.harness.store`). An episode counts only at its real end:
-game over, the stuck timeout or the 100-hour cap; never "the first N to finish".
-
-Failures: an exception while playing, a worker that dies, or a unit that makes no frame
-progress for ``unit_timeout`` seconds (its worker is stopped) fails the unit: each of its
-unfinished episodes gets an ``error`` record for that attempt, is retried once alone in a
-new unit, and ends as a failure if that fails too (a failure that ends several units
-sharing one vector env fails each of them, and counts once). The other units keep
-running. The same failure ending :data:`REPEATED_FAILURES` units in a row, with no
-episode finishing in between, stops the run (:class:`RepeatedFailureError`): it would fail every episode. A
-policy that breaks the policy protocol (wrong shape, invalid actions), or a worker that
-cannot build the policy or the env, stops the run at once. Ctrl-C or SIGTERM stops the
-workers; finished episodes are on disk, and the same call resumes. ``run.json`` records
-each session and how it ended: finished, interrupted (Ctrl-C, SIGTERM) or failed. Every failed attempt stays in
-``episodes.jsonl``: :attr:`EvaluationResult.failures` and the ``summary`` in ``run.json``
-count them even after a successful retry.
-
-Costs worth knowing: each episode starts with a seeded reset, which reloads the ROM
-(about 0.08 s of CPU in ale-py 0.12): the price of per-episode seeds. Worker processes are
-started with ``spawn`` and import the calling script, so a script must call
-:func:`evaluate` under ``if __name__ == "__main__":``. Each worker holds its own copy of
-the policy (built from the spec, the class or the factory in the worker, or unpickled).
+One straight line: check the request, open the run directory, start the backend, play
+the episodes still to play, summarise. Episodes, failures, retries, resuming and the
+worker processes' rules (``if __name__ == "__main__":``) are in docs/harness.md.
 """
 
 from __future__ import annotations

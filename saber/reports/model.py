@@ -158,7 +158,7 @@ class Section:
         runs: the runs counted in the aggregates (those that have every game).
         runs_incomplete: run -> its missing games: such a run is left out of the
             aggregates (never filled in); its scores still appear in ``per_game``.
-        resampled: ``"runs"``, ``"episodes"`` or None (docs/reports.md).
+        resampled: ``"runs"``, ``"episodes"`` or None.
         interval_note: why there are no intervals, when ``resampled`` is None.
         reference: the shipped reference this agent comes from (``"saber-paper"``,
             ``"saber-random"``), None for the user's own agents. Draw it as a reference.
