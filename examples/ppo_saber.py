@@ -33,6 +33,20 @@ and changes what a 2-core CPU and the SABER env need:
 * **Rewards clipped for learning only** (``clip_rewards=True``): the scores in
   ``info["saber"]``, and so in the training log, stay raw, as SABER requires.
 
+**Other setups, to measure what SABER costs** (``--setup``, not SABER: refused without
+``--allow-non-saber``, and written into the summary and the policy file's provenance):
+``lifeloss`` is SABER with each life lost taken by the learner as an episode end (no
+bootstrap across it, the advantage chain cut) while the game goes on, as CleanRL's
+``EpisodicLifeEnv`` does; ``cleanrl`` is the setup of CleanRL's ``ppo_atari.py``: that, no
+sticky actions, the game's minimal action set, FIRE then the minimal set's third action
+after each start and each life lost (``FireResetEnv``, where the set's second action is
+FIRE), 1 to 30 no-op frames at each game's start (``NoopResetEnv``; played as 1 to 8
+steps of 4 frames, drawn from the episode's seed), the 108,000-frame cap and no stuck
+timeout. The forced steps (no-ops, FIRE) are masked out of the loss, as the autoreset
+step is. A minimal-set policy's file has all 18 logits: its own at their ALE ids, the
+others :data:`UNCHOSEN_LOGIT`, so ``saber eval`` plays it under SABER unchanged. The
+default, ``saber``, trains exactly as without these options.
+
 It logs every training episode with saber's :class:`VectorTrainingRecorder` (so
 ``saber training`` and ``saber report`` draw its curve), and every update's diagnostics
 in ``updates.jsonl`` beside it (``saber training LOG --plots`` draws them): the means over
@@ -95,6 +109,9 @@ from torch import nn
 
 import saber
 from saber.agents.convnet import LAYERS, write_policy_file
+from saber.envs.emulator import rom_path
+from saber.envs.factory import resolve_rom_id
+from saber.protocol.settings import NUM_ACTIONS
 from saber.protocol.training import parse_frames
 from saber.training import VectorTrainingRecorder
 
@@ -102,6 +119,99 @@ CHECKPOINT_FORMAT = "saber-examples/ppo-saber/1"
 FRAME_SKIP = 4  # SABER's frame repeat: one agent step is 4 emulator frames
 PROGRESS_EVERY = 30.0  # seconds between progress lines
 RECENT = 20  # episodes in the progress line's recent mean
+# The logit of an action outside a minimal set in the policy file: exp(-1e4) is 0.0 in
+# float64, so the 18-way softmax is the minimal set's exactly; float16 holds it exactly.
+UNCHOSEN_LOGIT = -1e4
+NOOP_STREAM = 0x4E00  # mixed into an episode's seed to draw its no-op start
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How the env and the learner differ from SABER's (``--setup``)."""
+
+    settings: dict[str, Any]  # SaberSettings overrides for make_vec
+    life_loss: bool  # a life lost ends the learner's episode (EpisodicLifeEnv)
+    minimal_actions: bool  # the policy chooses among the game's minimal action set
+    fire_reset: bool  # FIRE, then the set's third action, after a start or a life lost
+    noop_max: int  # 1 to noop_max no-op frames at each game's start (0: none)
+
+    def deviations(self, game: str) -> list[str]:
+        """What this setup changes, in words (empty for SABER's)."""
+        said = [f"{name}={value}" for name, value in self.settings.items() if name != "life_signal"]
+        if self.life_loss:
+            said.append("a life lost ends the learner's episode")
+        if self.minimal_actions:
+            said.append(f"the minimal action set ({len(minimal_action_ids(game))} of 18)")
+        if self.fire_reset and fires_to_start(game):
+            said.append("FIRE after each start and life lost")
+        if self.noop_max:
+            said.append(f"1 to {self.noop_max} no-op frames at each start")
+        return said
+
+
+SETUPS = {
+    "saber": Setup({}, life_loss=False, minimal_actions=False, fire_reset=False, noop_max=0),
+    "lifeloss": Setup(
+        {"life_signal": True}, life_loss=True, minimal_actions=False, fire_reset=False, noop_max=0
+    ),
+    "cleanrl": Setup(
+        {
+            "life_signal": True,
+            "repeat_action_probability": 0.0,
+            "max_episode_frames": 108_000,
+            "max_frames_without_reward": None,
+        },
+        life_loss=True,
+        minimal_actions=True,
+        fire_reset=True,
+        noop_max=30,
+    ),
+}
+
+
+def minimal_action_ids(game: str) -> list[int]:
+    """The ALE ids of the game's minimal action set (an SABER action's index is its id)."""
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # before the banner
+    ale = ale_py.ALEInterface()
+    ale.loadROM(str(rom_path(resolve_rom_id(game))))
+    return [action.value for action in ale.getMinimalActionSet()]
+
+
+def fires_to_start(game: str) -> bool:
+    """CleanRL's test for FireResetEnv: the minimal set's second action is FIRE."""
+    ids = minimal_action_ids(game)
+    return len(ids) > 2 and ids[1] == ale_py.Action.FIRE.value
+
+
+class ForcedSteps:
+    """Each sub-env's queue of forced actions (indices of the policy's actions): the no-ops
+    and FIRE that CleanRL's reset wrappers play before the policy acts."""
+
+    def __init__(self, setup: Setup, game: str, num_envs: int) -> None:
+        self.setup = setup
+        self.fire = setup.fire_reset and fires_to_start(game)
+        self.queues: list[list[int]] = [[] for _ in range(num_envs)]
+
+    def episode_started(self, row: int, seed: int) -> None:
+        """A new game: its no-op start (frames drawn from its seed), then FIRE."""
+        noops = 0
+        if self.setup.noop_max:
+            draw = np.random.default_rng([seed, NOOP_STREAM]).integers(self.setup.noop_max)
+            noops = math.ceil((1 + int(draw)) / FRAME_SKIP)
+        self.queues[row] = [0] * noops + ([1, 2] if self.fire else [])
+
+    def life_lost(self, row: int) -> None:
+        """EpisodicLifeEnv's no-op step, then FIRE (FireResetEnv)."""
+        self.queues[row] = [0, 1, 2] if self.fire else []
+
+    def apply(self, actions: torch.Tensor) -> torch.Tensor:
+        """Replace the actions of rows with a forced one (popped); True for those rows."""
+        forced = torch.zeros(len(actions), dtype=torch.bool)
+        for row, queue in enumerate(self.queues):
+            if queue:
+                actions[row] = queue.pop(0)
+                forced[row] = True
+        return forced
 
 
 @dataclass
@@ -125,6 +235,12 @@ class Args:
     max_grad_norm: float = 0.5
     channels: str = field(default="16,32,32", metadata={"help": "conv filters"})
     hidden: int = field(default=256, metadata={"help": "dense units"})
+    setup: str = field(
+        default="saber", metadata={"help": "saber, lifeloss or cleanrl (not SABER: see above)"}
+    )
+    allow_non_saber: bool = field(
+        default=False, metadata={"help": "train a setup other than SABER's", "resume": False}
+    )
     diagnostics: int = field(
         default=1, metadata={"help": "1: log each update's diagnostics in updates.jsonl"}
     )
@@ -145,6 +261,11 @@ def parse_args(argv: list[str] | None = None) -> Args:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     kinds = {"int": int, "float": float, "str": str, "Path": Path}
     for item in dataclasses.fields(Args):
+        if str(item.type) == "bool":
+            parser.add_argument(
+                "--" + item.name.replace("_", "-"), action="store_true", help=item.metadata["help"]
+            )
+            continue
         parser.add_argument(
             "--" + item.name.replace("_", "-"),
             type=kinds[str(item.type)],
@@ -201,13 +322,21 @@ class Agent(nn.Module):
         return self.policy(hidden), self.value(hidden).squeeze(-1)
 
 
-def actor_layers(agent: Agent) -> dict[str, np.ndarray]:
-    """The actor's arrays by the names :mod:`saber.agents.convnet` reads (no value head)."""
-    return {
+def actor_layers(agent: Agent, action_ids: list[int]) -> dict[str, np.ndarray]:
+    """The actor's arrays by the names :mod:`saber.agents.convnet` reads (no value head),
+    with 18 logits: those of a policy over ``action_ids`` (the ALE ids of its actions) at
+    their ids, the others :data:`UNCHOSEN_LOGIT` (never drawn)."""
+    layers = {
         f"{name}.{kind}": getattr(getattr(agent, name), kind).detach().cpu().numpy()
         for name in LAYERS
         for kind in ("weight", "bias")
     }
+    if len(action_ids) < NUM_ACTIONS:
+        weight = np.zeros((NUM_ACTIONS, layers["policy.weight"].shape[1]), np.float32)
+        bias = np.full(NUM_ACTIONS, UNCHOSEN_LOGIT, np.float32)
+        weight[action_ids], bias[action_ids] = layers["policy.weight"], layers["policy.bias"]
+        layers["policy.weight"], layers["policy.bias"] = weight, bias
+    return layers
 
 
 def git_commit() -> str:
@@ -482,6 +611,15 @@ def main(argv: list[str] | None = None) -> int:
         raise fail(f"--channels takes three filter counts, actually: {args.channels!r}")
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.setup not in SETUPS:
+        raise fail(f"--setup {args.setup!r}: choose one of {', '.join(SETUPS)}")
+    setup = SETUPS[args.setup]
+    deviations = setup.deviations(args.game)
+    if deviations and not args.allow_non_saber:
+        raise fail(
+            f"--setup {args.setup} is not SABER ({'; '.join(deviations)}): add "
+            "--allow-non-saber to train it anyway (its policy is labelled with them)"
+        )
     steps_per_rollout = args.num_envs * args.num_steps
     iterations = math.ceil(total_frames / (steps_per_rollout * FRAME_SKIP))
     minibatch_size = steps_per_rollout // args.num_minibatches
@@ -505,9 +643,17 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.manual_seed(args.seed)
     generator = torch.Generator().manual_seed(args.seed)
-    envs = gym.make_vec(f"SABER/{args.game}", num_envs=args.num_envs, clip_rewards=True)
+    envs = gym.make_vec(
+        f"SABER/{args.game}", num_envs=args.num_envs, clip_rewards=True, **setup.settings
+    )
     envs.unwrapped.seed_each_episode = True  # every episode replays from its seed (EpisodeTracks)
-    num_actions = int(envs.single_action_space.n)
+    # The ALE id (the SABER env's action) of each of the policy's actions.
+    action_ids = (
+        minimal_action_ids(args.game) if setup.minimal_actions else list(range(NUM_ACTIONS))
+    )
+    to_env_action = torch.tensor(action_ids)
+    num_actions = len(action_ids)
+    forced = ForcedSteps(setup, args.game, args.num_envs)
     agent = Agent(channels, args.hidden, num_actions).to(memory_format=torch.channels_last)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     progress: dict[str, Any] = {
@@ -526,6 +672,9 @@ def main(argv: list[str] | None = None) -> int:
         obs_np, info = envs.reset(seed=10_000 * args.seed)  # sub-env i: 10,000 * seed + i
         tracks = EpisodeTracks(envs.unwrapped.episode_seeds)
         start_frames = 0
+        lives = np.asarray(info.get("lives", np.zeros(args.num_envs)), dtype=np.int64)
+        for row, seed in enumerate(tracks.seeds):
+            forced.episode_started(row, seed)
     else:
         agent.load_state_dict(state["agent"])
         optimizer.load_state_dict(state["optimizer"])
@@ -543,6 +692,8 @@ def main(argv: list[str] | None = None) -> int:
                 "observations (another ale-py or ROM?); start afresh in another --out"
             )
         autoreset = state["autoreset"].clone()
+        lives = np.asarray(state["lives"], dtype=np.int64)
+        forced.queues = [list(queue) for queue in state["forced"]]
         # The recorder counts each sub-env's frames from its episode_frame_number, which
         # restarts with every episode: the frames the episodes in progress played before
         # the checkpoint are already in progress["frames"], and the recorder will see
@@ -572,6 +723,8 @@ def main(argv: list[str] | None = None) -> int:
             "updates_bytes": updates_path.stat().st_size if updates_path.exists() else 0,
             "tracks": tracks.state(),
             "autoreset": autoreset.clone(),
+            "lives": lives.tolist(),
+            "forced": forced.queues,
             "obs_sha256": digest(obs.numpy()),
         }
         last, previous = checkpoint_paths
@@ -605,7 +758,9 @@ def main(argv: list[str] | None = None) -> int:
     last_progress = time.perf_counter()
     seconds = progress["seconds"]
     print(
-        f"PPO on SABER/{args.game}: {total_frames:,} frames in {iterations} iterations of "
+        f"PPO on SABER/{args.game}"
+        + (f" under the {args.setup} setup (not SABER)" if deviations else "")
+        + f": {total_frames:,} frames in {iterations} iterations of "
         f"{steps_per_rollout} steps; {sum(p.numel() for p in agent.parameters()):,} parameters; "
         f"torch threads {torch.get_num_threads()}; run directory {args.out}"
     )
@@ -618,24 +773,38 @@ def main(argv: list[str] | None = None) -> int:
         for step in range(args.num_steps):
             tick = time.perf_counter()
             buffer_obs[step] = obs
-            valid[step] = ~autoreset
             with torch.inference_mode():
                 logits, value = agent(obs)
                 action = torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)
                 action = action.squeeze(-1)
+                chosen = ~forced.apply(action)  # a forced step is no choice of the policy's
                 logprobs[step] = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
+            valid[step] = ~autoreset & chosen
             values[step] = value
             actions[step] = action
+            env_action = to_env_action[action].numpy()
             tock = time.perf_counter()
-            obs_np, reward, term, trunc, info = envs.step(action.numpy())
+            obs_np, reward, term, trunc, info = envs.step(env_action)
             seconds["acting"] += tock - tick
             seconds["emulation"] += time.perf_counter() - tock
-            tracks.step(action.numpy(), autoreset.numpy(), envs.unwrapped.episode_seeds)
+            tracks.step(env_action, autoreset.numpy(), envs.unwrapped.episode_seeds)
             obs = torch.from_numpy(obs_np)
             rewards[step] = torch.from_numpy(np.asarray(reward, dtype=np.float32))
-            terminated[step] = torch.from_numpy(term.astype(np.float32))
-            autoreset = torch.from_numpy(term | trunc)
-            ended[step] = autoreset.float()
+            game_over = term | trunc
+            # A life lost (never at an autoreset step, whose lives are the new game's) ends
+            # the learner's episode under the life-loss setups; the game goes on.
+            lost = np.zeros(args.num_envs, dtype=bool)
+            if setup.life_loss:
+                now_lives = np.asarray(info["lives"], dtype=np.int64)
+                lost = (now_lives < lives) & ~game_over & ~autoreset.numpy()
+                lives = now_lives
+            for row in np.flatnonzero(autoreset.numpy()).tolist():  # a new game began
+                forced.episode_started(row, int(envs.unwrapped.episode_seeds[row]))
+            for row in np.flatnonzero(lost).tolist():
+                forced.life_lost(row)
+            terminated[step] = torch.from_numpy((term | lost).astype(np.float32))
+            autoreset = torch.from_numpy(game_over)
+            ended[step] = torch.from_numpy((game_over | lost).astype(np.float32))
             if "_saber" in info:
                 recent.extend(info["saber"]["score"][info["_saber"]].tolist())
         progress["global_step"] += steps_per_rollout
@@ -781,8 +950,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.processor() or platform.platform()}",
         "args": {key: str(value) for key, value in resumable_args(args).items()},
         "architecture": {"channels": list(channels), "hidden": args.hidden, "actions": num_actions},
+        "setup": args.setup,
+        "deviations": deviations,
+        "action_ids": action_ids,
     }
-    write_policy_file(args.out / "policy.npz", actor_layers(agent), provenance)
+    write_policy_file(args.out / "policy.npz", actor_layers(agent, action_ids), provenance)
     (args.out / "summary.json").write_text(json.dumps(provenance, indent=2) + "\n")
     if stop.signal is not None:
         print(f"Stopped at {progress['frames']:,} frames; run the same command to resume.")

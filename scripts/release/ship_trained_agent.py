@@ -129,7 +129,10 @@ def ship_policy(run: Path, name: str, commit: str, float16: bool, reference: str
     game = get_game(summary["game"])
     training = {**summary, "commit": commit}
     dtype = np.float16 if float16 else np.float32
-    policy = write_policy_file(DATA / f"{stem(name)}.npz", actor_layers(agent), training, dtype)
+    # A minimal-action-set policy's logits go to their ALE ids (the runs before setups: all 18).
+    action_ids = summary.get("action_ids", list(range(architecture["actions"])))
+    layers = actor_layers(agent, action_ids)
+    policy = write_policy_file(DATA / f"{stem(name)}.npz", layers, training, dtype)
     log = f"{stem(name)}_training.jsonl.gz"
     # mtime 0: the same log gives the same bytes (and the same hash) on every run.
     with (

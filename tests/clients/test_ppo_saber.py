@@ -37,11 +37,11 @@ SMALL = [
 FRAMES = "32k"  # 63 iterations, about 40 episodes
 
 
-def command(out: Path, *extra: str, script: Path = SCRIPT) -> list[str]:
+def command(out: Path, *extra: str, script: Path = SCRIPT, frames: str = FRAMES) -> list[str]:
     return [
         sys.executable,
         str(script),
-        *("--out", str(out), "--total-frames", FRAMES),
+        *("--out", str(out), "--total-frames", frames),
         *("--checkpoint-frames", "0"),  # a checkpoint after every iteration
         *("--threads", "1"),
         *SMALL,
@@ -49,9 +49,12 @@ def command(out: Path, *extra: str, script: Path = SCRIPT) -> list[str]:
     ]
 
 
-def start(out: Path, *extra: str) -> subprocess.Popen[str]:
+def start(out: Path, *extra: str, frames: str = FRAMES) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        command(out, *extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command(out, *extra, frames=frames),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
 
 
@@ -67,8 +70,10 @@ def wait_for_episodes(out: Path, count: int, process: subprocess.Popen[str]) -> 
     pytest.fail(f"no {count} episodes logged in 120 s")
 
 
-def finish(out: Path, *extra: str) -> str:
-    done = subprocess.run(command(out, *extra), capture_output=True, text=True, timeout=300)
+def finish(out: Path, *extra: str, frames: str = FRAMES) -> str:
+    done = subprocess.run(
+        command(out, *extra, frames=frames), capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -219,6 +224,91 @@ def test_resumes_of_other_settings_or_damaged_checkpoints_are_refused_in_one_lin
     assert "not a saber-examples/ppo-saber/1 checkpoint" in refused(tmp_path)
 
 
+CLEANRL = ("--setup", "cleanrl", "--allow-non-saber")
+
+
+@sb3
+def test_a_setup_other_than_sabers_is_refused_without_allow_non_saber(tmp_path: Path) -> None:
+    assert "--setup lifeloss is not SABER (a life lost ends the learner's episode): add " in (
+        refused(tmp_path, "--setup", "lifeloss")
+    )
+    line = refused(tmp_path, "--setup", "cleanrl")
+    for deviation in (
+        "repeat_action_probability=0.0",
+        "max_episode_frames=108000",
+        "the minimal action set (4 of 18)",
+        "FIRE after each start and life lost",
+        "1 to 30 no-op frames at each start",
+    ):
+        assert deviation in line
+    assert "--setup 'usual': choose one of saber, lifeloss, cleanrl" in refused(
+        tmp_path, "--setup", "usual"
+    )
+    assert not (tmp_path / "training.jsonl").exists()
+
+
+@sb3
+def test_the_cleanrl_setup_forces_its_steps_resumes_exactly_and_plays_under_saber(
+    tmp_path: Path,
+) -> None:
+    """CleanRL's setup on Breakout: the policy chooses among the 4 minimal actions; no-ops
+    and FIRE (after each start and each life lost: the life-loss signal at work) are forced
+    and masked out of the loss; a SIGTERM resume ends as the run in one go; the policy file
+    has 18 logits, and the 14 others are never drawn under SABER; examples/evaluate_setup.py
+    scores it under its own setup, the same on every run."""
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    finish(whole, *CLEANRL, frames="4k")
+    process = start(resumed, *CLEANRL, frames="4k")
+    wait_for_episodes(resumed, 3, process)
+    process.send_signal(signal.SIGTERM)
+    assert process.communicate(timeout=60)[0] and process.returncode == 128 + signal.SIGTERM
+    finish(resumed, *CLEANRL, frames="4k")
+    assert_same_training(resumed, whole)
+
+    summary = json.loads((whole / "summary.json").read_text())
+    assert summary["setup"] == "cleanrl" and summary["action_ids"] == [0, 1, 3, 4]
+    assert "a life lost ends the learner's episode" in summary["deviations"]
+    updates = [json.loads(line) for line in (whole / "updates.jsonl").read_text().splitlines()]
+    assert all(len(line["actions"]) == 4 for line in updates)
+    masked = sum(4 * 32 - sum(line["actions"]) for line in updates)
+    # Each finished game: its autoreset step, at least one no-op and FIRE twice at its
+    # start, and NOOP, FIRE, RIGHT after each of its 4 lives lost before the last: >= 16.
+    assert masked >= 16 * summary["episodes"] > 0
+
+    actor = read_policy_file(whole / "policy.npz")
+    assert actor.provenance["setup"] == "cleanrl"
+    outside = [action for action in range(18) if action not in (0, 1, 3, 4)]
+    assert (actor.layers["policy.bias"][outside] == -1e4).all()
+    from saber.agents.convnet import ConvActorPolicy
+
+    policy = ConvActorPolicy(whole / "policy.npz")
+    envs = gym.make_vec("SABER/Breakout", num_envs=4)
+    observations, _ = envs.reset(seed=0)
+    policy.start_episodes(np.arange(4), np.arange(4))
+    drawn = set()
+    for _ in range(50):
+        actions = policy(observations)
+        drawn.update(actions.tolist())
+        observations, *_ = envs.step(actions)
+    envs.close()
+    assert drawn <= {0, 1, 3, 4} and len(drawn) > 1
+
+    own = [tmp_path / "own-1.json", tmp_path / "own-2.json"]
+    for out in own:  # under its own setup, twice: the same episodes
+        subprocess.run(
+            [
+                *(sys.executable, str(EXAMPLES / "evaluate_setup.py"), str(whole / "policy.npz")),
+                *("--game", "Breakout", "--setup", "cleanrl", "--episodes", "2", "--out", str(out)),
+            ],
+            check=True,
+            capture_output=True,
+        )
+    first, second = (json.loads(out.read_text()) for out in own)
+    assert first["episodes"] == second["episodes"] and len(first["episodes"]) == 2
+    assert first["setup"] == "cleanrl" and first["provenance"]["setup"] == "cleanrl"
+    assert all(episode["end"] == "game_over" for episode in first["episodes"])
+
+
 @sb3
 def test_the_numpy_actor_equals_the_torch_actor_on_real_observations(tmp_path: Path) -> None:
     import torch
@@ -234,8 +324,9 @@ def test_the_numpy_actor_equals_the_torch_actor_on_real_observations(tmp_path: P
     agent = Agent((16, 32, 32), 256, 18)
     for parameter in agent.parameters():  # larger than the initialization: every unit alive
         parameter.data.normal_(0.0, 0.05)
-    write_policy_file(tmp_path / "policy.npz", actor_layers(agent), {"test": True})
-    write_policy_file(tmp_path / "half.npz", actor_layers(agent), {"test": True}, np.float16)
+    every = list(range(18))
+    write_policy_file(tmp_path / "policy.npz", actor_layers(agent, every), {"test": True})
+    write_policy_file(tmp_path / "half.npz", actor_layers(agent, every), {"test": True}, np.float16)
     actor = read_policy_file(tmp_path / "policy.npz")
     half = read_policy_file(tmp_path / "half.npz")
 
