@@ -1,14 +1,7 @@
-"""The unit deadline on a Dask cluster (``--unit-timeout``): which units went quiet, and
-which wait on a worker that says nothing; their workers stopped, their units failed.
-
-Dask has no deadline for a running task, and its worker TTL is the scheduler's setting
-(five minutes by default, and a run cannot change it on someone's cluster): this module
-keeps the deadline the local workers have. A unit that started counts it from its last
-message; a unit that the scheduler gave to a worker which has not started it counts it
-from the moment it was seen there, or from that worker's last heartbeat. Its task is
-cancelled and its worker restarted by Dask (:func:`stop_worker_in_background`).
-Once the run has stopped a worker, a scheduler left with none at all for
-``unit_timeout + timeout`` seconds while units wait ends the run (no nanny replaced it).
+"""The unit deadline on a Dask cluster (``--unit-timeout``), which Dask has not: units
+gone quiet, or waiting on a worker that says nothing, fail and their workers are restarted.
+The rules, and the scheduler's own worker TTL beside them: docs/harness.md, "Dask
+clusters".
 """
 
 from __future__ import annotations

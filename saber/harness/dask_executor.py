@@ -1,15 +1,8 @@
 """The Dask executor: one task per work unit on a Dask cluster (``pip install
-"saber-ale[dask]"``); started by :mod:`saber.harness.dask_start`, its deadlines kept by
+"saber-ale[dask]"``). Started by :mod:`saber.harness.dask_start`, its deadlines kept by
 :mod:`saber.harness.dask_deadlines`, its faults named by :mod:`saber.harness.dask_faults`.
-
-Records stream back as Dask events while a unit runs and again with its result
-(duplicates are dropped by the caller), so none is lost if an event is. Workers that die
-running a unit (Dask's ``KilledWorker``, after its allowed failures) fail it with a
-reason that names the signal. A lost scheduler ends the run (:class:`BackendError`) once
-Dask has tried to reconnect for ``timeout`` seconds, or as soon as it reconnects to a
-scheduler restarted at the same address; units in flight are not failed, and the same
-command resumes them. :meth:`DaskExecutor.close` never raises and never waits on a
-scheduler that is gone. The design: docs/harness.md.
+What each fault does to a run (a dead worker, a lost scheduler): docs/harness.md, "Dask
+clusters".
 """
 
 from __future__ import annotations

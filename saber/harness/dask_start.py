@@ -1,12 +1,6 @@
 """Starting the Dask backend: connecting to the scheduler (or starting a local cluster),
-and every worker's check that it builds the policy, before the first unit (one clear
-error instead of a failure per unit).
-
-The check is a task on each worker's thread, not a call on its event loop: a worker slow
-to build the policy (a large model, a machine under load) keeps sending heartbeats, and
-its units wait behind the check instead of being failed. Each worker is waited for
-``unit_timeout`` seconds at the most; one that does not answer is left to the unit
-deadline (:mod:`saber.harness.dask_deadlines`).
+then every worker's check that it builds the policy before the first unit (one clear error
+instead of a failure per unit). Why the check is a task: docs/harness.md, "Dask clusters".
 """
 
 from __future__ import annotations
