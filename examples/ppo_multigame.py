@@ -376,7 +376,9 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "args": {key: str(value) for key, value in dataclasses.asdict(args).items()},
     }
-    write_policy_file(args.out / "policy.npz", actor_layers(agent), provenance)
+    # Every game of the many-games env plays the 18 actions: the ids are all of them.
+    all_actions = list(range(agent.policy.out_features))
+    write_policy_file(args.out / "policy.npz", actor_layers(agent, all_actions), provenance)
     (args.out / "summary.json").write_text(json.dumps(provenance, indent=2) + "\n")
     print(f"Done: {envs.total_frames:,} frames in {seconds:.0f} s; wrote {args.out}")
     return 0
