@@ -134,19 +134,15 @@ class EntryPages:
         ]
         if entry.same_as:
             about.append(("Also given as", f"{', '.join(entry.same_as)} (counted once)", False))
-        settings = table(
+        settings = _two_columns(
             "Settings its run.json states (it is judged by those its replays were played with)",
-            ["Setting", "Value"],
-            [[Cell(k), Cell(repr(v))] for k, v in entry.settings.items()],
-            sortable=False,
-            stacked=False,
+            ("Setting", "Value"),
+            {key: repr(value) for key, value in entry.settings.items()},
         )
-        versions = table(
+        versions = _two_columns(
             "Versions it was evaluated with",
-            ["Package", "Version"],
-            [[Cell(k), Cell(str(v))] for k, v in entry.versions.items()],
-            sortable=False,
-            stacked=False,
+            ("Package", "Version"),
+            {key: str(value) for key, value in entry.versions.items()},
         )
         body = render(
             "entry.html",
@@ -167,6 +163,12 @@ class EntryPages:
         back to the entry's page and the board, at the start of its main element."""
         main = render("report_back.html", label=entry.label)  # "<main>", then the way back
         return self.report_page(entry).replace(MAIN, str(main), 1)
+
+
+def _two_columns(caption: str, headings: tuple[str, str], rows: dict[str, str]) -> Markup:
+    """A fixed table of names and their values (an entry's settings, its versions)."""
+    cells = [[Cell(name), Cell(value)] for name, value in rows.items()]
+    return table(caption, list(headings), cells, sortable=False, stacked=False)
 
 
 def _declared(entry: Entry) -> str:
