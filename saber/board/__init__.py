@@ -1,10 +1,5 @@
 """The SABER board: every entry's status decided by replaying it, ranked like for like, as
-a static site (``saber board ENTRY... --out SITE``).
-
-An entry is a run directory of ``saber eval`` (a claim: only what its replays reproduce,
-as ``saber verify`` plays them, is shown as verified), a published score table with its
-citation, or a shipped reference or agent. docs/board.md says what it checks, what is
-proven and what is claimed, and how to add an entry.
+a static site (``saber board ENTRY... --out SITE``); docs/board.md says what it checks.
 
 Example (illustration, not run as a doctest)::
 

@@ -1,15 +1,6 @@
 """The board's cache: what a build computed (verifications, reports, report pages), kept
-under a key made of the content it was computed from, never of names or dates.
-
-A second build finds there what the first computed for the entries it had, so adding one
-entry verifies and reports only that one. A copy of a run directory has the same content,
-so it hits the same keys; a run whose files changed gets new keys. The cache is an
-optimisation: a value that cannot be read or written is computed again, never an error.
-
-Where: ``$SABER_CACHE_DIR/board``, else ``$XDG_CACHE_HOME/saber/board``, else
-``~/.cache/saber/board`` (the folder of ``saber check``'s verdicts); ``SABER_CACHE_DIR=off``
-keeps nothing.
-"""
+under a key made of the content it was computed from, never of names or dates
+(docs/board.md, "A second build is quick")."""
 
 from __future__ import annotations
 

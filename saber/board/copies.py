@@ -1,18 +1,6 @@
-"""Counting each run once: copies of one run, one play under two names, and shipped
-scores recorded from runs on the board, settled by what the replays prove, never by the
-order the ENTRYs were given in (byte-identical copies are counted once as they are read,
-:meth:`saber.board.reading.Reader.first`).
-
-Two copies of one run (one ``run_id``) whose files differ are each verified on their own
-(:class:`saber.board.reading.Reader`). A copy that fails is shown failed. Of those left:
-when their statically checked records say the same (every field of every record: the
-fingerprint :func:`saber.board.status.verify_document` keeps), they are one run, counted
-once (the entry of most runs, then the smallest content hash: never the first given);
-when they say different things, none is ranked until the conflict is settled, and each is
-shown with the reason. Runs of other ``run_id``\\ s whose records are the same play (the
-same seeds, scores, frames and steps, episode by episode) are a copy under another name:
-credited to no one until settled.
-"""
+"""Counting each run once: copies of one run, one play under two names, and shipped scores
+recorded from runs on the board, settled by what the replays prove, never by the order
+the ENTRYs were given in (docs/board.md, "What the board checks")."""
 
 from __future__ import annotations
 

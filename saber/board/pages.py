@@ -1,15 +1,5 @@
-"""The board's pages: plain HTML, one style sheet and a few lines of JavaScript, all local.
-
-Every table is a real ``<table>`` with a ``<caption>``, column headers (``scope="col"``)
-and row headers (``scope="row"``), so a screen reader reads it as a table; each cell
-carries its column's name (``data-label``) for the stacked layout of a phone (the style of
-:mod:`saber.reports.html`, whose pages never overflow at 375 and 1366 px) and its value to
-sort by (``data-sort``). ``sort.js`` turns each header into a button that sorts by its
-column; without JavaScript the tables read in their ranked order. A status is a word and a
-symbol, never a colour alone, and the colours are the Okabe-Ito palette, which readers
-with every common colour-vision deficiency tell apart. Nothing is fetched from the network:
-no font, no script, no style sheet.
-"""
+"""The board's pages: plain HTML tables, one style sheet and a few lines of JavaScript that
+sort them, all local (docs/board.md, "The site")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Like for like: the board ranks entries on one set of games at a time, and says which.
-
-The sets are those saber knows (:mod:`saber.games`): the SABER paper's 61 games, Atari-57,
-Atari-5, and the games every ranked entry has. On each set, an entry that has every game of
-it is ranked by the statistics of :func:`saber.reports.make_report` over those games alone
-(the median, IQM and mean of world-record-normalized scores with their bootstrap
-intervals, and the classes); one that lacks a game is listed with the games it lacks, never
-ranked over other games. Every report is kept in the cache under the entry's content, the
-games and the bootstrap's settings.
-"""
+"""Like for like: the board ranks entries on one set of games at a time, by the statistics
+of :func:`saber.reports.make_report` over those games alone (docs/board.md, "Like for
+like")."""
 
 from __future__ import annotations
 

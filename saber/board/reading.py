@@ -1,14 +1,6 @@
-"""Reading ENTRYs into the board's entries: run directories here, score tables, references
-and shipped agents in :mod:`saber.board.published`.
-
-An ENTRY is a run directory of ``saber eval`` (or a folder holding several: one entry per
-agent, its runs together), a score table (CSV) whose citation is in ``<name>.board.json``
-beside it, the name of a shipped reference (``saber report --list-references``), or the
-name of a trained agent saber ships (``ppo-pong``). Each becomes one :class:`Entry` per
-agent, keyed by the SHA-256 of its content: a run given twice, or copied byte for byte,
-counts once. Nothing here raises for bad input: an entry that cannot be read is an entry
-with the status ``failed`` and the reason, one line.
-"""
+"""Reading ENTRYs (run directories, score tables, shipped references and agents) into the
+board's entries, one per agent, keyed by the SHA-256 of its content. Nothing here raises
+for bad input: an entry that cannot be read is ``failed``, with the reason in one line."""
 
 from __future__ import annotations
 

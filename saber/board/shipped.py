@@ -1,15 +1,6 @@
-"""The entries of the project's own board, built with the docs (docs/conf.py) and in CI.
-
-:data:`SHIPPED` are the names ``saber board --shipped`` adds (:mod:`saber.board.entries`):
-a shipped reference (``saber report --list-references``) or a trained agent saber ships
-(``saber list``), whose shipped evaluation becomes the entry. A new shipped agent joins the
-board with one line here.
-
-The repository's run directories join them, verified by replay: every run under
-:data:`RUN_FOLDERS` (the baselines' evaluations, ``baselines/evals/ppo-<game>-1``, and the
-entries users add by pull request, ``board/runs/<name>``), whatever runs are there.
-Shipped scores recorded from one of those runs (``saber-ppo``) then count once, as the
-run. The project's board, from the repository's root (``board/runs`` when it is there)::
+"""The entries of the project's own board, built with the docs and in CI: the shipped
+references and agents of :data:`SHIPPED` (a new shipped agent joins with one line here)
+and every run under :data:`RUN_FOLDERS`, verified by replay. From the repository's root::
 
     saber board baselines/evals --shipped --sample 10 --out site
 """

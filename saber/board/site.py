@@ -1,20 +1,5 @@
-"""The board's files: every page and download, as text by path (relative to the site).
-
-The site::
-
-    index.html                 the ranking on the default set of games
-    rankings/<set>.html        the ranking on each set (saber61, atari57, atari5, common)
-    rankings/<set>.csv, .json  its table
-    games/index.html           every game; games/<game>.html: every entry's score on it
-    per-game.csv, .json        every game's table in one
-    entries/index.html         every entry with its status; entries.csv, entries.json
-    entries/<id>/index.html    one entry: status, verification, provenance, settings,
-                               versions, the command that reproduces its evaluation
-    entries/<id>/report.html   its SABER report with figures (saber report --html)
-    entries/<id>/report.json   the report's JSON; entries/<id>/scores.csv: its per-game CSV
-    downloads.html, about.html
-    board.css, sort.js
-"""
+"""The board's files: every page and download, as text by path relative to the site
+(the layout: docs/board.md, "The site")."""
 
 from __future__ import annotations
 

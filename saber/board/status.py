@@ -1,13 +1,6 @@
-"""Each run entry's status, decided at build time from what its replays prove.
-
-A run is verified by :func:`saber.replay.verify.verify_run` (what ``saber verify`` runs):
-every replay checked statically against its record, every one or a sample of them
-played, the sample drawn from a seed drawn at build time (:func:`build_seed`). The entry
-is judged by its replays (their headers' settings, never ``run.json``'s flags) and ranked
-only when whole. Each verification is kept in the cache under the run's content, the
-sample's size, the budget and the versions here (never the seed: a verification of the
-same bytes stands, whichever seed drew it).
-"""
+"""Each run entry's status, decided at build time from what its replays prove
+(:func:`saber.replay.verify.verify_run`, on every replay or a sample drawn from a seed
+drawn at build time); docs/board.md, "What is proven and what is claimed"."""
 
 from __future__ import annotations
 
