@@ -30,7 +30,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "games": {"errors"},
     "registration": {"games"},
     "envs": {"errors", "protocol", "games", "registration"},
-    "scoring": {"errors", "protocol", "rundir", "games"},
+    # agents: the shipped agents' training provenance (ScoreTable.trained_outside_saber).
+    "scoring": {"errors", "protocol", "rundir", "games", "agents"},
     "reports": {"errors", "version", "protocol", "rundir", "games", "scoring"},
     # Re-simulating recorded episodes: verify, films, datasets (saber verify, saber replay).
     "replay": {"errors", "version", "protocol", "rundir", "games", "envs"},

@@ -23,6 +23,13 @@ from saber.protocol.settings import NUM_ACTIONS
 from saber.rundir.durable import writing_atomically
 
 FORMAT = "saber/conv-actor/1"
+# A file with int8 weights (write_policy_file(dtype=np.int8)): a saber that reads only
+# FORMAT refuses it in one line, where it would read the int8 values as weights.
+QUANTIZED_FORMAT = "saber/conv-actor/2"
+# int8 in a quantized file: the dense hidden layer, 94% of the parameters of the shipped
+# networks; int8 convolutions would move the policy several times more for a few percent
+# fewer bytes (docs/trained-agent.md, "The policy file").
+QUANTIZED_LAYERS = ("fc",)
 # (layer, kernel size, stride); the dense layers have no kernel.
 CONVOLUTIONS = (("conv1", 8, 4), ("conv2", 4, 2), ("conv3", 3, 1))
 LAYERS = ("conv1", "conv2", "conv3", "fc", "policy")
@@ -37,22 +44,38 @@ def write_policy_file(
 ) -> Path:
     """Write ``layers`` (``"conv1.weight"``: array, ...) and ``provenance``.
 
-    ``dtype``: how the weights are stored, float32 or float16 (half the bytes: the shipped
-    baselines, whose inference reads them back as float32). Written aside, fsynced and
+    ``dtype``: how the weights are stored, read back as float32 by inference: float32;
+    float16 (half the bytes); or int8 (about a quarter: the weights of
+    :data:`QUANTIZED_LAYERS` in int8, each output unit's row with its own float32 scale,
+    the largest magnitude to 127; everything else float16). Written aside, fsynced and
     renamed (:func:`saber.rundir.durable.writing_atomically`): whole or absent.
     """
-    if dtype not in (np.float32, np.float16):
-        raise ValueError(f"Expect dtype float32 or float16, actually: {dtype}")
+    if dtype not in (np.float32, np.float16, np.int8):
+        raise ValueError(f"Expect dtype float32, float16 or int8, actually: {dtype}")
     path = Path(path)
-    arrays = {name: np.asarray(layers[name], dtype=dtype) for name in _array_names()}
+    stored = np.float16 if dtype is np.int8 else dtype
+    arrays = {name: np.asarray(layers[name], dtype=stored) for name in _array_names()}
+    if dtype is np.int8:
+        for layer in QUANTIZED_LAYERS:
+            name = f"{layer}.weight"
+            arrays[name], arrays[f"{name}_scale"] = _quantized(np.asarray(layers[name]))
     with writing_atomically(path) as temporary, temporary.open("wb") as handle:
         np.savez_compressed(
             handle,
             **arrays,
-            format=np.array(FORMAT),
+            format=np.array(QUANTIZED_FORMAT if dtype is np.int8 else FORMAT),
             provenance=np.array(json.dumps(provenance, sort_keys=True)),
         )
     return path
+
+
+def _quantized(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 rows and one float32 scale per row (output unit): ``weight ~ rows * scale``."""
+    rows = weight.reshape(len(weight), -1).astype(np.float32)
+    scale = np.abs(rows).max(axis=1) / np.float32(127.0)
+    scale[scale == 0] = 1.0  # a row of zeros stays zeros
+    quantized = np.clip(np.rint(rows / scale[:, None]), -127, 127).astype(np.int8)
+    return quantized.reshape(weight.shape), scale
 
 
 def _array_names() -> list[str]:
@@ -142,8 +165,11 @@ def read_policy_file(path: str | Path) -> ConvActor:
             f"{where}: not a readable policy file (a numpy .npz): {type(error).__name__}: {error}"
         ) from None
     found = str(contents.get("format", "none"))
-    if found != FORMAT:
-        raise PolicyFileError(f"{where}: expect a {FORMAT} policy file, actually format {found!r}")
+    if found not in (FORMAT, QUANTIZED_FORMAT):
+        raise PolicyFileError(
+            f"{where}: expect a {FORMAT} policy file, actually format {found!r} (this saber "
+            f"reads {FORMAT} and {QUANTIZED_FORMAT})"
+        )
     missing = [name for name in _array_names() if name not in contents]
     if missing:
         raise PolicyFileError(f"{where}: missing arrays {', '.join(missing)}")
@@ -155,12 +181,36 @@ def read_policy_file(path: str | Path) -> ConvActor:
             "file with write_policy_file"
         )
     layers = {name: contents[name].astype(np.float32, copy=False) for name in _array_names()}
+    if found == QUANTIZED_FORMAT:
+        for layer in QUANTIZED_LAYERS:
+            name = f"{layer}.weight"
+            layers[name] = _dequantized(where, name, contents)
     _check_shapes(where, layers)
     try:
         provenance = json.loads(str(contents.get("provenance", "{}")))
     except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, huge ints
         raise PolicyFileError(f"{where}: its provenance is not JSON: {error}") from None
     return ConvActor(layers, provenance)
+
+
+def _dequantized(where: str, name: str, contents: dict[str, np.ndarray]) -> np.ndarray:
+    """The float32 weights of an int8 layer: its rows times their scales, both checked."""
+    weight, scale = contents[name], contents.get(f"{name}_scale")
+    if weight.dtype != np.int8 or weight.ndim < 2:
+        raise PolicyFileError(
+            f"{where}: {name} holds {weight.dtype} values {weight.shape}; a {QUANTIZED_FORMAT} "
+            "file holds it as int8 rows; write the file with write_policy_file"
+        )
+    if scale is None or scale.dtype != np.float32 or scale.shape != weight.shape[:1]:
+        found = "none" if scale is None else f"{scale.dtype} {scale.shape}"
+        raise PolicyFileError(
+            f"{where}: {name}_scale is {found}; expect float32 ({len(weight)},), one scale a "
+            "row; write the file with write_policy_file"
+        )
+    if not np.all(np.isfinite(scale) & (scale > 0)):
+        raise PolicyFileError(f"{where}: {name}_scale holds values that are not positive numbers")
+    rows = weight.reshape(len(weight), -1).astype(np.float32) * scale[:, None]
+    return rows.reshape(weight.shape)
 
 
 def _output_sides() -> list[int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -69,6 +70,25 @@ def agent_provenance(name: str) -> dict[str, Any]:
             f"({agent.provenance_file}) names: reinstall saber"
         )
     return record
+
+
+def training_deviations(name: str) -> tuple[str, ...]:
+    """How shipped agent ``name`` was trained outside SABER, in words, from its provenance
+    (what the training script wrote into the policy file: ``examples/ppo_saber.py
+    --setup``); empty for an agent trained under SABER and for a name saber does not ship.
+
+    A run of such an agent is a SABER evaluation, but not a SABER result: ``saber report``
+    and the board label it so, from here, never from a flag a run directory carries.
+    """
+    if name not in PRETRAINED:
+        return ()
+    return provenance_deviations(agent_provenance(name).get("training", {}))
+
+
+def provenance_deviations(training: Mapping[str, Any]) -> tuple[str, ...]:
+    """The deviations from SABER a training provenance names (``examples/ppo_saber.py``'s
+    summary, as a policy file and a shipped agent's record hold it); empty for SABER's."""
+    return tuple(str(deviation) for deviation in training.get("deviations") or ())
 
 
 def pretrained_policy(name: str, greedy: bool = False) -> ConvActorPolicy:

@@ -33,6 +33,9 @@ CONFLICT = "in conflict"
 FAILED = "failed"
 # Statuses in the order the board lists them.
 STATUSES = (VERIFIED, PUBLISHED, NOT_SABER, INCOMPLETE, UNVERIFIED, CONFLICT, FAILED)
+# The reason of a shipped agent trained outside SABER (saber.agents.pretrained's provenance),
+# before its deviations: its play may be SABER's, the result is not.
+TRAINED_OUTSIDE = "evaluated under SABER, trained outside it (its shipped provenance): "
 RANKED = (VERIFIED, PUBLISHED)
 PASSING = (VERIFIED, PUBLISHED, NOT_SABER)  # saber board exits 0 when every entry has one
 

@@ -17,12 +17,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
-from saber.agents.pretrained import PRETRAINED, agent_provenance
+from saber.agents.pretrained import PRETRAINED, agent_provenance, training_deviations
 from saber.board.entries import (
     METADATA_FILE,
     NOT_SABER,
     PUBLISHED,
     TABLE_BYTES,
+    TRAINED_OUTSIDE,
     Entry,
     date_of,
     failed,
@@ -149,6 +150,16 @@ def _read_agent(reader: Reader, name: str) -> None:
     info = PRETRAINED[name]
     episodes = info.path.parent / str(evaluation.get("episodes_file", ""))
     run = evaluation.get("run", {})
+    trained = training_deviations(name)
+    status, reason = (
+        PUBLISHED,
+        (
+            "shipped per-episode scores of its evaluation, without the replays: run its "
+            "command and give the board that directory to verify it"
+        ),
+    )
+    if trained:
+        status, reason = NOT_SABER, TRAINED_OUTSIDE + "; ".join(trained)
     entry = Entry(
         name, "shipped agent", name, key=sha256(b"agent", name.encode(), episodes.read_bytes()),
         table=renamed(read_score_csv(episodes), name), settings=dict(run.get("settings", {})),
@@ -163,9 +174,7 @@ def _read_agent(reader: Reader, name: str) -> None:
             "Episodes": f"saber/agents/data/{episodes.name}",
             "Trained by": str(record.get("training", {}).get("script", "")),
         },
-        status=PUBLISHED,
-        reason="shipped per-episode scores of its evaluation, without the replays: run its "
-        "command and give the board that directory to verify it",
+        status=status, reason=reason, deviations=trained,
     )  # fmt: skip
     reader.add(entry, f"agent:{name}", name)
 

@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from saber.agents.pretrained import training_deviations
 from saber.board.cache import Cache, digest
 from saber.board.entries import (
     FAILED,
     INCOMPLETE,
     NOT_SABER,
+    TRAINED_OUTSIDE,
     UNVERIFIED,
     VERIFIED,
     Entry,
@@ -170,12 +172,16 @@ def judged(entry: Entry, found: list[Mapping[str, Any]], draw: tuple[Any, ...]) 
         "check_all": [_verify_command(doc["directory"], None, None) for doc in runs],
     }
     status, reason = _verdict(runs, verification)
+    # A shipped agent trained outside SABER: its replays may be SABER's, its result is not.
+    trained = training_deviations(entry.label)
+    if trained and status in (VERIFIED, INCOMPLETE, UNVERIFIED):
+        status, reason = NOT_SABER, f"{TRAINED_OUTSIDE}{'; '.join(trained)}; its replays: {reason}"
     short = min((doc.get("episodes_per_game") or 0 for doc in runs), default=0)
     return entry.with_status(
         status,
         reason,
         verification=verification,
-        deviations=_deviations(runs),
+        deviations=(*_deviations(runs), *trained),
         short=short if 0 < short < EVALUATION_EPISODES else None,
     )
 

@@ -396,6 +396,8 @@ class Report:
         agents: agent -> time limit -> :class:`Section` (user agents first, then references).
         comparisons: time limit -> :class:`Comparison` (two agents or more).
         like_for_like: the games behind each agent's aggregates (:class:`LikeForLike`).
+        trained_outside_saber: agent -> how it was trained outside SABER, for the shipped
+            agents whose provenance says so (``ScoreTable.trained_outside_saber``).
         time_limit_groups: the time limits in groups whose sections and comparisons are
             identical (every score the same at each), in ``time_limits`` order: the
             renderings print each group once, e.g. ``[["5min", "30min", "saber"]]``.
@@ -415,6 +417,7 @@ class Report:
     comparisons: dict[str, Comparison] = field(default_factory=dict)
     like_for_like: LikeForLike = field(default_factory=LikeForLike)
     time_limit_groups: list[list[str]] = field(default_factory=list)
+    trained_outside_saber: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document: plain dicts, lists, str, numbers, bools and None (no NaN/inf)."""
@@ -451,15 +454,16 @@ class Report:
         return _typed(cls, document, "report")
 
     def deviations_by_agent(self) -> dict[str, str]:
-        """Agent -> how its runs differ from SABER, for the agents of references that do
-        (Dopamine's): every table and figure prints it beside the agent."""
+        """Agent -> how it is not SABER, for the agents of references whose runs differ
+        (Dopamine's) and the agents trained outside SABER: every table and figure prints
+        it beside the agent."""
         labels = {r.name: r.deviations for r in self.references}
         return {
             agent: labels[section.reference]
             for agent, sections in self.agents.items()
             for section in sections.values()
             if labels.get(section.reference or "")
-        }
+        } | {a: label for a, label in self.trained_outside_saber.items() if a in self.agents}
 
 
 ReportLike: TypeAlias = Report | Mapping[str, Any]

@@ -459,4 +459,5 @@ def make_report(
         comparisons=comparisons,
         like_for_like=differing_game_sets(agents, like_for_like, time_limits),
         time_limit_groups=time_limit_groups(agents, comparisons, time_limits),
+        trained_outside_saber=dict(table.trained_outside_saber),
     )

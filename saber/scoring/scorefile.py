@@ -72,4 +72,20 @@ def read_scores(*paths: str | Path) -> ScoreTable:
         )
     result = tables[0] if len(tables) == 1 else merge_tables(tables)
     result.warnings.extend(merged)
+    for agent in result.agents():
+        label = trained_outside_saber(agent)
+        if label:
+            result.trained_outside_saber[agent] = label
+            result.warnings.append(
+                f"{agent}: a SABER evaluation of an agent trained outside SABER ({label}, "
+                "from its shipped provenance): not a SABER result"
+            )
     return result
+
+
+def trained_outside_saber(agent: str) -> str | None:
+    """``"not SABER: trained with ..."`` for a shipped agent trained outside SABER, else None."""
+    from saber.agents.pretrained import training_deviations  # only what read_scores needs
+
+    deviations = training_deviations(agent)
+    return "not SABER: trained with " + "; ".join(deviations) if deviations else None

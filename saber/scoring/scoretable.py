@@ -80,6 +80,9 @@ class ScoreTable:
         references: agent -> the name of the shipped reference it comes from.
         game_sets: (agent, run) -> (the game set the run was evaluated on, the file that
             says so), from harness ``run.json`` files.
+        trained_outside_saber: agent -> how it was trained outside SABER (``"not SABER:
+            trained with ..."``), for the shipped agents whose provenance says so
+            (:func:`saber.agents.pretrained.training_deviations`).
     """
 
     records: list[EpisodeScore] = field(default_factory=list)
@@ -89,6 +92,7 @@ class ScoreTable:
     mean_only: set[str] = field(default_factory=set)
     references: dict[str, str] = field(default_factory=dict)
     game_sets: dict[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
+    trained_outside_saber: dict[str, str] = field(default_factory=dict)
 
     def agents(self) -> list[str]:
         """Agent names in order of first appearance (the readers put each file's records
@@ -262,5 +266,6 @@ def merge_tables(tables: Iterable[ScoreTable]) -> ScoreTable:
         merged.saber_compliant &= table.saber_compliant
         merged.mean_only |= table.mean_only
         merged.references.update(table.references)
+        merged.trained_outside_saber.update(table.trained_outside_saber)
     _check_game_sets(merged)
     return merged

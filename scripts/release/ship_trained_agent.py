@@ -5,7 +5,7 @@ data were made), in two steps, because the evaluation plays the shipped file::
 
     python examples/ppo_saber.py --game Breakout --seed 1 --out baselines/runs/ppo-breakout-1
     python scripts/release/ship_trained_agent.py policy baselines/runs/ppo-breakout-1 \\
-        --name ppo-breakout --commit <the commit it ran from> --float16 --reference saber-ppo
+        --name ppo-breakout --commit <the commit it ran from> --dtype int8 --reference saber-ppo
     saber eval --agent ppo-breakout --games breakout --episodes 100 --seed 0 \\
         --out baselines/evals/ppo-breakout-1
     python scripts/release/ship_trained_agent.py evaluation baselines/evals/ppo-breakout-1 \\
@@ -14,7 +14,7 @@ data were made), in two steps, because the evaluation plays the shipped file::
 ``policy`` writes (needs torch, to read the checkpoint):
 
 * ``saber/agents/data/<stem>.npz``: the actor for numpy inference
-  (:mod:`saber.agents.convnet`), float32 or (``--float16``) float16, with the provenance
+  (:mod:`saber.agents.convnet`), its weights stored as ``--dtype`` says, with the provenance
   inside (``<stem>``: the name with ``_`` for ``-``);
 * ``saber/agents/data/<stem>.json``: the provenance (script and its SHA-256, command,
   commit, versions, seed, frames, episodes, wall time, frames/s and where the time went,
@@ -111,7 +111,7 @@ def _csv_value(value: Any) -> Any:
     return value
 
 
-def ship_policy(run: Path, name: str, commit: str, float16: bool, reference: str | None) -> None:
+def ship_policy(run: Path, name: str, commit: str, dtype: str, reference: str | None) -> None:
     import torch
 
     sys.path.insert(0, str(ROOT / "examples"))
@@ -120,6 +120,12 @@ def ship_policy(run: Path, name: str, commit: str, float16: bool, reference: str
     from saber.agents.convnet import write_policy_file
 
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    setup = summary.get("setup", "saber")
+    if reference and setup != "saber":
+        raise SystemExit(
+            f"ship_trained_agent.py: {run} was trained with --setup {setup}, not under SABER: "
+            f"it never joins --reference {reference}; ship it without --reference"
+        )
     state = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=True)
     if state["progress"]["frames"] != summary["frames"]:
         raise SystemExit(f"ship_trained_agent.py: {run}: the checkpoint is not the summary's")
@@ -128,11 +134,11 @@ def ship_policy(run: Path, name: str, commit: str, float16: bool, reference: str
     agent.load_state_dict(state["agent"])
     game = get_game(summary["game"])
     training = {**summary, "commit": commit}
-    dtype = np.float16 if float16 else np.float32
+    stored = {"float32": np.float32, "float16": np.float16, "int8": np.int8}[dtype]
     # A minimal-action-set policy's logits go to their ALE ids (the runs before setups: all 18).
     action_ids = summary.get("action_ids", list(range(architecture["actions"])))
     layers = actor_layers(agent, action_ids)
-    policy = write_policy_file(DATA / f"{stem(name)}.npz", layers, training, dtype)
+    policy = write_policy_file(DATA / f"{stem(name)}.npz", layers, training, stored)
     log = f"{stem(name)}_training.jsonl.gz"
     # mtime 0: the same log gives the same bytes (and the same hash) on every run.
     with (
@@ -142,8 +148,9 @@ def ship_policy(run: Path, name: str, commit: str, float16: bool, reference: str
     ):
         shutil.copyfileobj(source, target)
     frames = f"{summary['frames'] / 1e6:.0f}M"
+    under = "under SABER" if setup == "saber" else f"outside SABER (--setup {setup}; not SABER)"
     description = (
-        f"PPO trained under SABER on {game.title}, {frames} frames on 2 CPU cores, seed "
+        f"PPO trained {under} on {game.title}, {frames} frames on 2 CPU cores, seed "
         f"{summary['seed']} (examples/ppo_saber.py; numpy inference"
         + (f"; --reference {reference})" if reference else ")")
     )
@@ -151,7 +158,7 @@ def ship_policy(run: Path, name: str, commit: str, float16: bool, reference: str
         "name": name,
         "description": description + "; actions sampled from the policy, seeded per episode",
         "policy_file": policy.name,
-        "dtype": np.dtype(dtype).name,
+        "dtype": dtype,
         "sha256": hashlib.sha256(policy.read_bytes()).hexdigest(),
         "bytes": policy.stat().st_size,
         "reference": reference,
@@ -228,14 +235,24 @@ def main() -> None:
     policy.add_argument("run", type=Path, help="the run directory of examples/ppo_saber.py")
     policy.add_argument("--name", required=True, help="the agent's name (ppo-breakout)")
     policy.add_argument("--commit", required=True, help="the commit the training ran from")
-    policy.add_argument("--float16", action="store_true", help="store the weights as float16")
+    policy.add_argument(
+        "--dtype",
+        choices=["float32", "float16", "int8"],
+        default="float32",
+        help="how the weights are stored (saber.agents.convnet.write_policy_file); "
+        "baselines/README.md says which agents ship in which",
+    )
+    # The agents shipped before --dtype were shipped with --float16: their commands still run.
+    policy.add_argument(
+        "--float16", dest="dtype", action="store_const", const="float16", help="--dtype float16"
+    )
     policy.add_argument("--reference", choices=["saber-ppo"], help="the reference it joins")
     evaluation = steps.add_parser("evaluation", help="ship the 100-episode evaluation")
     evaluation.add_argument("run", type=Path, help="the run directory of saber eval")
     evaluation.add_argument("--name", required=True, help="the agent's name (ppo-breakout)")
     args = parser.parse_args()
     if args.step == "policy":
-        ship_policy(args.run, args.name, args.commit, args.float16, args.reference)
+        ship_policy(args.run, args.name, args.commit, args.dtype, args.reference)
     else:
         ship_evaluation(args.run, args.name)
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import saber
 from saber.agents import ConvActorPolicy, PolicyFileError, read_policy_file
-from saber.agents.convnet import FORMAT, write_policy_file
+from saber.agents.convnet import FORMAT, QUANTIZED_FORMAT, write_policy_file
 from saber.agents.pretrained import PRETRAINED, agent_provenance
 from saber.cli import main as saber_cli
 from saber.errors import ExitCode
@@ -168,6 +168,57 @@ def test_a_bad_policy_file_is_one_line_naming_it(policy_file: Path, damage: str)
     assert not (policy_file.parent / "run" / "episodes.jsonl").exists()
 
 
+def test_an_int8_file_holds_each_dense_row_to_half_its_step(tmp_path: Path) -> None:
+    layers = random_layers(hidden=64)
+    layers["fc.weight"][3] = 0.0  # a row of zeros (a dead unit) stays zeros
+    files = {
+        dtype: write_policy_file(tmp_path / f"{dtype.__name__}.npz", layers, {}, dtype)
+        for dtype in (np.float32, np.float16, np.int8)
+    }
+    with np.load(files[np.int8], allow_pickle=False) as archive:
+        assert str(archive["format"]) == QUANTIZED_FORMAT
+        assert archive["fc.weight"].dtype == np.int8
+        scale = archive["fc.weight_scale"]
+    # Each row's largest magnitude is 127 steps of its scale.
+    np.testing.assert_allclose(scale[[0, 1]], np.abs(layers["fc.weight"][[0, 1]]).max(1) / 127)
+    actor, half = read_policy_file(files[np.int8]), read_policy_file(files[np.float16])
+    error = np.abs(actor.layers["fc.weight"] - layers["fc.weight"])
+    assert np.all(error <= scale[:, None] / 2 * (1 + 1e-6))
+    assert not actor.layers["fc.weight"][3].any()
+    for name, array in actor.layers.items():  # every other array as the float16 file has it
+        if name != "fc.weight":
+            np.testing.assert_array_equal(array, half.layers[name])
+    sizes = {dtype: path.stat().st_size for dtype, path in files.items()}
+    assert sizes[np.int8] < sizes[np.float16] < sizes[np.float32]
+
+
+INT8_DAMAGE = {
+    "no scale": ({"fc__weight_scale": None}, "fc.weight_scale is none; expect float32 (64,)"),
+    "a scale a column": (
+        {"fc__weight_scale": np.ones(196, np.float32)},
+        "fc.weight_scale is float32 (196,)",
+    ),
+    "float weights": (
+        {"fc__weight": np.zeros((64, 196), np.float32)},
+        "fc.weight holds float32 values (64, 196); a saber/conv-actor/2 file holds it as int8",
+    ),
+    "infinite scale": (
+        {"fc__weight_scale": np.full(64, np.inf, np.float32)},
+        "fc.weight_scale holds values that are not positive numbers",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", INT8_DAMAGE, ids=list(INT8_DAMAGE))
+def test_a_bad_int8_file_is_one_line_naming_it(tmp_path: Path, damage: str) -> None:
+    path = write_policy_file(tmp_path / "int8.npz", random_layers(hidden=64), {}, np.int8)
+    changes, message = INT8_DAMAGE[damage]
+    _rewrite(path, **changes)
+    with pytest.raises(PolicyFileError, match=str(path)) as error:
+        read_policy_file(path)
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
 def test_a_missing_policy_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(PolicyFileError, match="no such policy file"):
         read_policy_file(tmp_path / "absent.npz")
@@ -200,6 +251,25 @@ def test_every_shipped_agent_is_listed_with_its_checked_provenance(name: str) ->
     assert training["seed"] == agent.training_seed
     assert get_game(training["game"]).ale_id == agent.game
     assert read_policy_file(agent.path).num_actions == 18
+
+
+@pytest.mark.parametrize("name", sorted(PRETRAINED))
+def test_a_shipped_agent_trained_outside_saber_says_so_and_stays_out_of_saber_ppo(
+    name: str,
+) -> None:
+    """Its training provenance's setup, its deviations, its description and its reference
+    agree: what saber report and the board label it by (training_deviations)."""
+    from saber.agents.pretrained import training_deviations
+    from saber.scoring.references import ppo_runs
+
+    record = agent_provenance(name)
+    setup = record["training"].get("setup", "saber")
+    deviations = training_deviations(name)
+    assert (setup == "saber") == (not deviations)
+    assert ("not SABER" in record["description"]) == bool(deviations)
+    if deviations:
+        assert record["reference"] is None
+        assert name not in {run["agent"] for run in ppo_runs()}
 
 
 def test_the_installed_package_weighs_under_25_mb() -> None:

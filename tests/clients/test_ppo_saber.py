@@ -277,6 +277,10 @@ def test_the_cleanrl_setup_forces_its_steps_resumes_exactly_and_plays_under_sabe
 
     actor = read_policy_file(whole / "policy.npz")
     assert actor.provenance["setup"] == "cleanrl"
+    # What saber report and the board label it by, once shipped: the provenance it carries.
+    from saber.agents.pretrained import provenance_deviations
+
+    assert provenance_deviations(actor.provenance) == tuple(summary["deviations"])
     outside = [action for action in range(18) if action not in (0, 1, 3, 4)]
     assert (actor.layers["policy.bias"][outside] == -1e4).all()
     from saber.agents.convnet import ConvActorPolicy

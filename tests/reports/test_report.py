@@ -20,6 +20,7 @@ Sorted: 0, 1, 10, 50, 100, inf -> median (10 + 50) / 2 = 30; mean (0 + 1 + 10 + 
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from pathlib import Path
@@ -263,3 +264,28 @@ def test_a_report_without_any_saber_baseline_is_valid_json(tmp_path):
         "left out of the world-record and human-normalized aggregates: Basic Math, Surround."
         in to_markdown(report)
     )
+
+
+def test_an_agent_trained_outside_saber_is_marked_in_every_rendering(tmp_path):
+    """The label read_scores gives a shipped agent whose provenance names deviations
+    (ScoreTable.trained_outside_saber) is printed beside it, and survives the JSON."""
+    from saber.reports.html import to_html
+    from saber.reports.latex import to_latex
+
+    (tmp_path / "s.csv").write_text("agent,game,score\nx,pong,1\ny,pong,2\n")
+    table = read_scores(tmp_path / "s.csv")
+    assert table.trained_outside_saber == {}  # neither is a shipped agent
+    label = "not SABER: trained with a life lost ends the learner's episode"
+    table.trained_outside_saber["x"] = label
+    report = make_report(table, n_resamples=10)
+    assert report.deviations_by_agent() == {"x": label}
+    assert type(report).from_dict(json.loads(to_json(report))) == report
+    markdown = to_markdown(report)
+    assert f"‡ x: {label}." in markdown and "| x ‡ " in markdown and "y ‡" not in markdown
+    assert r"x$^\ddagger$" in to_latex(report)
+    assert f"‡ x: {label}." in html.unescape(to_html(report))
+
+
+def test_shipped_agents_trained_under_saber_carry_no_label(tmp_path):
+    (tmp_path / "s.csv").write_text("agent,game,score\nppo-breakout,breakout,10\n")
+    assert read_scores(tmp_path / "s.csv").trained_outside_saber == {}
