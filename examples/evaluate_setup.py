@@ -41,7 +41,7 @@ def play_episode(
     """One episode under ``setup_name``: its score, frames and how it ended."""
     setup = SETUPS[setup_name]
     env = gym.make(f"SABER/{game}", **setup.settings)
-    ids = minimal_action_ids(game) if setup.minimal_actions else list(range(18))
+    ids = minimal_action_ids(game) if setup.minimal_actions else tuple(range(18))
     forced = ForcedSteps(setup, game, 1)
     observation, info = env.reset(seed=seed)
     policy.start_episodes(np.zeros(1, dtype=np.int64), np.array([seed]))

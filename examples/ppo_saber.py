@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -169,12 +170,13 @@ SETUPS = {
 }
 
 
-def minimal_action_ids(game: str) -> list[int]:
+@functools.cache  # each caller would load the ROM again
+def minimal_action_ids(game: str) -> tuple[int, ...]:
     """The ALE ids of the game's minimal action set (an SABER action's index is its id)."""
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # before the banner
     ale = ale_py.ALEInterface()
     ale.loadROM(str(rom_path(resolve_rom_id(game))))
-    return [action.value for action in ale.getMinimalActionSet()]
+    return tuple(action.value for action in ale.getMinimalActionSet())
 
 
 def fires_to_start(game: str) -> bool:
@@ -649,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
     envs.unwrapped.seed_each_episode = True  # every episode replays from its seed (EpisodeTracks)
     # The ALE id (the SABER env's action) of each of the policy's actions.
     action_ids = (
-        minimal_action_ids(args.game) if setup.minimal_actions else list(range(NUM_ACTIONS))
+        list(minimal_action_ids(args.game)) if setup.minimal_actions else list(range(NUM_ACTIONS))
     )
     to_env_action = torch.tensor(action_ids)
     num_actions = len(action_ids)
