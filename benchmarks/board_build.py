@@ -1,7 +1,7 @@
 """How long ``saber board`` takes on a board of 100 entries over 57 games, once verified.
 
 The entries are run directories of 57 of the SABER games, ``--episodes`` per game, made
-from the records of saber's random agent under SABER (``saber/data/saber_random_episodes.csv``:
+from the records of saber's random agent under SABER (``saber/data/saber_random_episodes.csv.gz``:
 real records, their seeds the run's), each entry its own run (its own ``run_id`` and agent,
 its scores scaled by 1 + i/100 so that no two entries are alike). Their replays are not
 made: playing 100 x 57 x 100 episodes takes days, and verifying them is ``saber verify``'s
@@ -41,7 +41,6 @@ import sys
 import tempfile
 import time
 import uuid
-from importlib import resources
 from pathlib import Path
 
 from _results import ROOT, Measurement, add_options, interleaved, spread, timed
@@ -58,12 +57,13 @@ from saber.rundir.durable import write_run_file
 from saber.rundir.reading import episodes_log_checkpoint
 from saber.rundir.records import EPISODES_FILE
 from saber.rundir.runfile import RunFile, Session
+from saber.scoring.packaged import data_text
 
 GAMES = 57
 
 
 def _random_records(games: list[str], episodes: int) -> list[dict]:
-    text = resources.files("saber.data").joinpath("saber_random_episodes.csv").read_text()
+    text = data_text("saber_random_episodes.csv.gz")
     wanted = set(games)
     return [
         row for row in csv.DictReader(text.splitlines())

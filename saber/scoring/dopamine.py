@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
 import io
 import json
-from importlib import resources
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from saber.protocol.settings import NUM_ACTIONS, SaberSettings
+from saber.scoring.packaged import data_text
 from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 from saber.scoring.stats import bootstrap_runs, percentile_interval
 
@@ -47,7 +46,7 @@ CITATION = (
 REFERENCE_NAMES: dict[str, tuple[str, ...]] = {"dopamine": tuple(AGENTS)} | {
     f"dopamine:{agent}": (agent,) for agent in AGENTS
 }
-CHECKPOINT_FILE = "dopamine_checkpoints.csv"
+CHECKPOINT_FILE = "dopamine_checkpoints.csv.gz"
 ITERATION_FILE = "dopamine_iterations.csv.gz"
 PROVENANCE_FILE = "dopamine_provenance.json"
 LICENSE_FILE = "dopamine_LICENSE.txt"
@@ -117,10 +116,6 @@ def iteration_for(frames: int) -> int | None:
     return iteration - 1
 
 
-def _data(name: str) -> Any:  # a Traversable
-    return resources.files("saber.data").joinpath(name)
-
-
 @functools.cache
 def checkpoint_scores() -> dict[str, dict[str, dict[str, NDArray]]]:
     """``{agent: {checkpoint: {game: values of the 5 runs}}}``, from the shipped CSV.
@@ -133,7 +128,7 @@ def checkpoint_scores() -> dict[str, dict[str, dict[str, NDArray]]]:
         (5,)
     """
     runs: dict[str, dict[str, dict[str, list[float]]]] = {}
-    text = _data(CHECKPOINT_FILE).read_text(encoding="utf-8")
+    text = data_text(CHECKPOINT_FILE)
     for row in csv.DictReader(io.StringIO(text)):
         by_game = runs.setdefault(row["agent"], {}).setdefault(row["checkpoint"], {})
         by_game.setdefault(row["game"], []).append(float(row["score"]))
@@ -163,7 +158,7 @@ def reference_table(agents: tuple[str, ...], checkpoint: str, name: str) -> Scor
         name: the reference's name (``"dopamine:rainbow"``), recorded for the report.
     """
     builder = TableBuilder()
-    text = _data(CHECKPOINT_FILE).read_text(encoding="utf-8")
+    text = data_text(CHECKPOINT_FILE)
     for line, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
         if row["agent"] in agents and row["checkpoint"] == checkpoint:
             builder.add(
@@ -186,7 +181,7 @@ def reference_table(agents: tuple[str, ...], checkpoint: str, name: str) -> Scor
 
 @functools.cache
 def _iterations() -> dict[tuple[str, str], NDArray]:
-    raw = gzip.decompress(_data(ITERATION_FILE).read_bytes()).decode("utf-8")
+    raw = data_text(ITERATION_FILE)
     rows: dict[tuple[str, str], list[list[float]]] = {}
     for row in csv.DictReader(io.StringIO(raw)):
         values = [float(row[f"run_{r}"]) for r in range(1, RUNS + 1)]
@@ -212,7 +207,7 @@ def iteration_scores(game: str, agent: str) -> NDArray | None:
 @functools.cache
 def dopamine_provenance() -> dict[str, Any]:
     """The shipped ``dopamine_provenance.json``: source commit, licence, mappings."""
-    return json.loads(_data(PROVENANCE_FILE).read_text(encoding="utf-8"))
+    return json.loads(data_text(PROVENANCE_FILE))
 
 
 def run_band(

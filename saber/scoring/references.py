@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 
 from saber.errors import ScoreFileError, UnknownReferenceError
 from saber.protocol import limits
 from saber.scoring import dopamine
 from saber.scoring.csvscores import parse_score, parse_time_limit
+from saber.scoring.packaged import data_text, has_data
 from saber.scoring.runscores import add_harness_record
 from saber.scoring.scoretable import EpisodeScore, ScoreTable, TableBuilder
 
 PAPER_FILE = "saber_paper_agents.csv"
-RANDOM_FILE = "saber_random_episodes.csv"
+RANDOM_FILE = "saber_random_episodes.csv.gz"
 PPO_FILE = "saber_ppo_episodes.csv"  # scripts/release/ship_trained_agent.py writes it
 PPO_AGENT = "ppo@saber"
 PPO_FRAMES = 10_000_000
@@ -63,12 +62,8 @@ class ReferenceInfo:
     deviations: str | None = None
 
 
-def _data_text(name: str) -> str:
-    return resources.files("saber.data").joinpath(name).read_text(encoding="utf-8")
-
-
 def _paper_rows() -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(_data_text(PAPER_FILE))))
+    return list(csv.DictReader(io.StringIO(data_text(PAPER_FILE))))
 
 
 def _paper_table() -> ScoreTable:
@@ -114,11 +109,11 @@ def _ppo_table() -> ScoreTable:
 
 def ppo_runs() -> list[dict[str, str]]:
     """The saber-ppo runs shipped: ``{"agent", "game", "training_seed"}``, one per run."""
-    if not _has_data(PPO_FILE):
+    if not has_data(PPO_FILE):
         return []
     runs = {
         (row["agent"], row["game"], row["training_seed"])
-        for row in csv.DictReader(io.StringIO(_data_text(PPO_FILE)))
+        for row in csv.DictReader(io.StringIO(data_text(PPO_FILE)))
     }
     return [
         {"agent": agent, "game": game, "training_seed": seed} for agent, game, seed in sorted(runs)
@@ -132,12 +127,10 @@ def ppo_training_episodes() -> dict[str, dict[int, list[dict[str, float]]]]:
     """The saber-ppo runs' training episodes: ``{game: {training_seed: episodes}}``, each
     episode ``{"episode", "frames", "score"}`` in the order the run logged it (frames:
     cumulative training frames at its end). Empty until the data is shipped."""
-    if not _has_data(PPO_TRAINING_FILE):
+    if not has_data(PPO_TRAINING_FILE):
         return {}
     runs: dict[str, dict[int, list[dict[str, float]]]] = {}
-    text = gzip.decompress(
-        resources.files("saber.data").joinpath(PPO_TRAINING_FILE).read_bytes()
-    ).decode("utf-8")
+    text = data_text(PPO_TRAINING_FILE)
     for row in csv.DictReader(io.StringIO(text)):
         episodes = runs.setdefault(row["game"], {}).setdefault(int(row["training_seed"]), [])
         episodes.append(
@@ -146,14 +139,10 @@ def ppo_training_episodes() -> dict[str, dict[int, list[dict[str, float]]]]:
     return runs
 
 
-def _has_data(name: str) -> bool:
-    return resources.files("saber.data").joinpath(name).is_file()
-
-
 def _episodes_table(file: str, agent: str, run: Callable[[dict[str, str]], str]) -> ScoreTable:
     """A table of harness records shipped as CSV rows (one per episode)."""
     builder = TableBuilder()
-    for line, row in enumerate(csv.DictReader(io.StringIO(_data_text(file))), start=2):
+    for line, row in enumerate(csv.DictReader(io.StringIO(data_text(file))), start=2):
         where = f"saber/data/{file}:{line}"
         try:
             record = {
@@ -220,7 +209,7 @@ def _dopamine_info(name: str, agents: tuple[str, ...]) -> ReferenceInfo:
     )
 
 
-if _has_data(PPO_FILE):
+if has_data(PPO_FILE):
     _REFERENCES["saber-ppo"] = (
         ReferenceInfo(
             name="saber-ppo",

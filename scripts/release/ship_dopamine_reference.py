@@ -11,7 +11,7 @@ script reads ``baselines/atari/data/<game>.json`` (the plain files: not ``*.vg.j
 ``*_CNN.json`` or ``*_Impala.json``) and ``LICENSE`` at ``--rev`` (default ``HEAD``), and
 writes:
 
-* ``saber/data/dopamine_checkpoints.csv``: per game (saber's ale id), agent and run, the
+* ``saber/data/dopamine_checkpoints.csv.gz``: per game (saber's ale id), agent and run, the
   value at the 10M, 50M, 100M and 200M-frame checkpoints, with the iteration that stands
   for the checkpoint and the frames it covers;
 * ``saber/data/dopamine_iterations.csv.gz``: every published iteration, one row per game,
@@ -175,7 +175,7 @@ def write_data(
 def licence_notice(licence: bytes, facts: dict[str, Any]) -> str:
     """Apache-2.0 section 4: the licence, the copyright notice, and what was changed."""
     return (
-        "The files saber/data/dopamine_checkpoints.csv, saber/data/dopamine_iterations.csv.gz\n"
+        "The files saber/data/dopamine_checkpoints.csv.gz, saber/data/dopamine_iterations.csv.gz\n"
         "and saber/data/dopamine_provenance.json are derived from the Dopamine baselines\n"
         f"data ({SOURCE}, {DATA_PATH}/<game>.json, commit {facts['commit']}).\n"
         "Copyright 2018 The Dopamine Authors. Licensed under the Apache License, Version 2.0.\n"
@@ -301,11 +301,13 @@ def main() -> None:
         print(f"Dopamine games outside saber's 61 (not shipped): {', '.join(outside)}")
     curves = {name: parse_game(name, files[name]) for name in games}
     checkpoints, iterations = write_data(curves, games)
-    (DATA / dopamine.CHECKPOINT_FILE).write_text(checkpoints, encoding="utf-8")
+    # mtime 0: the same rows give the same bytes (and the same hash) on every run.
+    checkpoint_bytes = gzip.compress(checkpoints.encode(), mtime=0)
+    (DATA / dopamine.CHECKPOINT_FILE).write_bytes(checkpoint_bytes)
     (DATA / dopamine.ITERATION_FILE).write_bytes(iterations)
     record = provenance(facts, games, outside, missing)
     record["sha256"] = {
-        dopamine.CHECKPOINT_FILE: hashlib.sha256(checkpoints.encode()).hexdigest(),
+        dopamine.CHECKPOINT_FILE: hashlib.sha256(checkpoint_bytes).hexdigest(),
         dopamine.ITERATION_FILE: hashlib.sha256(iterations).hexdigest(),
     }
     (DATA / dopamine.PROVENANCE_FILE).write_text(

@@ -9,7 +9,7 @@ Maintainers' tool, run once per emulator or protocol change (it is how the packa
 
 Writes, from the run directory's ``episodes.jsonl`` and ``run.json`` (read only):
 
-* ``saber/data/saber_random_episodes.csv``: one row per finished episode, the harness
+* ``saber/data/saber_random_episodes.csv.gz``: one row per finished episode, the harness
   record's columns (scores in points, frames at 60 fps);
 * ``saber/data/saber_random_games.csv``: per game, mean and standard deviation of the
   score, the 5- and 30-minute scores, episode lengths, end reasons and rollovers;
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
+import io
 import json
 import math
 import os
@@ -132,11 +134,15 @@ def compare_with_published(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...] | list[str]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({key: _csv_value(row[key]) for key in columns})
+    """``rows`` as a CSV at ``path``, gzipped when it ends with .gz (mtime 0: the same rows
+    give the same bytes on every run)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: _csv_value(row[key]) for key in columns})
+    data = buffer.getvalue().encode("utf-8")
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
 
 
 def _csv_value(value: Any) -> Any:
@@ -255,8 +261,8 @@ def main() -> None:
     meta_path = DATA / "saber_random_provenance.json"
     if args.replace_games:
         games = sorted({r["game"] for r in records})
-        with (DATA / "saber_random_episodes.csv").open(encoding="utf-8", newline="") as handle:
-            kept = [row for row in csv.DictReader(handle) if row["game"] not in games]
+        text = gzip.decompress((DATA / "saber_random_episodes.csv.gz").read_bytes()).decode()
+        kept = [row for row in csv.DictReader(io.StringIO(text)) if row["game"] not in games]
         records = sorted(
             [_typed(row) for row in kept] + records, key=lambda r: (r["game"], int(r["episode"]))
         )
@@ -273,7 +279,7 @@ def main() -> None:
     else:
         meta = provenance(args.run, records, failed, elapsed_seconds(args.time_log))
     rows = summarize(records)
-    write_csv(DATA / "saber_random_episodes.csv", records, EPISODE_COLUMNS)
+    write_csv(DATA / "saber_random_episodes.csv.gz", records, EPISODE_COLUMNS)
     write_csv(DATA / "saber_random_games.csv", rows, list(rows[0]))
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     if DOC.exists():

@@ -16,14 +16,14 @@ import pytest
 
 import saber
 from saber.harness import Inline
+from saber.scoring.packaged import data_text
 
 # Fields that the trajectory decides (``seconds`` is wall-clock time).
 DETERMINED = ("score", "score_5min", "score_30min", "frames", "steps", "end", "rollovers")
 
 
 def _shipped_episodes() -> list[dict[str, str]]:
-    with resources.files("saber.data").joinpath("saber_random_episodes.csv").open() as f:
-        return list(csv.DictReader(f))
+    return list(csv.DictReader(data_text("saber_random_episodes.csv.gz").splitlines()))
 
 
 @pytest.mark.parametrize("game", ["breakout", "berzerk"])

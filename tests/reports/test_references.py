@@ -140,7 +140,7 @@ def test_comparisons_with_a_mean_only_reference_are_skipped_with_the_reason(tmp_
 
 
 def test_random_reference_reads_the_shipped_episodes_like_harness_records():
-    rows = _csv("saber_random_episodes.csv")
+    rows = _csv("saber_random_episodes.csv.gz")
     table = reference_table("saber-random")
     assert table.agents() == ["random@saber"]
     assert len(table.records) == 3 * len(rows)  # one row per time limit

@@ -62,13 +62,8 @@ def test_the_iteration_file_holds_the_same_numbers():
 
 
 def test_shipped_layout_and_game_names():
-    rows = list(
-        csv.DictReader(
-            io.StringIO(
-                resources.files("saber.data").joinpath(dopamine.CHECKPOINT_FILE).read_text()
-            )
-        )
-    )
+    raw = resources.files("saber.data").joinpath(dopamine.CHECKPOINT_FILE).read_bytes()
+    rows = list(csv.DictReader(io.StringIO(gzip.decompress(raw).decode())))
     assert len(rows) == 60 * 6 * 5 * 4
     games = {g.ale_id for g in saber_games()}
     assert {r["game"] for r in rows} == games - {"defender"}
