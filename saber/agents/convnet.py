@@ -45,7 +45,7 @@ def write_policy_file(
     """Write ``layers`` (``"conv1.weight"``: array, ...) and ``provenance``.
 
     ``dtype``: how the weights are stored, read back as float32 by inference: float32;
-    float16 (half the bytes); or int8 (about a quarter: the weights of
+    float16 (half the bytes); or int8 (about a quarter of float32's bytes: the weights of
     :data:`QUANTIZED_LAYERS` in int8, each output unit's row with its own float32 scale,
     the largest magnitude to 127; everything else float16). Written aside, fsynced and
     renamed (:func:`saber.rundir.durable.writing_atomically`): whole or absent.
