@@ -34,6 +34,7 @@ import os
 import re
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -133,14 +134,21 @@ def compare_with_published(row: dict[str, Any]) -> dict[str, Any]:
     return {"published": published, "difference": difference, "z": z, "flagged": flagged}
 
 
-def write_csv(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...] | list[str]) -> None:
-    """``rows`` as a CSV at ``path``, gzipped when it ends with .gz (mtime 0: the same rows
-    give the same bytes on every run)."""
+def write_csv(
+    path: Path,
+    rows: list[dict[str, Any]],
+    columns: tuple[str, ...] | list[str],
+    value: Callable[[Any], Any] | None = None,
+) -> None:
+    """``rows`` as a CSV at ``path``, each cell written by ``value`` (default: floats to 6
+    significant digits), gzipped when it ends with .gz (mtime 0: the same rows give the
+    same bytes on every run)."""
+    value = value or _csv_value
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: _csv_value(row[key]) for key in columns})
+        writer.writerow({key: value(row[key]) for key in columns})
     data = buffer.getvalue().encode("utf-8")
     path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
 

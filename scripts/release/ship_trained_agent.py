@@ -95,14 +95,7 @@ def replace_rows(path: Path, columns: tuple[str, ...], agent: str, rows: list[di
         text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
         kept = [row for row in csv.DictReader(io.StringIO(text)) if row["agent"] != agent]
     merged = sorted(kept + rows, key=lambda row: str(row["agent"]))
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    for row in merged:
-        writer.writerow({key: _csv_value(row[key]) for key in columns})
-    data = buffer.getvalue().encode("utf-8")
-    # mtime 0: the same rows give the same bytes on every run.
-    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+    write_csv(path, merged, columns, value=_csv_value)  # the values as they come
 
 
 def _csv_value(value: Any) -> Any:
