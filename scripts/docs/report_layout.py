@@ -43,6 +43,7 @@ KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("Report", "baseline_sources"): ("<column>",),
     ("Report", "agents"): ("<agent>", "<time_limit>"),
     ("Report", "comparisons"): ("<time_limit>",),
+    ("Report", "trained_outside_saber"): ("<agent>",),
     ("LikeForLike", "reference_games"): ("<time_limit>",),
     ("LikeForLike", "references_left_out"): ("<agent>",),
     ("LikeForLike", "differing"): ("<time_limit>", "<agent>"),
