@@ -85,6 +85,13 @@ def training_deviations(name: str) -> tuple[str, ...]:
     return provenance_deviations(agent_provenance(name).get("training", {}))
 
 
+def trained_outside_saber(name: str) -> str | None:
+    """``"not SABER: trained with ..."`` for a shipped agent trained outside SABER (the label
+    ``saber report`` prints beside it), else None."""
+    deviations = training_deviations(name)
+    return "not SABER: trained with " + "; ".join(deviations) if deviations else None
+
+
 def provenance_deviations(training: Mapping[str, Any]) -> tuple[str, ...]:
     """The deviations from SABER a training provenance names (``examples/ppo_saber.py``'s
     summary, as a policy file and a shipped agent's record hold it); empty for SABER's."""

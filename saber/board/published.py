@@ -151,15 +151,14 @@ def _read_agent(reader: Reader, name: str) -> None:
     episodes = info.path.parent / str(evaluation.get("episodes_file", ""))
     run = evaluation.get("run", {})
     trained = training_deviations(name)
-    status, reason = (
-        PUBLISHED,
-        (
-            "shipped per-episode scores of its evaluation, without the replays: run its "
-            "command and give the board that directory to verify it"
-        ),
-    )
     if trained:
         status, reason = NOT_SABER, TRAINED_OUTSIDE + "; ".join(trained)
+    else:
+        status = PUBLISHED
+        reason = (
+            "shipped per-episode scores of its evaluation, without the replays: run its "
+            "command and give the board that directory to verify it"
+        )
     entry = Entry(
         name, "shipped agent", name, key=sha256(b"agent", name.encode(), episodes.read_bytes()),
         table=renamed(read_score_csv(episodes), name), settings=dict(run.get("settings", {})),

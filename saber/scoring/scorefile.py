@@ -72,6 +72,8 @@ def read_scores(*paths: str | Path) -> ScoreTable:
         )
     result = tables[0] if len(tables) == 1 else merge_tables(tables)
     result.warnings.extend(merged)
+    from saber.agents.pretrained import trained_outside_saber  # only what this loop needs
+
     for agent in result.agents():
         label = trained_outside_saber(agent)
         if label:
@@ -81,11 +83,3 @@ def read_scores(*paths: str | Path) -> ScoreTable:
                 "from its shipped provenance): not a SABER result"
             )
     return result
-
-
-def trained_outside_saber(agent: str) -> str | None:
-    """``"not SABER: trained with ..."`` for a shipped agent trained outside SABER, else None."""
-    from saber.agents.pretrained import training_deviations  # only what read_scores needs
-
-    deviations = training_deviations(agent)
-    return "not SABER: trained with " + "; ".join(deviations) if deviations else None

@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from saber.agents import read_policy_file
-from saber.agents.convnet import ConvActor, write_policy_file
+from saber.agents.convnet import ConvActor, _quantized, write_policy_file
 from saber.agents.pretrained import PRETRAINED
 from saber.games import get_game
 
@@ -54,14 +54,12 @@ def own_play(actor: ConvActor, game: str, steps: int) -> np.ndarray:
 
 
 def every_weight_int8(layers: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Every weight rounded to 255 levels a row (the convolutions too), for comparison."""
+    """Every weight through the int8 file's rounding (the convolutions too), for comparison."""
     quantized = dict(layers)
     for name, weight in layers.items():
         if name.endswith(".weight"):
-            rows = weight.reshape(len(weight), -1)
-            scale = np.abs(rows).max(axis=1, keepdims=True) / 127
-            scale[scale == 0] = 1.0
-            quantized[name] = (np.rint(rows / scale) * scale).reshape(weight.shape)
+            rows, scale = _quantized(weight)  # rows in the weight's shape, a scale a row
+            quantized[name] = rows * scale.reshape(-1, *[1] * (weight.ndim - 1))
     return quantized
 
 
